@@ -1,0 +1,188 @@
+//! The lifecycle: `initialize`, capabilities, implementation info, `ping`.
+
+use serde::{Deserialize, Serialize};
+
+use super::{JsonObject, request};
+
+/// Name, version and presentation details of an MCP implementation (client or server).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Implementation {
+    /// Programmatic name.
+    pub name: String,
+    /// Version string.
+    pub version: String,
+    /// Human-readable display name (2025-06-18 and later).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// What this implementation does (2025-11-25 and later).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Icons for user interfaces (2025-11-25 and later).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub icons: Option<Vec<Icon>>,
+    /// Website (2025-11-25 and later).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub website_url: Option<String>,
+}
+
+impl Implementation {
+    /// An implementation with just a name and a version.
+    pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
+        Self { name: name.into(), version: version.into(), ..Self::default() }
+    }
+}
+
+/// An icon for display (2025-11-25 and later).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Icon {
+    /// URI of the icon (`https:` or `data:`).
+    pub src: String,
+    /// MIME type override.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    /// Sizes such as `"48x48"` or `"any"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sizes: Option<Vec<String>>,
+    /// `"light"` or `"dark"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub theme: Option<String>,
+}
+
+/// A capability with only a `listChanged` flag (roots, tools, prompts).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ListChangedCapability {
+    /// Whether the peer sends `notifications/*/list_changed`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub list_changed: Option<bool>,
+}
+
+/// The server's `resources` capability.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourcesCapability {
+    /// Whether `resources/subscribe` is supported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subscribe: Option<bool>,
+    /// Whether `notifications/resources/list_changed` is sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub list_changed: Option<bool>,
+}
+
+/// What a client supports; sent in `initialize`.
+///
+/// Presence of a member declares the capability. Server→client requests for a capability the
+/// client did not declare are refused by the engine with `-32601`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClientCapabilities {
+    /// Non-standard capabilities.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub experimental: Option<JsonObject>,
+    /// `roots/list` support.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub roots: Option<ListChangedCapability>,
+    /// `sampling/createMessage` support (members: `context`, `tools`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sampling: Option<JsonObject>,
+    /// `elicitation/create` support (members: `form`, `url`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub elicitation: Option<JsonObject>,
+    /// Task-augmented requests (2025-11-25, experimental).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tasks: Option<JsonObject>,
+    /// Capabilities this model does not name, kept as they came.
+    #[serde(flatten)]
+    pub other: JsonObject,
+}
+
+/// What a server supports; received in the `initialize` result.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerCapabilities {
+    /// Non-standard capabilities.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub experimental: Option<JsonObject>,
+    /// `logging/setLevel` and `notifications/message`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub logging: Option<JsonObject>,
+    /// `completion/complete` (2025-03-26 and later; older servers are assumed to have it when
+    /// they offer prompts or resources).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completions: Option<JsonObject>,
+    /// `prompts/*`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompts: Option<ListChangedCapability>,
+    /// `resources/*`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resources: Option<ResourcesCapability>,
+    /// `tools/*`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools: Option<ListChangedCapability>,
+    /// Task-augmented requests (2025-11-25, experimental).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tasks: Option<JsonObject>,
+    /// Capabilities this model does not name, kept as they came.
+    #[serde(flatten)]
+    pub other: JsonObject,
+}
+
+/// Params of `initialize`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InitializeRequestParams {
+    /// The latest version the client supports.
+    pub protocol_version: String,
+    /// What the client supports.
+    pub capabilities: ClientCapabilities,
+    /// Who the client is.
+    pub client_info: Implementation,
+    /// Request metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<JsonObject>,
+}
+
+/// Result of `initialize`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InitializeResult {
+    /// The version the server chose.
+    pub protocol_version: String,
+    /// What the server supports.
+    pub capabilities: ServerCapabilities,
+    /// Who the server is.
+    pub server_info: Implementation,
+    /// Hints for the model on how to use the server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<String>,
+    /// Result metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<JsonObject>,
+}
+
+/// Params of requests that take none but `_meta` (`ping`, `roots/list`, …).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct EmptyParams {
+    /// Request metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<JsonObject>,
+}
+
+/// A result with no content but `_meta` (`ping`, `logging/setLevel`, subscribe, …).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct EmptyResult {
+    /// Result metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<JsonObject>,
+}
+
+request!(
+    /// `initialize`: sent by the engine itself; listed for completeness and for servers under test.
+    Initialize, "initialize", InitializeRequestParams, InitializeResult
+);
+request!(
+    /// `ping`: checks that the peer is alive.
+    Ping, "ping", EmptyParams, EmptyResult
+);
