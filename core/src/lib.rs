@@ -1,9 +1,111 @@
-//! mcp-sansio (crate docs are written with the engine).
+//! A sans-IO [Model Context Protocol](https://modelcontextprotocol.io) client engine.
+//!
+//! [`ClientConnection`] knows the whole protocol and nothing about I/O: bytes and time go in,
+//! messages to write, events and the next deadline come out. It never reads a clock, spawns a
+//! thread or touches a socket, so the same engine runs under any async runtime, in a blocking
+//! loop, or in a test with simulated time. The `mcp-smol` crate drives it on smol (or any
+//! executor) with stdio child processes.
+//!
+//! What the engine does: newline framing with a hard message-size limit; strict JSON-RPC 2.0
+//! decoding with payloads kept raw until the caller decodes them; id correlation; deadlines
+//! (per-request idle timeout reset by progress, a cap on total time, the handshake deadline,
+//! keep-alive pings); the `initialize` handshake and version negotiation for MCP 2024-11-05,
+//! 2025-03-26, 2025-06-18 and 2025-11-25; capability checks before anything is sent;
+//! answering `ping`; surfacing server requests (roots, sampling, elicitation) and notifications as
+//! typed [`Event`]s. The typed MCP model is in [`schema`].
+//!
+//! # The driver loop
+//!
+//! Every driver is the same loop: feed what was read, write every transmit, deliver every event,
+//! and call `handle_timeout` when the deadline from `poll_timeout` passes. This one is blocking
+//! and, to stay self-contained, reads a recorded server reply from memory:
+//!
+//! ```
+//! use std::io::{Read, Write};
+//! use std::time::Instant;
+//!
+//! use mcp_sansio::schema::{Implementation, ListTools, ListToolsResult};
+//! use mcp_sansio::{ClientConfig, ClientConnection, Event, RequestOptions};
+//!
+//! fn list_tools(mut input: impl Read, mut output: impl Write) -> std::io::Result<Vec<String>> {
+//!     let config = ClientConfig::new(Implementation::new("example", "0.1.0"));
+//!     let mut conn = ClientConnection::new(config, Instant::now());
+//!     let mut buf = vec![0; 64 * 1024];
+//!     let mut names = Vec::new();
+//!     loop {
+//!         while let Some(transmit) = conn.poll_transmit() {
+//!             output.write_all(transmit.bytes())?;
+//!         }
+//!         output.flush()?;
+//!         while let Some(event) = conn.poll_event() {
+//!             match event {
+//!                 Event::Ready { .. } => {
+//!                     let params = Default::default();
+//!                     conn.send::<ListTools>(Instant::now(), &params, RequestOptions::default())
+//!                         .expect("the server declared tools");
+//!                 }
+//!                 Event::Response { result, .. } => {
+//!                     let raw = result.map_err(std::io::Error::other)?;
+//!                     let tools: ListToolsResult = serde_json::from_str(raw.get())?;
+//!                     names.extend(tools.tools.into_iter().map(|t| t.name));
+//!                     conn.close(Instant::now());
+//!                 }
+//!                 Event::Closed(_) => return Ok(names),
+//!                 _ => {}
+//!             }
+//!         }
+//!         // A real driver waits for input *or* the deadline; this blocking one checks the
+//!         // deadline between reads.
+//!         if conn.poll_timeout().is_some_and(|deadline| deadline <= Instant::now()) {
+//!             conn.handle_timeout(Instant::now());
+//!             continue;
+//!         }
+//!         match input.read(&mut buf)? {
+//!             0 => conn.feed_eof(Instant::now()),
+//!             n => conn.feed(Instant::now(), &buf[..n]),
+//!         }
+//!     }
+//! }
+//!
+//! let server_says = concat!(
+//!     r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","#,
+//!     r#""capabilities":{"tools":{}},"serverInfo":{"name":"demo","version":"1"}}}"#, "\n",
+//!     r#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"echo","inputSchema":{"type":"object"}}]}}"#, "\n",
+//! );
+//! let mut written = Vec::new();
+//! let names = list_tools(server_says.as_bytes(), &mut written).unwrap();
+//! assert_eq!(names, ["echo"]);
+//! assert!(String::from_utf8(written).unwrap().starts_with(r#"{"jsonrpc":"2.0","id":0,"method":"initialize""#));
+//! ```
+//!
+//! # Errors, in three classes
+//! - The caller misused the API: a command returns [`UsageError`] and sends nothing.
+//! - The server broke the protocol or failed: an [`Event`] says so ([`Event::InvalidMessage`],
+//!   [`RequestError`] in [`Event::Response`], [`Event::Closed`]); the engine never panics on
+//!   peer input.
+//! - Requests never wait forever: every one has a deadline, and all fail on EOF or close.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 #![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
+mod capability;
+mod config;
+mod connection;
+mod error;
+mod event;
+mod framing;
 mod ids;
+pub mod jsonrpc;
 pub mod schema;
+mod version;
 
+pub use config::{
+    ClientConfig, DEFAULT_HANDSHAKE_TIMEOUT, DEFAULT_MAX_MESSAGE_SIZE, DEFAULT_MAX_TOTAL,
+    DEFAULT_REQUEST_TIMEOUT, RequestOptions,
+};
+pub use connection::{ClientConnection, Stats, Status, Transmit};
+pub use error::UsageError;
+pub use event::{CloseReason, Event, RequestError, ServerNotification, ServerRequest};
 pub use ids::{ProgressToken, RequestId};
+pub use jsonrpc::{ErrorObject, InvalidMessage};
+pub use version::{ProtocolVersion, UnknownVersion};

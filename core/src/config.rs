@@ -1,0 +1,170 @@
+//! Configuration of a connection and of one request.
+
+use std::time::Duration;
+
+use crate::ProtocolVersion;
+use crate::schema::{ClientCapabilities, Implementation, JsonObject};
+
+/// Default idle timeout of a request: how long it may go without a response *or a progress
+/// notification*.
+///
+/// Why 60 s and reset-on-progress: a fixed 60 s deadline killed legitimate long tools in the
+/// TypeScript SDK (its issue #245), while no deadline at all let requests hang forever on a stuck
+/// server (the Python SDK). A server that reports progress keeps its request alive up to
+/// [`DEFAULT_MAX_TOTAL`]; a server that goes silent for a minute is treated as stuck.
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Default cap on a request's total time, however much progress it reports: 30 minutes.
+pub const DEFAULT_MAX_TOTAL: Duration = Duration::from_secs(30 * 60);
+
+/// Default time the `initialize` handshake may take. Generous, because first runs of
+/// `npx`/`uvx` servers download packages before they answer.
+pub const DEFAULT_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Default maximum size of one incoming message (16 MiB, as rmcp).
+pub const DEFAULT_MAX_MESSAGE_SIZE: usize = 16 * 1024 * 1024;
+
+/// Settings for a [`ClientConnection`](crate::ClientConnection).
+///
+/// ```
+/// use std::time::Duration;
+/// use mcp_sansio::{ClientConfig, ProtocolVersion};
+/// use mcp_sansio::schema::Implementation;
+///
+/// let config = ClientConfig::new(Implementation::new("my-app", "1.0.0"))
+///     .with_request_timeout(Duration::from_secs(30))
+///     .with_versions(&[ProtocolVersion::V2025_06_18]); // pin one version
+/// assert_eq!(config.versions, [ProtocolVersion::V2025_06_18]);
+/// ```
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ClientConfig {
+    /// Who the client is (`clientInfo`).
+    pub client_info: Implementation,
+    /// What the client supports. Declaring `roots`, `sampling` or `elicitation` means the
+    /// application answers those server requests (see [`Event::Request`](crate::Event::Request));
+    /// undeclared ones are refused by the engine with `-32601`.
+    pub capabilities: ClientCapabilities,
+    /// Versions the client accepts, most preferred first; the first is the one requested.
+    pub versions: Vec<ProtocolVersion>,
+    /// Idle timeout of a request (reset by progress notifications unless disabled per request).
+    pub request_timeout: Duration,
+    /// Cap on a request's total time.
+    pub max_total: Duration,
+    /// Deadline for the `initialize` response.
+    pub handshake_timeout: Duration,
+    /// If set, a `ping` is sent after this much time without any message from the server; an
+    /// unanswered ping (within `request_timeout`) closes the connection as dead.
+    pub keep_alive: Option<Duration>,
+    /// Maximum size of one incoming message in bytes; longer ones are dropped unread.
+    pub max_message_size: usize,
+}
+
+impl ClientConfig {
+    /// A configuration with the defaults and no client capabilities.
+    pub fn new(client_info: Implementation) -> Self {
+        Self {
+            client_info,
+            capabilities: ClientCapabilities::default(),
+            versions: ProtocolVersion::LEGACY.iter().rev().copied().collect(),
+            request_timeout: DEFAULT_REQUEST_TIMEOUT,
+            max_total: DEFAULT_MAX_TOTAL,
+            handshake_timeout: DEFAULT_HANDSHAKE_TIMEOUT,
+            keep_alive: None,
+            max_message_size: DEFAULT_MAX_MESSAGE_SIZE,
+        }
+    }
+
+    /// Sets the client capabilities.
+    pub fn with_capabilities(mut self, capabilities: ClientCapabilities) -> Self {
+        self.capabilities = capabilities;
+        self
+    }
+
+    /// Sets the accepted versions, most preferred first. An empty slice keeps the default.
+    pub fn with_versions(mut self, versions: &[ProtocolVersion]) -> Self {
+        if !versions.is_empty() {
+            self.versions = versions.to_vec();
+        }
+        self
+    }
+
+    /// Sets the default idle timeout of requests.
+    pub fn with_request_timeout(mut self, timeout: Duration) -> Self {
+        self.request_timeout = timeout;
+        self
+    }
+
+    /// Sets the default cap on a request's total time.
+    pub fn with_max_total(mut self, max_total: Duration) -> Self {
+        self.max_total = max_total;
+        self
+    }
+
+    /// Sets the handshake deadline.
+    pub fn with_handshake_timeout(mut self, timeout: Duration) -> Self {
+        self.handshake_timeout = timeout;
+        self
+    }
+
+    /// Enables keep-alive pings after `interval` of silence from the server.
+    pub fn with_keep_alive(mut self, interval: Duration) -> Self {
+        self.keep_alive = Some(interval);
+        self
+    }
+
+    /// Sets the maximum incoming message size.
+    pub fn with_max_message_size(mut self, bytes: usize) -> Self {
+        self.max_message_size = bytes;
+        self
+    }
+}
+
+/// Per-request settings; every `None` falls back to the connection's [`ClientConfig`].
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct RequestOptions {
+    /// Idle timeout for this request.
+    pub timeout: Option<Duration>,
+    /// Cap on this request's total time.
+    pub max_total: Option<Duration>,
+    /// Whether a progress notification resets the idle timeout (default: yes).
+    pub reset_on_progress: Option<bool>,
+    /// Ask the server for progress notifications: the engine adds `_meta.progressToken` and
+    /// reports them as [`Event::Progress`](crate::Event::Progress).
+    pub progress: bool,
+    /// Extra `_meta` members to send with the request.
+    pub meta: Option<JsonObject>,
+}
+
+impl RequestOptions {
+    /// Sets the idle timeout.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// Sets the cap on total time.
+    pub fn max_total(mut self, max_total: Duration) -> Self {
+        self.max_total = Some(max_total);
+        self
+    }
+
+    /// Chooses whether progress resets the idle timeout.
+    pub fn reset_on_progress(mut self, reset: bool) -> Self {
+        self.reset_on_progress = Some(reset);
+        self
+    }
+
+    /// Requests progress notifications.
+    pub fn with_progress(mut self) -> Self {
+        self.progress = true;
+        self
+    }
+
+    /// Adds `_meta` members.
+    pub fn meta(mut self, meta: JsonObject) -> Self {
+        self.meta = Some(meta);
+        self
+    }
+}

@@ -1,0 +1,879 @@
+//! [`ClientConnection`]: the client side of one MCP session, as a state machine.
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use serde_json::value::RawValue;
+
+use crate::capability;
+use crate::config::{ClientConfig, RequestOptions};
+use crate::error::UsageError;
+use crate::event::{CloseReason, Event, RequestError, ServerNotification, ServerRequest};
+use crate::framing::{Frame, LineFramer};
+use crate::jsonrpc::{self, ErrorObject, InvalidMessage, Message};
+use crate::schema::{
+    self, CancelledNotificationParams, InitializeRequestParams, InitializeResult, Request, ServerCapabilities,
+};
+use crate::{ProtocolVersion, RequestId};
+
+/// One whole outgoing message, framed for a byte stream (it ends in `\n`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[must_use = "a transmit must be written to the transport"]
+pub struct Transmit {
+    bytes: Vec<u8>,
+}
+
+impl Transmit {
+    /// The framed bytes, newline included: what a stdio driver writes.
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// The JSON message without the newline: what an HTTP driver sends as a body.
+    pub fn message(&self) -> &[u8] {
+        self.bytes.strip_suffix(b"\n").unwrap_or(&self.bytes)
+    }
+
+    /// Takes the framed bytes.
+    pub fn into_bytes(self) -> Vec<u8> {
+        self.bytes
+    }
+}
+
+/// Where the connection is in its life.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Status {
+    /// `initialize` sent, waiting for the result.
+    Initializing,
+    /// Handshake done: requests flow.
+    Ready,
+    /// Over, for this reason.
+    Closed(CloseReason),
+}
+
+/// Counters of what the engine saw and discarded; for diagnostics and tests.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Stats {
+    /// Messages received (a batch counts each element).
+    pub messages_received: u64,
+    /// Messages sent.
+    pub messages_sent: u64,
+    /// Invalid messages discarded (including oversized ones).
+    pub invalid_messages: u64,
+    /// Messages discarded for exceeding `max_message_size`.
+    pub oversized_messages: u64,
+    /// Responses to ids the engine issued but no longer waits for (timed out, cancelled, answered twice).
+    pub late_responses: u64,
+    /// Responses to ids the engine never issued.
+    pub unknown_responses: u64,
+    /// Requests that timed out.
+    pub timeouts: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PendingKind {
+    Initialize,
+    KeepAlive,
+    User,
+}
+
+#[derive(Debug)]
+struct Pending {
+    kind: PendingKind,
+    deadline: Instant,
+    timeout: Duration,
+    max_total: Duration,
+    max_total_at: Instant,
+    reset_on_progress: bool,
+}
+
+#[derive(Debug)]
+struct Session {
+    version: ProtocolVersion,
+    init: InitializeResult,
+}
+
+#[derive(Debug)]
+enum Phase {
+    Initializing { requested: ProtocolVersion },
+    Ready(Box<Session>),
+    Closed(CloseReason),
+}
+
+/// The client side of one MCP connection: a deterministic state machine with no I/O.
+///
+/// # Methods, by kind
+/// - **Getters** (`&self`): [`status`](Self::status), [`protocol_version`](Self::protocol_version),
+///   [`server_info`](Self::server_info), [`server_capabilities`](Self::server_capabilities),
+///   [`instructions`](Self::instructions), [`stats`](Self::stats), [`pending`](Self::pending).
+/// - **Inputs**: [`feed`](Self::feed) (stdio bytes), [`feed_message`](Self::feed_message) (one
+///   framed message), [`feed_eof`](Self::feed_eof), [`handle_timeout`](Self::handle_timeout).
+/// - **Commands**, checked, returning [`UsageError`] when refused (nothing is sent then):
+///   [`send`](Self::send) / [`send_request`](Self::send_request), [`notify`](Self::notify),
+///   [`respond`](Self::respond), [`cancel`](Self::cancel), [`close`](Self::close).
+/// - **Outputs**: [`poll_transmit`](Self::poll_transmit), [`poll_event`](Self::poll_event),
+///   [`poll_timeout`](Self::poll_timeout).
+///
+/// # Driving it
+/// After every input or command, a driver: writes every [`Transmit`] from `poll_transmit` (in
+/// order), delivers every [`Event`] from `poll_event`, and arms one timer at `poll_timeout`,
+/// calling `handle_timeout` when it fires. Early or spurious `handle_timeout` calls are harmless.
+/// Once [`Event::Closed`] is delivered, the driver flushes the remaining transmits and closes the
+/// transport. The crate docs show the loop.
+///
+/// The connection starts the `initialize` handshake in [`new`](Self::new): the first transmit is
+/// the `initialize` request. Requests can be sent after [`Event::Ready`].
+#[derive(Debug)]
+pub struct ClientConnection {
+    config: ClientConfig,
+    phase: Phase,
+    framer: LineFramer,
+    next_id: i64,
+    pending: BTreeMap<i64, Pending>,
+    /// `(deadline, id)` of every pending request, so the earliest is found in O(log n).
+    deadlines: BTreeSet<(Instant, i64)>,
+    /// Server→client requests handed to the application and not answered yet; `true` once the
+    /// server cancelled one.
+    server_requests: BTreeMap<RequestId, bool>,
+    transmits: VecDeque<Transmit>,
+    events: VecDeque<Event>,
+    last_received: Instant,
+    keep_alive_ping: Option<i64>,
+    scratch: Vec<u8>,
+    stats: Stats,
+}
+
+impl ClientConnection {
+    /// Creates a connection and queues the `initialize` request.
+    pub fn new(config: ClientConfig, now: Instant) -> Self {
+        let requested = config.versions.first().copied().unwrap_or(ProtocolVersion::LATEST_LEGACY);
+        let mut conn = Self {
+            framer: LineFramer::new(config.max_message_size),
+            phase: Phase::Initializing { requested },
+            next_id: 0,
+            pending: BTreeMap::new(),
+            deadlines: BTreeSet::new(),
+            server_requests: BTreeMap::new(),
+            transmits: VecDeque::new(),
+            events: VecDeque::new(),
+            last_received: now,
+            keep_alive_ping: None,
+            scratch: Vec::new(),
+            stats: Stats::default(),
+            config,
+        };
+        let params = InitializeRequestParams {
+            protocol_version: requested.as_str().to_owned(),
+            capabilities: conn.config.capabilities.clone(),
+            client_info: conn.config.client_info.clone(),
+            meta: None,
+        };
+        let timeout = conn.config.handshake_timeout;
+        let mut params_json = Vec::new();
+        // Plain data structs serialize infallibly into a Vec.
+        let _ = serde_json::to_writer(&mut params_json, &params);
+        conn.start(now, PendingKind::Initialize, "initialize", Some(&params_json), timeout, timeout, false);
+        conn
+    }
+
+    // ----- getters -----
+
+    /// Where the connection is in its life.
+    pub fn status(&self) -> Status {
+        match &self.phase {
+            Phase::Initializing { .. } => Status::Initializing,
+            Phase::Ready(_) => Status::Ready,
+            Phase::Closed(reason) => Status::Closed(reason.clone()),
+        }
+    }
+
+    /// Whether the connection is closed.
+    pub fn is_closed(&self) -> bool {
+        matches!(self.phase, Phase::Closed(_))
+    }
+
+    /// The negotiated protocol version, once ready.
+    pub fn protocol_version(&self) -> Option<ProtocolVersion> {
+        self.session().map(|s| s.version)
+    }
+
+    /// The server's `serverInfo`, once ready.
+    pub fn server_info(&self) -> Option<&schema::Implementation> {
+        self.session().map(|s| &s.init.server_info)
+    }
+
+    /// The server's capabilities, once ready.
+    pub fn server_capabilities(&self) -> Option<&ServerCapabilities> {
+        self.session().map(|s| &s.init.capabilities)
+    }
+
+    /// The server's `instructions`, if it gave any.
+    pub fn instructions(&self) -> Option<&str> {
+        self.session().and_then(|s| s.init.instructions.as_deref())
+    }
+
+    /// The whole `initialize` result, once ready.
+    pub fn initialize_result(&self) -> Option<&InitializeResult> {
+        self.session().map(|s| &s.init)
+    }
+
+    /// The configuration the connection was made with.
+    pub fn config(&self) -> &ClientConfig {
+        &self.config
+    }
+
+    /// Counters of messages seen and discarded.
+    pub fn stats(&self) -> Stats {
+        self.stats
+    }
+
+    /// Bytes of an incomplete incoming line held by the framer (bounded by `max_message_size`).
+    pub fn buffered_bytes(&self) -> usize {
+        self.framer.buffered()
+    }
+
+    /// How many requests (the application's and the engine's own) await a response.
+    pub fn pending(&self) -> usize {
+        self.pending.len()
+    }
+
+    /// Whether the application's request `id` still awaits a response.
+    pub fn is_pending(&self, id: &RequestId) -> bool {
+        match id {
+            RequestId::Number(n) => self.pending.get(n).is_some_and(|p| p.kind == PendingKind::User),
+            RequestId::String(_) => false,
+        }
+    }
+
+    fn session(&self) -> Option<&Session> {
+        match &self.phase {
+            Phase::Ready(session) => Some(session),
+            _ => None,
+        }
+    }
+
+    // ----- inputs -----
+
+    /// Feeds bytes read from a byte-stream transport (stdio). Any chunking works.
+    pub fn feed(&mut self, now: Instant, bytes: &[u8]) {
+        if self.is_closed() {
+            return;
+        }
+        let mut framer = std::mem::replace(&mut self.framer, LineFramer::new(0));
+        framer.feed(bytes, &mut |frame| self.on_frame(now, frame));
+        self.framer = framer;
+    }
+
+    /// Feeds one complete message (an HTTP JSON body, an SSE `data` field): no newline framing.
+    pub fn feed_message(&mut self, now: Instant, message: &[u8]) {
+        if self.is_closed() {
+            return;
+        }
+        if message.len() > self.config.max_message_size {
+            self.on_frame(now, Frame::Oversized { len: message.len() });
+        } else {
+            self.on_frame(now, Frame::Message(message));
+        }
+    }
+
+    /// The peer closed its output: an unterminated last line is still processed, then every
+    /// pending request fails and the connection closes with [`CloseReason::Eof`].
+    pub fn feed_eof(&mut self, now: Instant) {
+        if self.is_closed() {
+            return;
+        }
+        let mut framer = std::mem::replace(&mut self.framer, LineFramer::new(0));
+        framer.finish(&mut |frame| self.on_frame(now, frame));
+        self.framer = framer;
+        self.transmits.clear();
+        self.shut(CloseReason::Eof);
+    }
+
+    /// Processes every deadline at or before `now`. Calls before any deadline do nothing.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        while let Some(&(deadline, id)) = self.deadlines.first() {
+            if deadline > now || self.is_closed() {
+                break;
+            }
+            self.deadlines.pop_first();
+            let Some(pending) = self.pending.remove(&id) else { continue };
+            self.stats.timeouts += 1;
+            let by_cap = deadline >= pending.max_total_at;
+            match pending.kind {
+                PendingKind::Initialize => {
+                    return self.shut(CloseReason::HandshakeTimeout(pending.timeout));
+                }
+                PendingKind::KeepAlive => {
+                    return self.shut(CloseReason::KeepAliveTimeout(pending.timeout));
+                }
+                PendingKind::User => {
+                    let (error, reason) = if by_cap {
+                        (RequestError::MaxTotalExceeded(pending.max_total), "maximum total time exceeded")
+                    } else {
+                        (RequestError::Timeout(pending.timeout), "timed out")
+                    };
+                    tracing::debug!(id, reason, "request failed by deadline");
+                    self.send_cancelled(id, Some(reason));
+                    self.events.push_back(Event::Response { id: RequestId::Number(id), result: Err(error) });
+                }
+            }
+        }
+        if let (Some(at), true) = (self.keep_alive_at(), self.session().is_some()) {
+            if at <= now {
+                let timeout = self.config.request_timeout;
+                let id = self.start(now, PendingKind::KeepAlive, "ping", None, timeout, timeout, false);
+                self.keep_alive_ping = Some(id);
+            }
+        }
+    }
+
+    // ----- commands -----
+
+    /// Sends a typed request. Returns the id that its [`Event::Response`] will carry.
+    ///
+    /// ```
+    /// # use std::time::Instant;
+    /// # use mcp_sansio::{ClientConfig, ClientConnection, RequestOptions, UsageError};
+    /// # use mcp_sansio::schema::{CallTool, CallToolRequestParams, Implementation};
+    /// # let mut conn = ClientConnection::new(ClientConfig::new(Implementation::new("x", "1")), Instant::now());
+    /// let params = CallToolRequestParams::new("echo");
+    /// // Before the handshake finished, the engine refuses:
+    /// let refused = conn.send::<CallTool>(Instant::now(), &params, RequestOptions::default());
+    /// assert_eq!(refused, Err(UsageError::NotReady));
+    /// ```
+    pub fn send<R: Request>(
+        &mut self,
+        now: Instant,
+        params: &R::Params,
+        options: RequestOptions,
+    ) -> Result<RequestId, UsageError> {
+        let mut json = std::mem::take(&mut self.scratch);
+        json.clear();
+        let serialized = serde_json::to_writer(&mut json, params);
+        let result = match serialized {
+            Ok(()) => self.send_checked(now, R::METHOD, Some(&json), options),
+            Err(e) => Err(UsageError::InvalidParams(e.to_string())),
+        };
+        self.scratch = json;
+        result
+    }
+
+    /// Sends a request with raw JSON params (a JSON object, or `None` for no params).
+    ///
+    /// Checked first: the params must be valid JSON, the connection ready, and the server must
+    /// have declared the capability the method needs (methods the engine does not know are let
+    /// through).
+    pub fn send_request(
+        &mut self,
+        now: Instant,
+        method: &str,
+        params: Option<&[u8]>,
+        options: RequestOptions,
+    ) -> Result<RequestId, UsageError> {
+        if let Some(params) = params {
+            check_json(params)?;
+        }
+        self.send_checked(now, method, params, options)
+    }
+
+    /// [`send_request`](Self::send_request) for params known to be valid JSON.
+    fn send_checked(
+        &mut self,
+        now: Instant,
+        method: &str,
+        params: Option<&[u8]>,
+        options: RequestOptions,
+    ) -> Result<RequestId, UsageError> {
+        let session = match &self.phase {
+            Phase::Initializing { .. } => return Err(UsageError::NotReady),
+            Phase::Closed(reason) => return Err(UsageError::Closed(reason.clone())),
+            Phase::Ready(session) => session,
+        };
+        if method == "initialize" {
+            return Err(UsageError::ReservedMethod(method.to_owned()));
+        }
+        if let Err(capability) = capability::check_server(method, &session.init.capabilities, session.version)
+        {
+            return Err(UsageError::CapabilityNotSupported { method: method.to_owned(), capability });
+        }
+        let id = self.next_id;
+        let params = with_meta(params, options.progress.then_some(id), options.meta.as_ref())?;
+        let timeout = options.timeout.unwrap_or(self.config.request_timeout);
+        let max_total = options.max_total.unwrap_or(self.config.max_total);
+        let reset = options.reset_on_progress.unwrap_or(true);
+        let id = self.start(now, PendingKind::User, method, params.as_deref(), timeout, max_total, reset);
+        Ok(RequestId::Number(id))
+    }
+
+    /// Sends a notification (for example `notifications/roots/list_changed`).
+    pub fn notify(&mut self, method: &str, params: Option<&[u8]>) -> Result<(), UsageError> {
+        match &self.phase {
+            Phase::Initializing { .. } => return Err(UsageError::NotReady),
+            Phase::Closed(reason) => return Err(UsageError::Closed(reason.clone())),
+            Phase::Ready(_) => {}
+        }
+        if method == "notifications/initialized" {
+            return Err(UsageError::ReservedMethod(method.to_owned()));
+        }
+        if let Some(params) = params {
+            check_json(params)?;
+        }
+        let mut bytes = Vec::new();
+        jsonrpc::encode_notification(&mut bytes, method, params);
+        self.queue(bytes);
+        Ok(())
+    }
+
+    /// Answers a server→client request delivered as [`Event::Request`].
+    ///
+    /// Answering a request that the server cancelled meanwhile is accepted and writes nothing.
+    pub fn respond<T: Serialize + ?Sized>(
+        &mut self,
+        id: &RequestId,
+        outcome: Result<&T, ErrorObject>,
+    ) -> Result<(), UsageError> {
+        if let Phase::Closed(reason) = &self.phase {
+            return Err(UsageError::Closed(reason.clone()));
+        }
+        let Some(cancelled) = self.server_requests.remove(id) else {
+            return Err(UsageError::UnknownServerRequest(id.clone()));
+        };
+        if cancelled {
+            return Ok(());
+        }
+        match outcome {
+            Ok(result) => {
+                let raw = serde_json::value::to_raw_value(result)
+                    .map_err(|e| UsageError::InvalidParams(e.to_string()))?;
+                self.queue_response(id, Ok(&raw));
+            }
+            Err(error) => self.queue_response(id, Err(&error)),
+        }
+        Ok(())
+    }
+
+    /// Cancels a pending request: sends `notifications/cancelled` and reports the request as
+    /// [`RequestError::Cancelled`]. A response that still arrives is ignored.
+    pub fn cancel(&mut self, now: Instant, id: &RequestId, reason: Option<&str>) -> Result<(), UsageError> {
+        let _ = now;
+        let n = match id {
+            RequestId::Number(n) if self.is_pending(id) => *n,
+            _ => return Err(UsageError::UnknownRequest(id.clone())),
+        };
+        if let Some(pending) = self.pending.remove(&n) {
+            self.deadlines.remove(&(pending.deadline, n));
+        }
+        self.send_cancelled(n, reason);
+        self.events.push_back(Event::Response {
+            id: id.clone(),
+            result: Err(RequestError::Cancelled(reason.map(str::to_owned))),
+        });
+        Ok(())
+    }
+
+    /// Closes the connection: every pending request fails with
+    /// [`CloseReason::Local`], and [`Event::Closed`] follows. Transmits queued before stay
+    /// available so the driver can flush them. Closing twice does nothing.
+    pub fn close(&mut self, now: Instant) {
+        let _ = now;
+        self.shut(CloseReason::Local);
+    }
+
+    /// The driver's transport failed (a write error, a broken pipe): closes like
+    /// [`feed_eof`](Self::feed_eof) but with the driver's explanation.
+    pub fn transport_error(&mut self, now: Instant, detail: impl Into<String>) {
+        let _ = now;
+        if !self.is_closed() {
+            self.transmits.clear();
+            self.shut(CloseReason::Transport(detail.into()));
+        }
+    }
+
+    // ----- outputs -----
+
+    /// The next message to write, in order.
+    pub fn poll_transmit(&mut self) -> Option<Transmit> {
+        self.transmits.pop_front()
+    }
+
+    /// The next event to deliver, in order.
+    #[must_use]
+    pub fn poll_event(&mut self) -> Option<Event> {
+        self.events.pop_front()
+    }
+
+    /// When [`handle_timeout`](Self::handle_timeout) must be called next; `None` while nothing
+    /// waits on a deadline.
+    #[must_use]
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        if self.is_closed() {
+            return None;
+        }
+        let request = self.deadlines.first().map(|&(at, _)| at);
+        match (request, self.keep_alive_at()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    // ----- internals -----
+
+    fn keep_alive_at(&self) -> Option<Instant> {
+        match (self.config.keep_alive, self.keep_alive_ping, &self.phase) {
+            (Some(interval), None, Phase::Ready(_)) => Some(self.last_received + interval),
+            _ => None,
+        }
+    }
+
+    /// Allocates an id, queues the request and arms its deadline.
+    #[allow(clippy::too_many_arguments)]
+    fn start(
+        &mut self,
+        now: Instant,
+        kind: PendingKind,
+        method: &str,
+        params: Option<&[u8]>,
+        timeout: Duration,
+        max_total: Duration,
+        reset_on_progress: bool,
+    ) -> i64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        let mut bytes = Vec::with_capacity(64 + method.len() + params.map_or(0, <[u8]>::len));
+        jsonrpc::encode_request(&mut bytes, &RequestId::Number(id), method, params);
+        self.queue(bytes);
+        let max_total_at = now + max_total;
+        let deadline = (now + timeout).min(max_total_at);
+        self.deadlines.insert((deadline, id));
+        self.pending
+            .insert(id, Pending { kind, deadline, timeout, max_total, max_total_at, reset_on_progress });
+        id
+    }
+
+    fn queue(&mut self, bytes: Vec<u8>) {
+        self.stats.messages_sent += 1;
+        tracing::trace!(message = %String::from_utf8_lossy(&bytes).trim_end(), "send");
+        self.transmits.push_back(Transmit { bytes });
+    }
+
+    fn queue_response(&mut self, id: &RequestId, outcome: Result<&RawValue, &ErrorObject>) {
+        let mut bytes = Vec::new();
+        jsonrpc::encode_response(&mut bytes, id, outcome);
+        self.queue(bytes);
+    }
+
+    fn send_cancelled(&mut self, id: i64, reason: Option<&str>) {
+        let params = CancelledNotificationParams {
+            request_id: Some(RequestId::Number(id)),
+            reason: reason.map(str::to_owned),
+            meta: None,
+        };
+        let mut json = Vec::new();
+        let _ = serde_json::to_writer(&mut json, &params);
+        let mut bytes = Vec::new();
+        jsonrpc::encode_notification(&mut bytes, "notifications/cancelled", Some(&json));
+        self.queue(bytes);
+    }
+
+    /// Fails everything pending and enters the closed phase.
+    fn shut(&mut self, reason: CloseReason) {
+        if self.is_closed() {
+            return;
+        }
+        tracing::debug!(%reason, "connection closed");
+        self.deadlines.clear();
+        self.server_requests.clear();
+        for (id, pending) in std::mem::take(&mut self.pending) {
+            if pending.kind == PendingKind::User {
+                self.events.push_back(Event::Response {
+                    id: RequestId::Number(id),
+                    result: Err(RequestError::ConnectionClosed(reason.clone())),
+                });
+            }
+        }
+        self.phase = Phase::Closed(reason.clone());
+        self.events.push_back(Event::Closed(reason));
+    }
+
+    fn invalid(&mut self, error: InvalidMessage) {
+        tracing::debug!(%error, "invalid message discarded");
+        self.stats.invalid_messages += 1;
+        self.events.push_back(Event::InvalidMessage(error));
+    }
+
+    fn on_frame(&mut self, now: Instant, frame: Frame<'_>) {
+        match frame {
+            Frame::Oversized { len } => {
+                self.stats.oversized_messages += 1;
+                self.invalid(InvalidMessage::TooLarge { len, max: self.config.max_message_size });
+            }
+            Frame::Message(bytes) => {
+                self.last_received = now;
+                tracing::trace!(message = %String::from_utf8_lossy(bytes), "recv");
+                jsonrpc::decode(bytes, &mut |message| {
+                    if self.is_closed() {
+                        return;
+                    }
+                    self.stats.messages_received += 1;
+                    match message {
+                        Ok(Message::Response { id, result }) => self.on_response(now, id, result),
+                        Ok(Message::Notification { method, params }) => {
+                            self.on_notification(now, &method, params)
+                        }
+                        Ok(Message::Request { id, method, params }) => self.on_request(id, &method, params),
+                        Err(error) => self.invalid(error),
+                    }
+                });
+            }
+        }
+    }
+
+    fn on_response(&mut self, now: Instant, id: RequestId, result: Result<&RawValue, ErrorObject>) {
+        let n = match id {
+            RequestId::Number(n) => n,
+            RequestId::String(_) => {
+                self.stats.unknown_responses += 1;
+                return;
+            }
+        };
+        let Some(pending) = self.pending.remove(&n) else {
+            if (0..self.next_id).contains(&n) {
+                self.stats.late_responses += 1;
+            } else {
+                self.stats.unknown_responses += 1;
+            }
+            tracing::debug!(id = n, "response to no pending request ignored");
+            return;
+        };
+        self.deadlines.remove(&(pending.deadline, n));
+        match pending.kind {
+            PendingKind::User => {
+                let result = result.map(RawValue::to_owned).map_err(RequestError::Server);
+                self.events.push_back(Event::Response { id, result });
+            }
+            PendingKind::KeepAlive => self.keep_alive_ping = None,
+            PendingKind::Initialize => self.on_initialize_result(now, result),
+        }
+    }
+
+    fn on_initialize_result(&mut self, now: Instant, result: Result<&RawValue, ErrorObject>) {
+        let _ = now;
+        let Phase::Initializing { requested } = self.phase else { return };
+        let init = match result {
+            Err(error) => return self.shut(CloseReason::InitializeRefused(error)),
+            Ok(raw) => match serde_json::from_str::<InitializeResult>(raw.get()) {
+                Ok(init) => init,
+                Err(e) => return self.shut(CloseReason::InvalidInitializeResult(e.to_string())),
+            },
+        };
+        let version = match init.protocol_version.parse::<ProtocolVersion>() {
+            Ok(v) if self.config.versions.contains(&v) => v,
+            _ => {
+                let accepted = self.config.versions.iter().map(|v| v.as_str()).collect::<Vec<_>>().join(", ");
+                return self.shut(CloseReason::UnsupportedVersion {
+                    requested,
+                    offered: init.protocol_version,
+                    accepted,
+                });
+            }
+        };
+        let mut bytes = Vec::new();
+        jsonrpc::encode_notification(&mut bytes, "notifications/initialized", None);
+        self.queue(bytes);
+        tracing::debug!(%version, server = %init.server_info.name, "initialized");
+        self.phase = Phase::Ready(Box::new(Session { version, init }));
+        self.events.push_back(Event::Ready { protocol_version: version });
+    }
+
+    fn on_notification(&mut self, now: Instant, method: &str, params: Option<&RawValue>) {
+        use ServerNotification as N;
+        let notification = match method {
+            "notifications/progress" => match decode_params(method, params) {
+                Ok(p) => return self.on_progress(now, p),
+                Err(e) => return self.invalid(e),
+            },
+            "notifications/cancelled" => match decode_params::<CancelledNotificationParams>(method, params) {
+                Ok(p) => {
+                    let open = p.request_id.as_ref().and_then(|id| self.server_requests.get_mut(id));
+                    match open {
+                        Some(cancelled) => {
+                            *cancelled = true;
+                            let id = p.request_id.unwrap_or(RequestId::Number(-1));
+                            self.events.push_back(Event::ServerRequestCancelled { id, reason: p.reason });
+                            return;
+                        }
+                        None => N::Cancelled(p),
+                    }
+                }
+                Err(e) => return self.invalid(e),
+            },
+            "notifications/message" => match decode_params(method, params) {
+                Ok(p) => N::LoggingMessage(p),
+                Err(e) => return self.invalid(e),
+            },
+            "notifications/resources/updated" => match decode_params(method, params) {
+                Ok(p) => N::ResourceUpdated(p),
+                Err(e) => return self.invalid(e),
+            },
+            "notifications/elicitation/complete" => match decode_params(method, params) {
+                Ok(p) => N::ElicitationComplete(p),
+                Err(e) => return self.invalid(e),
+            },
+            "notifications/tools/list_changed" => N::ToolListChanged,
+            "notifications/resources/list_changed" => N::ResourceListChanged,
+            "notifications/prompts/list_changed" => N::PromptListChanged,
+            _ => N::Other { method: method.to_owned(), params: params.map(RawValue::to_owned) },
+        };
+        self.events.push_back(Event::Notification(notification));
+    }
+
+    fn on_progress(&mut self, now: Instant, params: schema::ProgressNotificationParams) {
+        // The engine's progress token for a request is the request's own id.
+        let id = match params.progress_token {
+            crate::ProgressToken::Number(n) => n,
+            crate::ProgressToken::String(_) => -1,
+        };
+        match self.pending.get_mut(&id) {
+            Some(pending) if pending.kind == PendingKind::User => {
+                if pending.reset_on_progress {
+                    let deadline = (now + pending.timeout).min(pending.max_total_at);
+                    self.deadlines.remove(&(pending.deadline, id));
+                    self.deadlines.insert((deadline, id));
+                    pending.deadline = deadline;
+                }
+                self.events.push_back(Event::Progress { id: RequestId::Number(id), params });
+            }
+            _ => self.events.push_back(Event::Notification(ServerNotification::Progress(params))),
+        }
+    }
+
+    fn on_request(&mut self, id: RequestId, method: &str, params: Option<&RawValue>) {
+        if self.server_requests.contains_key(&id) {
+            return self.invalid(InvalidMessage::Envelope("the server reused the id of an open request"));
+        }
+        if method == "ping" {
+            return self.queue_response(&id, Ok(empty_object()));
+        }
+        if !capability::client_declared(method, &self.config.capabilities) {
+            return self.queue_response(&id, Err(&ErrorObject::method_not_found(method)));
+        }
+        let request = match method {
+            "roots/list" => Ok(ServerRequest::ListRoots),
+            "sampling/createMessage" => {
+                decode_params(method, params).map(|p| ServerRequest::CreateMessage(Box::new(p)))
+            }
+            "elicitation/create" => decode_params(method, params).map(|p| ServerRequest::Elicit(Box::new(p))),
+            _ => return self.queue_response(&id, Err(&ErrorObject::method_not_found(method))),
+        };
+        match request {
+            Ok(request) => {
+                self.server_requests.insert(id.clone(), false);
+                self.events.push_back(Event::Request { id, request });
+            }
+            Err(error) => {
+                let detail = error.to_string();
+                self.invalid(error);
+                self.queue_response(&id, Err(&ErrorObject::invalid_params(detail)));
+            }
+        }
+    }
+}
+
+fn empty_object() -> &'static RawValue {
+    // A constant, valid JSON text.
+    const EMPTY: &str = "{}";
+    match serde_json::from_str::<&RawValue>(EMPTY) {
+        Ok(raw) => raw,
+        Err(_) => unreachable!("\"{{}}\" is valid JSON"),
+    }
+}
+
+fn decode_params<T: serde::de::DeserializeOwned>(
+    method: &str,
+    params: Option<&RawValue>,
+) -> Result<T, InvalidMessage> {
+    let text = params.map_or("{}", RawValue::get);
+    serde_json::from_str(text)
+        .map_err(|e| InvalidMessage::Params { method: method.to_owned(), detail: e.to_string() })
+}
+
+/// Checks that `bytes` hold one JSON value, so that nothing malformed is ever written.
+fn check_json(bytes: &[u8]) -> Result<(), UsageError> {
+    serde_json::from_slice::<serde::de::IgnoredAny>(bytes)
+        .map(|_| ())
+        .map_err(|e| UsageError::InvalidParams(e.to_string()))
+}
+
+/// Returns the params to send, with `_meta.progressToken` and extra `_meta` members merged in.
+///
+/// Without anything to merge the params go out as given. Merging splices text when the params
+/// cannot already hold a `_meta` member, and only otherwise parses them.
+fn with_meta<'a>(
+    params: Option<&'a [u8]>,
+    progress: Option<i64>,
+    extra: Option<&schema::JsonObject>,
+) -> Result<Option<std::borrow::Cow<'a, [u8]>>, UsageError> {
+    use std::borrow::Cow;
+    if progress.is_none() && extra.is_none_or(|m| m.is_empty()) {
+        return Ok(params.map(Cow::Borrowed));
+    }
+    let mut meta = extra.cloned().unwrap_or_default();
+    if let Some(token) = progress {
+        meta.insert("progressToken".into(), token.into());
+    }
+    let params = params.unwrap_or(b"{}");
+    let body = params.trim_ascii();
+    if body.first() != Some(&b'{') {
+        return Err(UsageError::InvalidParams("params must be a JSON object to carry _meta".into()));
+    }
+    let contains_meta = params.windows(7).any(|w| w == b"\"_meta\"");
+    if !contains_meta {
+        let rest = body[1..].trim_ascii_start();
+        let mut out = Vec::with_capacity(params.len() + 64);
+        out.extend_from_slice(b"{\"_meta\":");
+        let _ = serde_json::to_writer(&mut out, &meta);
+        if rest.first() != Some(&b'}') {
+            out.push(b',');
+        }
+        out.extend_from_slice(rest);
+        return Ok(Some(Cow::Owned(out)));
+    }
+    let mut object: schema::JsonObject =
+        serde_json::from_slice(params).map_err(|e| UsageError::InvalidParams(e.to_string()))?;
+    match object.entry("_meta").or_insert_with(|| serde_json::Value::Object(Default::default())) {
+        serde_json::Value::Object(existing) => existing.extend(meta),
+        _ => return Err(UsageError::InvalidParams("params._meta must be an object".into())),
+    }
+    serde_json::to_vec(&object)
+        .map(|v| Some(Cow::Owned(v)))
+        .map_err(|e| UsageError::InvalidParams(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn meta_is_spliced_or_merged() {
+        let got = |p: Option<&[u8]>, t, e: Option<&schema::JsonObject>| {
+            with_meta(p, t, e).unwrap().map(|c| String::from_utf8(c.into_owned()).unwrap())
+        };
+        assert_eq!(got(Some(b"{\"a\":1}"), None, None).as_deref(), Some("{\"a\":1}"));
+        assert_eq!(got(None, None, None), None);
+        assert_eq!(
+            got(Some(b"{\"a\":1}"), Some(4), None).as_deref(),
+            Some("{\"_meta\":{\"progressToken\":4},\"a\":1}")
+        );
+        assert_eq!(got(Some(b" { } "), Some(4), None).as_deref(), Some("{\"_meta\":{\"progressToken\":4}} "));
+        assert_eq!(got(None, Some(4), None).as_deref(), Some("{\"_meta\":{\"progressToken\":4}}"));
+        let mut extra = schema::JsonObject::new();
+        extra.insert("trace".into(), "x".into());
+        let merged = got(Some(b"{\"_meta\":{\"k\":true},\"a\":1}"), Some(2), Some(&extra)).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&merged).unwrap();
+        assert_eq!(v, serde_json::json!({"_meta": {"k": true, "progressToken": 2, "trace": "x"}, "a": 1}));
+        assert!(with_meta(Some(b"[1]"), Some(1), None).is_err());
+    }
+}

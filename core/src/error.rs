@@ -1,0 +1,36 @@
+//! Errors returned to the caller for misusing the API (never for peer misbehaviour).
+
+use crate::RequestId;
+use crate::event::CloseReason;
+
+/// A command was refused; nothing was sent.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum UsageError {
+    /// The handshake has not finished yet: wait for [`Event::Ready`](crate::Event::Ready).
+    #[error("the connection is not ready yet (initialize handshake in progress)")]
+    NotReady,
+    /// The connection is closed.
+    #[error("the connection is closed: {0}")]
+    Closed(CloseReason),
+    /// The server did not declare the capability this request needs.
+    #[error("the server does not support {method}: it did not declare the `{capability}` capability")]
+    CapabilityNotSupported {
+        /// The request's method.
+        method: String,
+        /// The capability it needs, e.g. `resources.subscribe`.
+        capability: &'static str,
+    },
+    /// The request id is not pending (it finished, or was never sent).
+    #[error("no pending request with id {0}")]
+    UnknownRequest(RequestId),
+    /// `respond` for a server request that is not open.
+    #[error("no open server request with id {0}")]
+    UnknownServerRequest(RequestId),
+    /// The params are not a JSON object, or do not serialize.
+    #[error("invalid params: {0}")]
+    InvalidParams(String),
+    /// `initialize` and `notifications/initialized` belong to the engine.
+    #[error("{0} is sent by the engine itself")]
+    ReservedMethod(String),
+}

@@ -1,0 +1,180 @@
+//! What the engine reports: [`Event`] and the types it carries.
+
+use std::time::Duration;
+
+use serde_json::value::RawValue;
+
+use crate::jsonrpc::{ErrorObject, InvalidMessage};
+use crate::schema::{
+    CancelledNotificationParams, CreateMessageRequestParams, ElicitRequestParams,
+    ElicitationCompleteNotificationParams, LoggingMessageNotificationParams, ProgressNotificationParams,
+    ResourceUpdatedNotificationParams,
+};
+use crate::{ProtocolVersion, RequestId};
+
+/// Something that happened on the connection; drained with
+/// [`ClientConnection::poll_event`](crate::ClientConnection::poll_event).
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Event {
+    /// The handshake finished: requests may be sent. The server's info and capabilities are
+    /// available from the connection's getters from now on.
+    Ready {
+        /// The negotiated version.
+        protocol_version: ProtocolVersion,
+    },
+    /// A request sent with `send_request` finished: with the raw `result`, or an error.
+    Response {
+        /// The id `send_request` returned.
+        id: RequestId,
+        /// The raw `result` member, or why there is none.
+        result: Result<Box<RawValue>, RequestError>,
+    },
+    /// The server reported progress on a pending request.
+    Progress {
+        /// The request the progress belongs to.
+        id: RequestId,
+        /// The notification's params.
+        params: ProgressNotificationParams,
+    },
+    /// A server notification (log message, list changed, resource updated, …).
+    Notification(ServerNotification),
+    /// The server asks the client something; answer with
+    /// [`respond`](crate::ClientConnection::respond). Only capabilities the client declared
+    /// reach the application; `ping` is answered by the engine.
+    Request {
+        /// The server's id for the request, to pass to `respond`.
+        id: RequestId,
+        /// What is asked.
+        request: ServerRequest,
+    },
+    /// The server cancelled one of its own requests; a later `respond` for it writes nothing.
+    ServerRequestCancelled {
+        /// The server's id for the request.
+        id: RequestId,
+        /// The reason the server gave.
+        reason: Option<String>,
+    },
+    /// A message from the server was invalid and was discarded (the connection goes on).
+    InvalidMessage(InvalidMessage),
+    /// The connection is over: every pending request has been failed. Nothing more happens.
+    Closed(CloseReason),
+}
+
+/// A server→client notification, typed.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum ServerNotification {
+    /// `notifications/message`: a log message.
+    LoggingMessage(LoggingMessageNotificationParams),
+    /// `notifications/tools/list_changed`.
+    ToolListChanged,
+    /// `notifications/resources/list_changed`.
+    ResourceListChanged,
+    /// `notifications/prompts/list_changed`.
+    PromptListChanged,
+    /// `notifications/resources/updated`: a subscribed resource changed.
+    ResourceUpdated(ResourceUpdatedNotificationParams),
+    /// `notifications/elicitation/complete` (2025-11-25): a URL-mode elicitation finished.
+    ElicitationComplete(ElicitationCompleteNotificationParams),
+    /// `notifications/progress` whose token matches no pending request (late or foreign).
+    Progress(ProgressNotificationParams),
+    /// `notifications/cancelled` for a request the engine no longer knows.
+    Cancelled(CancelledNotificationParams),
+    /// A notification this model does not name, with its raw params.
+    Other {
+        /// The method.
+        method: String,
+        /// The raw params, if any.
+        params: Option<Box<RawValue>>,
+    },
+}
+
+/// A server→client request, typed.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum ServerRequest {
+    /// `roots/list`: answer with a [`ListRootsResult`](crate::schema::ListRootsResult).
+    ListRoots,
+    /// `sampling/createMessage`: answer with a
+    /// [`CreateMessageResult`](crate::schema::CreateMessageResult).
+    CreateMessage(Box<CreateMessageRequestParams>),
+    /// `elicitation/create`: answer with an [`ElicitResult`](crate::schema::ElicitResult).
+    Elicit(Box<ElicitRequestParams>),
+}
+
+impl ServerRequest {
+    /// The JSON-RPC method name.
+    pub fn method(&self) -> &'static str {
+        match self {
+            ServerRequest::ListRoots => "roots/list",
+            ServerRequest::CreateMessage(_) => "sampling/createMessage",
+            ServerRequest::Elicit(_) => "elicitation/create",
+        }
+    }
+}
+
+/// Why a request finished without a result.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RequestError {
+    /// The server answered with a JSON-RPC error.
+    #[error("server error: {0}")]
+    Server(ErrorObject),
+    /// No response (nor progress, when progress resets the timer) within the idle timeout.
+    #[error("request timed out after {0:?} without a response")]
+    Timeout(Duration),
+    /// The request ran into its cap on total time, progress notwithstanding.
+    #[error("request exceeded its maximum total time of {0:?}")]
+    MaxTotalExceeded(Duration),
+    /// Cancelled by the caller with `cancel`.
+    #[error("request cancelled{}", reason_suffix(.0))]
+    Cancelled(Option<String>),
+    /// The connection closed while the request was pending.
+    #[error("connection closed before a response: {0}")]
+    ConnectionClosed(CloseReason),
+}
+
+fn reason_suffix(reason: &Option<String>) -> String {
+    reason.as_ref().map(|r| format!(": {r}")).unwrap_or_default()
+}
+
+/// Why the connection closed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum CloseReason {
+    /// The server closed its end of the stream (it exited or closed stdout).
+    #[error("the server closed the connection")]
+    Eof,
+    /// The application called `close`.
+    #[error("closed by the client")]
+    Local,
+    /// The server chose a protocol version the client does not accept.
+    #[error(
+        "the server chose protocol version {offered:?}, which this client does not accept \
+         (requested {requested}; accepted: {accepted})"
+    )]
+    UnsupportedVersion {
+        /// What the client asked for.
+        requested: ProtocolVersion,
+        /// What the server answered.
+        offered: String,
+        /// The versions the client accepts, comma-separated.
+        accepted: String,
+    },
+    /// The server answered `initialize` with an error.
+    #[error("the server refused to initialize: {0}")]
+    InitializeRefused(ErrorObject),
+    /// The `initialize` result did not decode.
+    #[error("invalid initialize result: {0}")]
+    InvalidInitializeResult(String),
+    /// No `initialize` response within the handshake timeout.
+    #[error("no initialize response within {0:?}")]
+    HandshakeTimeout(Duration),
+    /// A keep-alive ping went unanswered: the server is presumed dead.
+    #[error("keep-alive ping unanswered within {0:?}")]
+    KeepAliveTimeout(Duration),
+    /// The transport failed (reported by the driver with `close_with`).
+    #[error("transport error: {0}")]
+    Transport(String),
+}
