@@ -1,0 +1,72 @@
+//! `initialize`: protocol version negotiation, capabilities and server info.
+
+use serde_json::{Map, Value, json};
+
+use super::jsonrpc::RpcError;
+
+/// The protocol versions this server speaks, oldest first.
+pub(crate) const SUPPORTED_VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
+
+/// The version answered when the client asks for one this server does not support.
+pub(crate) const LATEST_VERSION: &str = "2025-11-25";
+
+/// The server name reported in `serverInfo`.
+pub(crate) const SERVER_NAME: &str = "mcp-demo-server";
+
+/// The version to answer for a requested one: an echo if supported, else [`LATEST_VERSION`].
+pub(crate) fn negotiate(requested: &str) -> &'static str {
+    SUPPORTED_VERSIONS.iter().copied().find(|known| *known == requested).unwrap_or(LATEST_VERSION)
+}
+
+/// The server capabilities announced in the `initialize` result.
+pub(crate) fn capabilities() -> Value {
+    json!({
+        "tools": { "listChanged": true },
+        "resources": { "subscribe": true, "listChanged": true },
+        "prompts": { "listChanged": true },
+        "logging": {},
+        "completions": {},
+    })
+}
+
+/// `initialize {protocolVersion, capabilities, clientInfo}` → the `InitializeResult`.
+pub(crate) fn initialize(params: &Map<String, Value>) -> Result<Value, RpcError> {
+    let requested = params
+        .get("protocolVersion")
+        .and_then(Value::as_str)
+        .ok_or_else(|| RpcError::invalid_params("initialize needs a string `protocolVersion`"))?;
+    Ok(json!({
+        "protocolVersion": negotiate(requested),
+        "capabilities": capabilities(),
+        "serverInfo": {
+            "name": SERVER_NAME,
+            "title": "MCP demo server",
+            "version": env!("CARGO_PKG_VERSION"),
+        },
+        "instructions": "A deterministic demo server: try the `echo` tool, the `demo://readme` \
+                         resource or the `greeting` prompt.",
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn echoes_supported_versions_and_falls_back_to_latest() {
+        for version in SUPPORTED_VERSIONS {
+            assert_eq!(negotiate(version), version);
+        }
+        assert_eq!(negotiate("1999-01-01"), LATEST_VERSION);
+        assert_eq!(negotiate(""), LATEST_VERSION);
+    }
+
+    #[test]
+    fn requires_a_protocol_version() {
+        assert!(initialize(&Map::new()).is_err());
+        let params = json!({"protocolVersion": "2025-03-26"}).as_object().cloned().expect("object");
+        let result = initialize(&params).expect("initialize");
+        assert_eq!(result["protocolVersion"], "2025-03-26");
+        assert_eq!(result["serverInfo"]["name"], SERVER_NAME);
+    }
+}

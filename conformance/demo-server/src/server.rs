@@ -1,0 +1,326 @@
+//! The server state and message routing: requests, notifications, batches, cancellation and
+//! server→client requests.
+//!
+//! Threading model: one reader thread (the caller of [`Server::handle_line`]) routes every
+//! message. Quick requests are answered inline, in order. Tool calls that may block (sleeps,
+//! progress loops, server→client requests, stderr bursts) run on their own thread, are tracked
+//! in `in_flight` by request id and can be cancelled with `notifications/cancelled`; a cancelled
+//! request gets no response.
+
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, mpsc};
+use std::thread;
+use std::time::Duration;
+
+use serde_json::{Map, Value, json};
+
+use super::jsonrpc::{self, INTERNAL_ERROR, INVALID_REQUEST, Incoming, PARSE_ERROR, RpcError};
+use super::logging::LogFilter;
+use super::options::Options;
+use super::output::Output;
+use super::pagination::paginate;
+use super::resources::Subscriptions;
+use super::tools::{self, ToolCall};
+use super::{completion, lifecycle, prompts, resources};
+
+/// How often blocked handlers look at their cancel flag.
+pub(crate) const CANCEL_POLL: Duration = Duration::from_millis(5);
+
+/// The shared state of one server session.
+#[derive(Debug)]
+pub(crate) struct Server {
+    /// Command-line options.
+    pub(crate) options: Options,
+    /// The stdout writer.
+    output: Output,
+    /// The level set by `logging/setLevel`.
+    pub(crate) log_filter: LogFilter,
+    /// Subscribed resource uris.
+    pub(crate) subscriptions: Subscriptions,
+    /// Cancel flags of the requests running on their own thread, keyed by the id's JSON text.
+    in_flight: Mutex<HashMap<String, Arc<AtomicBool>>>,
+    /// Every request id named by a `notifications/cancelled`, in arrival order.
+    cancelled: Mutex<Vec<Value>>,
+    /// Server→client requests awaiting a response, keyed by id.
+    pending: Mutex<HashMap<String, mpsc::Sender<Result<Value, Value>>>>,
+    /// The counter behind server→client request ids (`srv-1`, `srv-2`, ...).
+    next_request: AtomicU64,
+}
+
+/// Where the response to one request goes.
+pub(crate) enum Reply {
+    /// Straight to stdout as its own line.
+    Line,
+    /// Into the response array of a batch.
+    Batch(mpsc::Sender<Value>),
+}
+
+/// The request was cancelled by the client; it must not be answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Cancelled;
+
+/// Locks a mutex, ignoring poisoning (the protected data stays consistent in this server).
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Server {
+    /// A fresh session writing to `output`.
+    pub(crate) fn new(options: Options, output: Output) -> Self {
+        Self {
+            options,
+            output,
+            log_filter: LogFilter::default(),
+            subscriptions: Subscriptions::default(),
+            in_flight: Mutex::new(HashMap::new()),
+            cancelled: Mutex::new(Vec::new()),
+            pending: Mutex::new(HashMap::new()),
+            next_request: AtomicU64::new(0),
+        }
+    }
+
+    /// Sends any message to the client.
+    pub(crate) fn send(&self, message: &Value) {
+        self.output.send(message);
+    }
+
+    /// Sends a notification to the client.
+    pub(crate) fn notify(&self, method: &str, params: Value) {
+        self.send(&jsonrpc::notification(method, params));
+    }
+
+    /// The ids seen in `notifications/cancelled` so far.
+    pub(crate) fn cancelled_ids(&self) -> Vec<Value> {
+        lock(&self.cancelled).clone()
+    }
+
+    /// Handles one line of input: a message, a batch, or garbage (answered with `-32700`).
+    pub(crate) fn handle_line(self: &Arc<Self>, line: &[u8]) {
+        let line = line.trim_ascii();
+        if line.is_empty() {
+            return;
+        }
+        match serde_json::from_slice::<Value>(line) {
+            Ok(Value::Array(batch)) => self.handle_batch(batch),
+            Ok(message) => {
+                self.handle_message(message, Reply::Line);
+            }
+            Err(error) => {
+                let error = RpcError::new(PARSE_ERROR, format!("Parse error: {error}"));
+                self.send(&jsonrpc::failure(&Value::Null, &error));
+            }
+        }
+    }
+
+    /// Handles a batch: every request is answered, and the answers are sent together as one
+    /// array once the last of them is ready (nothing is sent if there are none).
+    fn handle_batch(self: &Arc<Self>, batch: Vec<Value>) {
+        if batch.is_empty() {
+            let error = RpcError::new(INVALID_REQUEST, "Invalid Request: empty batch");
+            self.send(&jsonrpc::failure(&Value::Null, &error));
+            return;
+        }
+        let (sender, receiver) = mpsc::channel();
+        let mut deferred = false;
+        for message in batch {
+            deferred |= self.handle_message(message, Reply::Batch(sender.clone()));
+        }
+        drop(sender);
+        let server = Arc::clone(self);
+        let collect = move || {
+            let responses: Vec<Value> = receiver.iter().collect();
+            if !responses.is_empty() {
+                server.send(&Value::Array(responses));
+            }
+        };
+        if !deferred {
+            collect();
+        } else if let Err(error) = thread::Builder::new().name("batch".into()).spawn(collect) {
+            eprintln!("demo-server: cannot spawn a batch collector thread: {error}");
+        }
+    }
+
+    /// Routes one message. Returns whether its response (if any) will be delivered later from
+    /// another thread.
+    fn handle_message(self: &Arc<Self>, message: Value, reply: Reply) -> bool {
+        match jsonrpc::classify(message) {
+            Incoming::Request { id, method, params } => self.handle_request(id, &method, params, reply),
+            Incoming::Notification { method, params } => {
+                self.handle_notification(&method, &params);
+                false
+            }
+            Incoming::Response { id, outcome } => {
+                self.handle_response(&id, outcome);
+                false
+            }
+            Incoming::Invalid(Some(error)) => {
+                self.deliver(reply, error);
+                false
+            }
+            Incoming::Invalid(None) => false,
+        }
+    }
+
+    /// Delivers a response.
+    fn deliver(&self, reply: Reply, message: Value) {
+        match reply {
+            Reply::Line => self.send(&message),
+            // The receiver lives until every sender is gone; a failed send cannot happen.
+            Reply::Batch(sender) => drop(sender.send(message)),
+        }
+    }
+
+    /// Answers a request inline, or starts a thread for a blocking tool call (returns `true`).
+    fn handle_request(
+        self: &Arc<Self>,
+        id: Value,
+        method: &str,
+        params: Map<String, Value>,
+        reply: Reply,
+    ) -> bool {
+        if method == "tools/call" {
+            match tools::prepare(&params) {
+                Ok(call) if call.tool.blocking => return self.spawn_tool_call(id, call, reply),
+                Ok(call) => {
+                    // Nothing can cancel an inline call (the reader thread is busy running it), so
+                    // the flag stays down and `Err(Cancelled)` cannot happen.
+                    let never_cancelled = AtomicBool::new(false);
+                    if let Ok(outcome) = call.run(self, &never_cancelled) {
+                        self.deliver(reply, jsonrpc::response(&id, outcome));
+                    }
+                }
+                Err(error) => self.deliver(reply, jsonrpc::failure(&id, &error)),
+            }
+            return false;
+        }
+        let outcome = self.call_method(method, &params);
+        self.deliver(reply, jsonrpc::response(&id, outcome));
+        false
+    }
+
+    /// Answers every request method except `tools/call`.
+    fn call_method(&self, method: &str, params: &Map<String, Value>) -> Result<Value, RpcError> {
+        let page_size = self.options.page_size;
+        match method {
+            "initialize" => lifecycle::initialize(params),
+            "ping" => Ok(json!({})),
+            "tools/list" => paginate("tools", tools::list(), page_size, params),
+            "resources/list" => paginate("resources", resources::list(), page_size, params),
+            "resources/templates/list" => {
+                paginate("resourceTemplates", resources::templates(), page_size, params)
+            }
+            "resources/read" => resources::read(params),
+            "resources/subscribe" => self.subscriptions.subscribe(params),
+            "resources/unsubscribe" => self.subscriptions.unsubscribe(params),
+            "prompts/list" => paginate("prompts", prompts::list(), page_size, params),
+            "prompts/get" => prompts::get(params),
+            "completion/complete" => completion::complete(params),
+            "logging/setLevel" => self.log_filter.set_level(params),
+            _ => Err(RpcError::method_not_found(method)),
+        }
+    }
+
+    /// Runs a blocking tool call on its own thread, registered in `in_flight`.
+    fn spawn_tool_call(self: &Arc<Self>, id: Value, call: ToolCall, reply: Reply) -> bool {
+        let key = id.to_string();
+        let flag = Arc::new(AtomicBool::new(false));
+        match lock(&self.in_flight).entry(key.clone()) {
+            Entry::Occupied(_) => {
+                let error = RpcError::new(
+                    INVALID_REQUEST,
+                    format!("Invalid Request: request id {key} is already in flight"),
+                );
+                self.deliver(reply, jsonrpc::failure(&id, &error));
+                return false;
+            }
+            Entry::Vacant(slot) => {
+                slot.insert(Arc::clone(&flag));
+            }
+        }
+        let server = Arc::clone(self);
+        let handler_id = id.clone();
+        let handler_reply = match &reply {
+            Reply::Line => Reply::Line,
+            Reply::Batch(sender) => Reply::Batch(sender.clone()),
+        };
+        let spawned = thread::Builder::new().name(format!("call {key}")).spawn(move || {
+            let outcome = call.run(&server, &flag);
+            lock(&server.in_flight).remove(&handler_id.to_string());
+            match outcome {
+                Ok(outcome) if !flag.load(Ordering::SeqCst) => {
+                    server.deliver(handler_reply, jsonrpc::response(&handler_id, outcome));
+                }
+                // Cancelled: per the spec, no response at all.
+                _ => {}
+            }
+        });
+        match spawned {
+            Ok(_) => true,
+            Err(error) => {
+                lock(&self.in_flight).remove(&key);
+                let error = RpcError::new(INTERNAL_ERROR, format!("cannot spawn a thread: {error}"));
+                self.deliver(reply, jsonrpc::failure(&id, &error));
+                false
+            }
+        }
+    }
+
+    /// Handles a client notification; unknown ones are ignored.
+    fn handle_notification(&self, method: &str, params: &Map<String, Value>) {
+        if method != "notifications/cancelled" {
+            return;
+        }
+        let Some(id) = params.get("requestId").filter(|id| id.is_string() || id.is_number()) else {
+            eprintln!("demo-server: ignoring notifications/cancelled without a valid requestId");
+            return;
+        };
+        eprintln!("demo-server: cancelled request {id}");
+        lock(&self.cancelled).push(id.clone());
+        if let Some(flag) = lock(&self.in_flight).get(&id.to_string()) {
+            flag.store(true, Ordering::SeqCst);
+        }
+    }
+
+    /// Routes a client response to the server→client request waiting for it.
+    fn handle_response(&self, id: &Value, outcome: Result<Value, Value>) {
+        let waiter = id.as_str().and_then(|id| lock(&self.pending).remove(id));
+        match waiter {
+            // The waiter may have given up (cancelled) in the meantime; that is fine.
+            Some(waiter) => drop(waiter.send(outcome)),
+            None => eprintln!("demo-server: ignoring a response to unknown request id {id}"),
+        }
+    }
+
+    /// Sends a server→client request and waits for the client's answer (`Ok(result)` or
+    /// `Err(error object)`), giving up when `cancel` is raised.
+    ///
+    /// Giving up sends `notifications/cancelled` for the outstanding request.
+    pub(crate) fn request_client(
+        &self,
+        method: &str,
+        params: Value,
+        cancel: &AtomicBool,
+    ) -> Result<Result<Value, Value>, Cancelled> {
+        let number = self.next_request.fetch_add(1, Ordering::Relaxed) + 1;
+        let id = format!("srv-{number}");
+        let (sender, receiver) = mpsc::channel();
+        lock(&self.pending).insert(id.clone(), sender);
+        self.send(&jsonrpc::request(&Value::String(id.clone()), method, params));
+        loop {
+            match receiver.recv_timeout(CANCEL_POLL) {
+                Ok(outcome) => return Ok(outcome),
+                Err(mpsc::RecvTimeoutError::Timeout) if !cancel.load(Ordering::SeqCst) => {}
+                Err(_) => {
+                    lock(&self.pending).remove(&id);
+                    self.notify(
+                        "notifications/cancelled",
+                        json!({ "requestId": id, "reason": "the tool call was cancelled" }),
+                    );
+                    return Err(Cancelled);
+                }
+            }
+        }
+    }
+}

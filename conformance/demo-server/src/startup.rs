@@ -1,0 +1,58 @@
+//! Process-level behaviours switched on by flags: the banner, the stderr flood and the
+//! grandchild process.
+
+use std::io::Write;
+use std::process::{Child, Command, Stdio};
+use std::thread;
+
+use super::lifecycle::{SERVER_NAME, SUPPORTED_VERSIONS};
+use super::options::Options;
+
+/// Prints a few startup lines to stderr.
+pub(crate) fn print_banner(options: &Options) {
+    eprintln!("demo-server: {SERVER_NAME} {} ready on stdio", env!("CARGO_PKG_VERSION"));
+    eprintln!("demo-server: protocol versions {}", SUPPORTED_VERSIONS.join(", "));
+    let pages = match options.page_size {
+        0 => "one page per list".to_owned(),
+        size => format!("page size {size}"),
+    };
+    eprintln!("demo-server: {pages}; send JSON-RPC lines on stdin, EOF exits");
+}
+
+/// Starts a background thread that writes ~1 KiB lines to stderr in a tight loop, forever
+/// (until stderr fails, e.g. when the reading end is closed).
+pub(crate) fn flood_stderr() {
+    let flood = || {
+        let mut line = b"demo-server: flood ".to_vec();
+        line.resize(1023, b'~');
+        line.push(b'\n');
+        while std::io::stderr().write_all(&line).is_ok() {}
+    };
+    if let Err(error) = thread::Builder::new().name("stderr flood".into()).spawn(flood) {
+        eprintln!("demo-server: cannot start the stderr flood: {error}");
+    }
+}
+
+/// Spawns `sleep 3600` as a child of the server, left in the server's process group (so a client
+/// that kills the group kills it too, and one that only kills the server leaves it behind), and
+/// prints `demo-server: grandchild pid <pid>` to stderr.
+///
+/// Its stdio is detached (`/dev/null`) so it never holds the client's pipes open.
+pub(crate) fn spawn_grandchild() -> Option<Child> {
+    let spawned = Command::new("sleep")
+        .arg("3600")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn();
+    match spawned {
+        Ok(child) => {
+            eprintln!("demo-server: grandchild pid {}", child.id());
+            Some(child)
+        }
+        Err(error) => {
+            eprintln!("demo-server: cannot spawn the grandchild `sleep 3600`: {error}");
+            None
+        }
+    }
+}

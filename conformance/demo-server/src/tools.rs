@@ -1,0 +1,575 @@
+//! The tools: their declarations (`tools/list`) and implementations (`tools/call`).
+
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use serde_json::{Map, Value, json};
+
+use super::arguments::{optional_u64, required_array, required_number, required_str, required_u64};
+use super::assets::{TINY_PNG, base64};
+use super::jsonrpc::RpcError;
+use super::logging;
+use super::server::{CANCEL_POLL, Cancelled, Server};
+
+/// Why a tool call produced no result.
+#[derive(Debug)]
+pub(crate) enum ToolError {
+    /// A protocol error (bad arguments): answered with a JSON-RPC error.
+    Rpc(RpcError),
+    /// The client cancelled the call: not answered at all.
+    Cancelled,
+}
+
+impl From<RpcError> for ToolError {
+    fn from(error: RpcError) -> Self {
+        Self::Rpc(error)
+    }
+}
+
+impl From<Cancelled> for ToolError {
+    fn from(Cancelled: Cancelled) -> Self {
+        Self::Cancelled
+    }
+}
+
+/// What a tool implementation returns: a `CallToolResult` or why there is none.
+type ToolResult = Result<Value, ToolError>;
+
+/// Everything a running tool may use besides its arguments.
+pub(crate) struct Context<'a> {
+    server: &'a Server,
+    cancel: &'a AtomicBool,
+    progress_token: Option<&'a Value>,
+}
+
+impl Context<'_> {
+    /// Sleeps for `duration`, waking every [`CANCEL_POLL`] to check for cancellation.
+    fn sleep(&self, duration: Duration) -> Result<(), Cancelled> {
+        let deadline = Instant::now() + duration;
+        loop {
+            if self.cancel.load(Ordering::SeqCst) {
+                return Err(Cancelled);
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Ok(());
+            }
+            thread::sleep(CANCEL_POLL.min(deadline - now));
+        }
+    }
+
+    /// Sends a server→client request; see [`Server::request_client`].
+    fn request_client(&self, method: &str, params: Value) -> Result<Result<Value, Value>, Cancelled> {
+        self.server.request_client(method, params, self.cancel)
+    }
+}
+
+/// A tool declaration plus its implementation.
+pub(crate) struct Tool {
+    /// The tool name used in `tools/call`.
+    pub(crate) name: &'static str,
+    title: &'static str,
+    description: &'static str,
+    input_schema: fn() -> Value,
+    output_schema: Option<fn() -> Value>,
+    /// Whether the tool may block (sleeps, waits for the client, large writes): such calls run
+    /// on their own thread and can be cancelled; the others are answered inline, in order.
+    pub(crate) blocking: bool,
+    run: fn(&Context<'_>, &Map<String, Value>) -> ToolResult,
+}
+
+impl std::fmt::Debug for Tool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tool").field("name", &self.name).finish_non_exhaustive()
+    }
+}
+
+/// A validated `tools/call` request, ready to run.
+#[derive(Debug)]
+pub(crate) struct ToolCall {
+    /// The tool to run.
+    pub(crate) tool: &'static Tool,
+    arguments: Map<String, Value>,
+    progress_token: Option<Value>,
+}
+
+impl ToolCall {
+    /// Runs the tool. `Err(Cancelled)` means the call must not be answered.
+    pub(crate) fn run(
+        &self,
+        server: &Server,
+        cancel: &AtomicBool,
+    ) -> Result<Result<Value, RpcError>, Cancelled> {
+        let context = Context { server, cancel, progress_token: self.progress_token.as_ref() };
+        match (self.tool.run)(&context, &self.arguments) {
+            Ok(result) => Ok(Ok(result)),
+            Err(ToolError::Rpc(error)) => Ok(Err(error)),
+            Err(ToolError::Cancelled) => Err(Cancelled),
+        }
+    }
+}
+
+/// Validates `tools/call {name, arguments?, _meta?: {progressToken?}}`.
+pub(crate) fn prepare(params: &Map<String, Value>) -> Result<ToolCall, RpcError> {
+    let name = params
+        .get("name")
+        .and_then(Value::as_str)
+        .ok_or_else(|| RpcError::invalid_params("tools/call needs a string `name`"))?;
+    let tool = TOOLS
+        .iter()
+        .find(|tool| tool.name == name)
+        .ok_or_else(|| RpcError::invalid_params(format!("Unknown tool: {name}")))?;
+    let arguments = match params.get("arguments") {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(arguments)) => arguments.clone(),
+        Some(_) => return Err(RpcError::invalid_params("tool arguments must be an object")),
+    };
+    let progress_token = params
+        .get("_meta")
+        .and_then(|meta| meta.get("progressToken"))
+        .filter(|token| token.is_string() || token.is_number())
+        .cloned();
+    Ok(ToolCall { tool, arguments, progress_token })
+}
+
+/// The entries of `tools/list`, in order.
+pub(crate) fn list() -> Vec<Value> {
+    TOOLS
+        .iter()
+        .map(|tool| {
+            let mut entry = json!({
+                "name": tool.name,
+                "title": tool.title,
+                "description": tool.description,
+                "inputSchema": (tool.input_schema)(),
+            });
+            if let (Some(schema), Some(entry)) = (tool.output_schema, entry.as_object_mut()) {
+                entry.insert("outputSchema".into(), schema());
+            }
+            entry
+        })
+        .collect()
+}
+
+/// A `CallToolResult` with one text block.
+fn text_result(text: impl Into<String>) -> Value {
+    json!({ "content": [{ "type": "text", "text": text.into() }] })
+}
+
+/// A `CallToolResult` reporting a tool execution error (`isError: true`).
+fn error_result(text: impl Into<String>) -> Value {
+    json!({ "content": [{ "type": "text", "text": text.into() }], "isError": true })
+}
+
+/// An object schema with the given properties and required names.
+fn object_schema(properties: Value, required: &[&str]) -> Value {
+    json!({ "type": "object", "properties": properties, "required": required })
+}
+
+/// A schema for tools without arguments.
+fn no_arguments() -> Value {
+    json!({ "type": "object", "properties": {} })
+}
+
+/// Upper bound for durations in milliseconds (one day).
+const MAX_MS: u64 = 86_400_000;
+
+/// Upper bound for `long_running` steps.
+const MAX_STEPS: u64 = 1_000_000;
+
+/// Upper bound for `stderr_burst` (1 GiB).
+const MAX_BURST: u64 = 1 << 30;
+
+/// All tools, in listing order.
+static TOOLS: [Tool; 15] = [
+    Tool {
+        name: "echo",
+        title: "Echo",
+        description: "Returns the message unchanged as text.",
+        input_schema: || {
+            object_schema(
+                json!({ "message": { "type": "string", "description": "The text to echo." } }),
+                &["message"],
+            )
+        },
+        output_schema: None,
+        blocking: false,
+        run: |_, args| Ok(text_result(required_str(args, "message")?)),
+    },
+    Tool {
+        name: "add",
+        title: "Add",
+        description: "Adds two numbers and returns the sum as text.",
+        input_schema: || {
+            object_schema(json!({ "a": { "type": "number" }, "b": { "type": "number" } }), &["a", "b"])
+        },
+        output_schema: None,
+        blocking: false,
+        run: |_, args| {
+            let a = required_number(args, "a")?;
+            let b = required_number(args, "b")?;
+            Ok(text_result(format_sum(a, b)))
+        },
+    },
+    Tool {
+        name: "long_running",
+        title: "Long-running operation",
+        description: "Works for `steps` steps of `step_ms` milliseconds, sending progress \
+                      notifications when the request carries a progressToken; cancellable.",
+        input_schema: || {
+            json!({
+                "type": "object",
+                "properties": {
+                    "steps": { "type": "integer", "minimum": 0, "default": 5 },
+                    "step_ms": { "type": "integer", "minimum": 0, "default": 100 },
+                },
+            })
+        },
+        output_schema: None,
+        blocking: true,
+        run: long_running,
+    },
+    Tool {
+        name: "sleep",
+        title: "Sleep",
+        description: "Sleeps for `ms` milliseconds (cancellable).",
+        input_schema: || object_schema(json!({ "ms": { "type": "integer", "minimum": 0 } }), &["ms"]),
+        output_schema: None,
+        blocking: true,
+        run: |context, args| {
+            let ms = required_u64(args, "ms", MAX_MS)?;
+            context.sleep(Duration::from_millis(ms))?;
+            Ok(text_result(format!("slept {ms} ms")))
+        },
+    },
+    Tool {
+        name: "tiny_image",
+        title: "Tiny image",
+        description: "Returns a tiny PNG image and a text block.",
+        input_schema: no_arguments,
+        output_schema: None,
+        blocking: false,
+        run: |_, _| {
+            Ok(json!({
+                "content": [
+                    { "type": "image", "data": base64(&TINY_PNG), "mimeType": "image/png" },
+                    { "type": "text", "text": format!("a 4x4 PNG image ({} bytes)", TINY_PNG.len()) },
+                ],
+            }))
+        },
+    },
+    Tool {
+        name: "get_stats",
+        title: "Statistics",
+        description: "Returns the count, sum and mean of a list of numbers as structured content.",
+        input_schema: || {
+            object_schema(
+                json!({ "numbers": { "type": "array", "items": { "type": "number" } } }),
+                &["numbers"],
+            )
+        },
+        output_schema: Some(|| {
+            object_schema(
+                json!({
+                    "count": { "type": "integer" },
+                    "sum": { "type": "number" },
+                    "mean": { "type": "number" },
+                }),
+                &["count", "sum", "mean"],
+            )
+        }),
+        blocking: false,
+        run: get_stats,
+    },
+    Tool {
+        name: "fail",
+        title: "Fail",
+        description: "Always fails with a tool execution error (isError: true).",
+        input_schema: no_arguments,
+        output_schema: None,
+        blocking: false,
+        run: |_, _| Ok(error_result("the fail tool always fails")),
+    },
+    Tool {
+        name: "crash",
+        title: "Crash",
+        description: "Exits the server process immediately with code 3, without answering.",
+        input_schema: no_arguments,
+        output_schema: None,
+        blocking: false,
+        run: |_, _| {
+            eprintln!("demo-server: crash tool called, exiting with code 3");
+            std::process::exit(3)
+        },
+    },
+    Tool {
+        name: "sample",
+        title: "Sample",
+        description: "Asks the client to sample an LLM (sampling/createMessage) with the prompt.",
+        input_schema: || object_schema(json!({ "prompt": { "type": "string" } }), &["prompt"]),
+        output_schema: None,
+        blocking: true,
+        run: sample,
+    },
+    Tool {
+        name: "elicit",
+        title: "Elicit",
+        description: "Asks the client for a name (elicitation/create) and reports the answer.",
+        input_schema: || object_schema(json!({ "message": { "type": "string" } }), &["message"]),
+        output_schema: None,
+        blocking: true,
+        run: elicit,
+    },
+    Tool {
+        name: "list_roots",
+        title: "List roots",
+        description: "Asks the client for its roots (roots/list) and returns their uris.",
+        input_schema: no_arguments,
+        output_schema: None,
+        blocking: true,
+        run: list_roots,
+    },
+    Tool {
+        name: "log",
+        title: "Log",
+        description: "Emits a notifications/message at `level` unless filtered by logging/setLevel.",
+        input_schema: || {
+            object_schema(
+                json!({
+                    "level": { "type": "string", "enum": logging::LEVELS },
+                    "message": { "type": "string" },
+                }),
+                &["level", "message"],
+            )
+        },
+        output_schema: None,
+        blocking: false,
+        run: log,
+    },
+    Tool {
+        name: "notify_changes",
+        title: "Notify changes",
+        description: "Emits tools/resources/prompts list_changed notifications and \
+                      resources/updated for every subscribed uri.",
+        input_schema: no_arguments,
+        output_schema: None,
+        blocking: false,
+        run: notify_changes,
+    },
+    Tool {
+        name: "cancelled_requests",
+        title: "Cancelled requests",
+        description: "Returns the JSON array of request ids the server has seen cancelled.",
+        input_schema: no_arguments,
+        output_schema: None,
+        blocking: false,
+        run: |context, _| {
+            let ids = Value::Array(context.server.cancelled_ids());
+            Ok(text_result(ids.to_string()))
+        },
+    },
+    Tool {
+        name: "stderr_burst",
+        title: "Stderr burst",
+        description: "Writes `bytes` bytes of log lines to stderr, then answers.",
+        input_schema: || object_schema(json!({ "bytes": { "type": "integer", "minimum": 0 } }), &["bytes"]),
+        output_schema: None,
+        blocking: true,
+        run: stderr_burst,
+    },
+];
+
+/// `a + b` as text: exact for integers, `f64` otherwise (`2.5`, `5`, `-1e-7` print naturally).
+fn format_sum(a: &Value, b: &Value) -> String {
+    let exact = |value: &Value| value.as_i64().map(i128::from).or_else(|| value.as_u64().map(i128::from));
+    if let (Some(a), Some(b)) = (exact(a), exact(b)) {
+        return (a + b).to_string();
+    }
+    let sum = a.as_f64().unwrap_or(0.0) + b.as_f64().unwrap_or(0.0);
+    sum.to_string()
+}
+
+/// `long_running {steps = 5, step_ms = 100}`.
+fn long_running(context: &Context<'_>, args: &Map<String, Value>) -> ToolResult {
+    let steps = optional_u64(args, "steps", 5, MAX_STEPS)?;
+    let step_ms = optional_u64(args, "step_ms", 100, MAX_MS)?;
+    for step in 1..=steps {
+        context.sleep(Duration::from_millis(step_ms))?;
+        if let Some(token) = context.progress_token {
+            context.server.notify(
+                "notifications/progress",
+                json!({
+                    "progressToken": token,
+                    "progress": step,
+                    "total": steps,
+                    "message": format!("step {step} of {steps}"),
+                }),
+            );
+        }
+    }
+    Ok(text_result(format!("done after {steps} steps")))
+}
+
+/// `get_stats {numbers}` → structured `{count, sum, mean}` plus the same JSON as text.
+fn get_stats(_: &Context<'_>, args: &Map<String, Value>) -> ToolResult {
+    let numbers = required_array(args, "numbers")?
+        .iter()
+        .map(|number| number.as_f64().ok_or_else(|| RpcError::invalid_params("`numbers` must hold numbers")))
+        .collect::<Result<Vec<f64>, RpcError>>()?;
+    let count = numbers.len();
+    let sum: f64 = numbers.iter().sum();
+    #[allow(clippy::cast_precision_loss, reason = "counts are far below 2^52")]
+    let mean = if count == 0 { 0.0 } else { sum / count as f64 };
+    let stats = json!({ "count": count, "sum": sum, "mean": mean });
+    Ok(json!({
+        "content": [{ "type": "text", "text": stats.to_string() }],
+        "structuredContent": stats,
+    }))
+}
+
+/// The text of a sampling result's content (a block or, since 2025-11-25, an array of blocks).
+fn content_text(content: &Value) -> String {
+    match content {
+        Value::Array(blocks) => blocks.iter().map(content_text).collect::<Vec<_>>().join(""),
+        block => block.get("text").and_then(Value::as_str).unwrap_or_default().to_owned(),
+    }
+}
+
+/// The message of a JSON-RPC error object.
+fn error_message(error: &Value) -> String {
+    match error.get("message").and_then(Value::as_str) {
+        Some(message) => message.to_owned(),
+        None => error.to_string(),
+    }
+}
+
+/// `sample {prompt}` → `sampling/createMessage` → `sampled: <text>`.
+fn sample(context: &Context<'_>, args: &Map<String, Value>) -> ToolResult {
+    let prompt = required_str(args, "prompt")?;
+    let params = json!({
+        "messages": [{ "role": "user", "content": { "type": "text", "text": prompt } }],
+        "maxTokens": 100,
+    });
+    Ok(match context.request_client("sampling/createMessage", params)? {
+        Ok(result) => {
+            text_result(format!("sampled: {}", content_text(result.get("content").unwrap_or(&Value::Null))))
+        }
+        Err(error) => error_result(format!("sampling failed: {}", error_message(&error))),
+    })
+}
+
+/// `elicit {message}` → `elicitation/create` → `action=<action> content=<json>`.
+fn elicit(context: &Context<'_>, args: &Map<String, Value>) -> ToolResult {
+    let message = required_str(args, "message")?;
+    let params = json!({
+        "message": message,
+        "requestedSchema": {
+            "type": "object",
+            "properties": { "name": { "type": "string" } },
+            "required": ["name"],
+        },
+    });
+    Ok(match context.request_client("elicitation/create", params)? {
+        Ok(result) => {
+            let action = result.get("action").and_then(Value::as_str).unwrap_or("unknown");
+            let content = result.get("content").unwrap_or(&Value::Null);
+            text_result(format!("action={action} content={content}"))
+        }
+        Err(error) => error_result(format!("elicitation failed: {}", error_message(&error))),
+    })
+}
+
+/// `list_roots {}` → `roots/list` → the uris joined by `,`.
+fn list_roots(context: &Context<'_>, _: &Map<String, Value>) -> ToolResult {
+    Ok(match context.request_client("roots/list", json!({}))? {
+        Ok(result) => {
+            let uris: Vec<&str> = result
+                .get("roots")
+                .and_then(Value::as_array)
+                .map(|roots| roots.iter().filter_map(|root| root.get("uri")?.as_str()).collect())
+                .unwrap_or_default();
+            text_result(uris.join(","))
+        }
+        Err(error) => error_result(format!("roots/list failed: {}", error_message(&error))),
+    })
+}
+
+/// `log {level, message}` → `notifications/message` unless filtered.
+fn log(context: &Context<'_>, args: &Map<String, Value>) -> ToolResult {
+    let level = required_str(args, "level")?;
+    let message = required_str(args, "message")?;
+    let rank = logging::rank(level)
+        .ok_or_else(|| RpcError::invalid_params(format!("unknown log level {level:?}")))?;
+    if !context.server.log_filter.allows(rank) {
+        return Ok(text_result("filtered"));
+    }
+    context
+        .server
+        .notify("notifications/message", json!({ "level": level, "logger": "demo", "data": message }));
+    Ok(text_result("logged"))
+}
+
+/// `notify_changes {}` → the three list_changed notifications and resources/updated.
+fn notify_changes(context: &Context<'_>, _: &Map<String, Value>) -> ToolResult {
+    let server = context.server;
+    for method in [
+        "notifications/tools/list_changed",
+        "notifications/resources/list_changed",
+        "notifications/prompts/list_changed",
+    ] {
+        server.notify(method, json!({}));
+    }
+    for uri in server.subscriptions.snapshot() {
+        server.notify("notifications/resources/updated", json!({ "uri": uri }));
+    }
+    Ok(text_result("notified"))
+}
+
+/// `stderr_burst {bytes}` → exactly `bytes` bytes of newline-terminated lines on stderr.
+fn stderr_burst(_: &Context<'_>, args: &Map<String, Value>) -> ToolResult {
+    let bytes = required_u64(args, "bytes", MAX_BURST)?;
+    const LINE: &[u8] = b"demo-server: stderr burst ..................................................\n";
+    let mut stderr = std::io::stderr().lock();
+    let mut remaining = usize::try_from(bytes).unwrap_or(usize::MAX);
+    let mut written = Ok(());
+    while remaining > 0 && written.is_ok() {
+        let take = remaining.min(LINE.len());
+        // Keep every chunk newline-terminated: a short last line keeps the tail of LINE.
+        written = stderr.write_all(&LINE[LINE.len() - take..]);
+        remaining -= take;
+    }
+    written.and_then(|()| stderr.flush()).map_err(|error| {
+        RpcError::new(super::jsonrpc::INTERNAL_ERROR, format!("cannot write to stderr: {error}"))
+    })?;
+    Ok(text_result(format!("wrote {bytes} bytes")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tool_names_are_unique() {
+        let mut names: Vec<&str> = TOOLS.iter().map(|tool| tool.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), TOOLS.len());
+    }
+
+    #[test]
+    fn sums_exactly() {
+        assert_eq!(format_sum(&json!(2), &json!(3)), "5");
+        assert_eq!(format_sum(&json!(u64::MAX), &json!(1)), "18446744073709551616");
+        assert_eq!(format_sum(&json!(2.5), &json!(0.25)), "2.75");
+        assert_eq!(format_sum(&json!(1.5), &json!(1.5)), "3");
+    }
+
+    #[test]
+    fn every_schema_is_an_object_schema() {
+        for entry in list() {
+            assert_eq!(entry["inputSchema"]["type"], "object", "{}", entry["name"]);
+        }
+    }
+}

@@ -1,0 +1,517 @@
+//! End-to-end tests of the `mcp-demo-server` binary over real pipes.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+/// How long any single expected message may take.
+const TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A running demo server with its stdout parsed line by line and its stderr captured.
+struct DemoServer {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<String>,
+    stderr: Arc<Mutex<String>>,
+    /// Messages received while waiting for something else.
+    backlog: Vec<Value>,
+}
+
+impl DemoServer {
+    fn spawn(args: &[&str]) -> Self {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_mcp-demo-server"))
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn mcp-demo-server");
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take().expect("stdout");
+        let mut stderr_pipe = child.stderr.take().expect("stderr");
+        let (sender, lines) = mpsc::channel();
+        thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if sender.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let sink = Arc::clone(&stderr);
+        thread::spawn(move || {
+            let mut buffer = [0_u8; 4096];
+            while let Ok(read @ 1..) = stderr_pipe.read(&mut buffer) {
+                sink.lock().expect("stderr lock").push_str(&String::from_utf8_lossy(&buffer[..read]));
+            }
+        });
+        Self { child, stdin, lines, stderr, backlog: Vec::new() }
+    }
+
+    /// Spawns a server and completes the initialize handshake.
+    fn initialized(args: &[&str]) -> Self {
+        let mut server = Self::spawn(args);
+        let result = server.request(
+            0,
+            "initialize",
+            json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}}),
+        );
+        assert_eq!(result["result"]["protocolVersion"], "2025-11-25");
+        server.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        server
+    }
+
+    fn send_raw(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        stdin.write_all(line.as_bytes()).expect("write stdin");
+        stdin.write_all(b"\n").expect("write stdin");
+        stdin.flush().expect("flush stdin");
+    }
+
+    fn send(&mut self, message: &Value) {
+        self.send_raw(&message.to_string());
+    }
+
+    /// The next line from stdout, parsed (fails the test after [`TIMEOUT`]).
+    fn next_line(&mut self, timeout: Duration) -> Option<Value> {
+        match self.lines.recv_timeout(timeout) {
+            Ok(line) => Some(serde_json::from_str(&line).expect("stdout line is JSON")),
+            Err(RecvTimeoutError::Timeout) => None,
+            Err(RecvTimeoutError::Disconnected) => panic!("server stdout closed"),
+        }
+    }
+
+    /// The next message matching `predicate`, taken from the backlog first.
+    fn wait_for(&mut self, what: &str, predicate: impl Fn(&Value) -> bool) -> Value {
+        if let Some(index) = self.backlog.iter().position(&predicate) {
+            return self.backlog.remove(index);
+        }
+        let deadline = Instant::now() + TIMEOUT;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let message = self.next_line(left).unwrap_or_else(|| panic!("timed out waiting for {what}"));
+            if predicate(&message) {
+                return message;
+            }
+            self.backlog.push(message);
+        }
+    }
+
+    fn response(&mut self, id: &Value) -> Value {
+        let id = id.clone();
+        self.wait_for(&format!("the response to {id}"), |message| {
+            message.get("id") == Some(&id) && message.get("method").is_none()
+        })
+    }
+
+    fn request(&mut self, id: impl Into<Value>, method: &str, params: Value) -> Value {
+        let id = id.into();
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        self.response(&id)
+    }
+
+    fn call_tool(&mut self, id: impl Into<Value>, name: &str, arguments: Value) -> Value {
+        self.request(id, "tools/call", json!({"name": name, "arguments": arguments}))
+    }
+
+    /// Closes stdin and waits (bounded) for the process to exit.
+    fn close_and_wait(&mut self, timeout: Duration) -> Option<ExitStatus> {
+        self.stdin = None;
+        self.wait(timeout)
+    }
+
+    fn wait(&mut self, timeout: Duration) -> Option<ExitStatus> {
+        let deadline = Instant::now() + timeout;
+        while Instant::now() < deadline {
+            if let Some(status) = self.child.try_wait().expect("try_wait") {
+                return Some(status);
+            }
+            thread::sleep(Duration::from_millis(10));
+        }
+        None
+    }
+
+    fn stderr(&self) -> String {
+        self.stderr.lock().expect("stderr lock").clone()
+    }
+}
+
+impl Drop for DemoServer {
+    fn drop(&mut self) {
+        self.stdin = None;
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The text of the first content block of a `tools/call` response.
+fn text(response: &Value) -> &str {
+    response["result"]["content"][0]["text"].as_str().unwrap_or_else(|| panic!("no text in {response}"))
+}
+
+#[test]
+fn initialize_echoes_supported_versions_and_falls_back_to_latest() {
+    let mut server = DemoServer::spawn(&[]);
+    let cases = [
+        ("2024-11-05", "2024-11-05"),
+        ("2025-03-26", "2025-03-26"),
+        ("2025-06-18", "2025-06-18"),
+        ("2025-11-25", "2025-11-25"),
+        ("1999-12-31", "2025-11-25"),
+    ];
+    for (id, (requested, answered)) in cases.into_iter().enumerate() {
+        let response = server.request(
+            id,
+            "initialize",
+            json!({"protocolVersion": requested, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
+        );
+        let result = &response["result"];
+        assert_eq!(result["protocolVersion"], answered, "requested {requested}");
+        assert_eq!(result["serverInfo"]["name"], "mcp-demo-server");
+        assert_eq!(result["serverInfo"]["version"], env!("CARGO_PKG_VERSION"));
+        assert_eq!(result["capabilities"]["tools"]["listChanged"], true);
+        assert_eq!(result["capabilities"]["resources"]["subscribe"], true);
+        assert_eq!(result["capabilities"]["completions"], json!({}));
+    }
+    let missing = server.request(9, "initialize", json!({}));
+    assert_eq!(missing["error"]["code"], -32602);
+}
+
+#[test]
+fn requests_before_initialize_are_answered() {
+    let mut server = DemoServer::spawn(&[]);
+    assert_eq!(server.request(1, "ping", json!({}))["result"], json!({}));
+    assert_eq!(server.request(2, "no/such/method", json!({}))["error"]["code"], -32601);
+}
+
+#[test]
+fn tools_list_declares_every_tool() {
+    let mut server = DemoServer::initialized(&[]);
+    let response = server.request(1, "tools/list", json!({}));
+    let tools = response["result"]["tools"].as_array().expect("tools array");
+    let names: Vec<&str> = tools.iter().map(|tool| tool["name"].as_str().expect("name")).collect();
+    assert_eq!(
+        names,
+        [
+            "echo",
+            "add",
+            "long_running",
+            "sleep",
+            "tiny_image",
+            "get_stats",
+            "fail",
+            "crash",
+            "sample",
+            "elicit",
+            "list_roots",
+            "log",
+            "notify_changes",
+            "cancelled_requests",
+            "stderr_burst"
+        ]
+    );
+    for tool in tools {
+        assert_eq!(tool["inputSchema"]["type"], "object", "{tool}");
+        assert!(tool["description"].is_string() && tool["title"].is_string(), "{tool}");
+    }
+    assert!(response["result"].get("nextCursor").is_none());
+    let stats = tools.iter().find(|tool| tool["name"] == "get_stats").expect("get_stats");
+    assert_eq!(stats["outputSchema"]["required"], json!(["count", "sum", "mean"]));
+}
+
+#[test]
+fn simple_tools_answer() {
+    let mut server = DemoServer::initialized(&[]);
+    assert_eq!(text(&server.call_tool(1, "echo", json!({"message": "héllo\nworld"}))), "héllo\nworld");
+    assert_eq!(text(&server.call_tool(2, "add", json!({"a": 2, "b": 3}))), "5");
+    assert_eq!(text(&server.call_tool(3, "add", json!({"a": 0.5, "b": 2}))), "2.5");
+    let stats = server.call_tool(4, "get_stats", json!({"numbers": [1, 2, 3, 6]}));
+    assert_eq!(stats["result"]["structuredContent"], json!({"count": 4, "sum": 12.0, "mean": 3.0}));
+    let echoed: Value = serde_json::from_str(text(&stats)).expect("stats text is JSON");
+    assert_eq!(echoed, stats["result"]["structuredContent"]);
+    let image = server.call_tool(5, "tiny_image", json!({}));
+    assert_eq!(image["result"]["content"][0]["type"], "image");
+    assert_eq!(image["result"]["content"][0]["mimeType"], "image/png");
+    assert!(image["result"]["content"][0]["data"].as_str().expect("data").starts_with("iVBORw0KGgo"));
+    let failed = server.call_tool(6, "fail", json!({}));
+    assert_eq!(failed["result"]["isError"], true);
+    assert_eq!(server.call_tool(7, "echo", json!({}))["error"]["code"], -32602);
+    assert_eq!(server.call_tool(8, "no_such_tool", json!({}))["error"]["code"], -32602);
+    let burst = server.call_tool(9, "stderr_burst", json!({"bytes": 10_000}));
+    assert_eq!(text(&burst), "wrote 10000 bytes");
+}
+
+#[test]
+fn batches_are_answered_with_an_array() {
+    let mut server = DemoServer::initialized(&[]);
+    server.send_raw(
+        r#"[{"jsonrpc":"2.0","id":"a","method":"ping"},
+            {"jsonrpc":"2.0","method":"notifications/initialized"},
+            {"jsonrpc":"2.0","id":"b","method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"}}},
+            {"jsonrpc":"2.0","id":"c","method":"tools/call","params":{"name":"sleep","arguments":{"ms":20}}},
+            {"jsonrpc":"2.0","id":"d","method":"bogus"}]"#
+            .replace('\n', " ")
+            .as_str(),
+    );
+    let batch = server.wait_for("the batch response", Value::is_array);
+    let responses = batch.as_array().expect("array");
+    assert_eq!(responses.len(), 4);
+    let by_id = |id: &str| responses.iter().find(|response| response["id"] == id).expect("response");
+    assert_eq!(by_id("a")["result"], json!({}));
+    assert_eq!(text(by_id("b")), "hi");
+    assert_eq!(text(by_id("c")), "slept 20 ms");
+    assert_eq!(by_id("d")["error"]["code"], -32601);
+    server.send_raw("[]");
+    assert_eq!(server.wait_for("the empty batch error", |m| m["id"].is_null())["error"]["code"], -32600);
+}
+
+#[test]
+fn malformed_lines_get_a_parse_error_and_the_server_keeps_going() {
+    let mut server = DemoServer::initialized(&[]);
+    for garbage in ["{not json", "\u{1}\u{2}", r#"{"jsonrpc":"2.0","id":1,"method":"ping""#] {
+        server.send_raw(garbage);
+        let error = server.wait_for("a parse error", |message| message.get("error").is_some());
+        assert_eq!(error["error"]["code"], -32700);
+        assert_eq!(error["id"], Value::Null);
+    }
+    server.send_raw(r#"{"jsonrpc":"2.0","id":5,"method":"ping","params":[]}"#);
+    assert_eq!(server.response(&json!(5))["error"]["code"], -32602);
+    server.send_raw(r#"{"id":6,"method":"ping"}"#);
+    assert_eq!(server.response(&json!(6))["error"]["code"], -32600);
+    assert_eq!(text(&server.call_tool(7, "echo", json!({"message": "still here"}))), "still here");
+}
+
+#[test]
+fn long_running_reports_progress() {
+    let mut server = DemoServer::initialized(&[]);
+    server.send(&json!({
+        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "long_running", "arguments": {"steps": 3, "step_ms": 10}, "_meta": {"progressToken": "tok"}}
+    }));
+    for step in 1..=3 {
+        let progress = server
+            .wait_for("a progress notification", |message| message["method"] == "notifications/progress");
+        assert_eq!(
+            progress["params"],
+            json!({"progressToken": "tok", "progress": step, "total": 3, "message": format!("step {step} of 3")})
+        );
+    }
+    assert_eq!(text(&server.response(&json!(1))), "done after 3 steps");
+    // Without a token: no notifications, just the result.
+    assert_eq!(
+        text(&server.call_tool(2, "long_running", json!({"steps": 2, "step_ms": 1}))),
+        "done after 2 steps"
+    );
+    assert!(server.backlog.is_empty(), "unexpected messages: {:?}", server.backlog);
+}
+
+#[test]
+fn cancelled_sleep_gets_no_response_and_is_recorded() {
+    let mut server = DemoServer::initialized(&[]);
+    let started = Instant::now();
+    server.send(&json!({
+        "jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": {"name": "sleep", "arguments": {"ms": 60_000}}
+    }));
+    // The sleeping call does not block other requests.
+    assert_eq!(server.request(8, "ping", json!({}))["result"], json!({}));
+    server.send(&json!({
+        "jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 7, "reason": "test"}
+    }));
+    let recorded = server.call_tool(9, "cancelled_requests", json!({}));
+    assert_eq!(text(&recorded), "[7]");
+    // No response for 7, even after the sleeper noticed the cancellation.
+    thread::sleep(Duration::from_millis(200));
+    while let Some(message) = server.next_line(Duration::from_millis(50)) {
+        assert_ne!(message["id"], 7, "cancelled request was answered: {message}");
+    }
+    assert!(server.backlog.iter().all(|message| message["id"] != 7));
+    assert!(started.elapsed() < Duration::from_secs(30));
+    assert!(server.stderr().contains("demo-server: cancelled request 7"), "stderr: {}", server.stderr());
+}
+
+#[test]
+fn pagination_walks_tools_list() {
+    let mut server = DemoServer::initialized(&["--page-size", "4"]);
+    let mut names = Vec::new();
+    let mut cursor: Option<String> = None;
+    let mut pages = 0;
+    loop {
+        let params = match &cursor {
+            Some(cursor) => json!({"cursor": cursor}),
+            None => json!({}),
+        };
+        let response = server.request(100 + pages, "tools/list", params);
+        let tools = response["result"]["tools"].as_array().expect("tools");
+        assert!(tools.len() <= 4);
+        names.extend(tools.iter().map(|tool| tool["name"].as_str().expect("name").to_owned()));
+        pages += 1;
+        match response["result"].get("nextCursor") {
+            Some(next) => cursor = Some(next.as_str().expect("string cursor").to_owned()),
+            None => break,
+        }
+    }
+    assert_eq!(pages, 4);
+    assert_eq!(names.len(), 15);
+    assert_eq!(names.first().map(String::as_str), Some("echo"));
+    assert_eq!(names.last().map(String::as_str), Some("stderr_burst"));
+    let bad = server.request(1, "tools/list", json!({"cursor": "not-a-cursor"}));
+    assert_eq!(bad["error"]["code"], -32602);
+    let resources = server.request(2, "resources/list", json!({}));
+    assert_eq!(resources["result"]["resources"].as_array().map(Vec::len), Some(3));
+    assert!(resources["result"].get("nextCursor").is_none());
+}
+
+#[test]
+fn resources_prompts_completion_and_logging() {
+    let mut server = DemoServer::initialized(&[]);
+    let item = server.request(1, "resources/read", json!({"uri": "demo://items/42"}));
+    assert_eq!(item["result"]["contents"][0]["text"], "item 42");
+    let missing = server.request(2, "resources/read", json!({"uri": "demo://missing"}));
+    assert_eq!(missing["error"]["code"], -32002);
+    let templates = server.request(3, "resources/templates/list", json!({}));
+    assert_eq!(templates["result"]["resourceTemplates"][0]["uriTemplate"], "demo://items/{id}");
+    assert_eq!(
+        server.request(4, "resources/subscribe", json!({"uri": "demo://readme"}))["result"],
+        json!({})
+    );
+
+    assert_eq!(text(&server.call_tool(5, "notify_changes", json!({}))), "notified");
+    for method in [
+        "notifications/tools/list_changed",
+        "notifications/resources/list_changed",
+        "notifications/prompts/list_changed",
+    ] {
+        server.wait_for(method, |message| message["method"] == method);
+    }
+    let updated = server.wait_for("resources/updated", |m| m["method"] == "notifications/resources/updated");
+    assert_eq!(updated["params"]["uri"], "demo://readme");
+
+    let greeting =
+        server.request(6, "prompts/get", json!({"name": "greeting", "arguments": {"name": "Ada"}}));
+    assert_eq!(greeting["result"]["messages"][0]["content"]["text"], "Hello, Ada!");
+    let missing = server.request(7, "prompts/get", json!({"name": "greeting", "arguments": {}}));
+    assert_eq!(missing["error"]["code"], -32602);
+
+    let completion = server.request(
+        8,
+        "completion/complete",
+        json!({"ref": {"type": "ref/prompt", "name": "code_review"}, "argument": {"name": "language", "value": "py"}}),
+    );
+    assert_eq!(
+        completion["result"]["completion"],
+        json!({"values": ["python"], "total": 1, "hasMore": false})
+    );
+
+    assert_eq!(text(&server.call_tool(9, "log", json!({"level": "debug", "message": "quiet"}))), "filtered");
+    assert_eq!(text(&server.call_tool(10, "log", json!({"level": "warning", "message": "loud"}))), "logged");
+    let logged = server.wait_for("a log message", |m| m["method"] == "notifications/message");
+    assert_eq!(logged["params"], json!({"level": "warning", "logger": "demo", "data": "loud"}));
+    assert_eq!(server.request(11, "logging/setLevel", json!({"level": "error"}))["result"], json!({}));
+    assert_eq!(text(&server.call_tool(12, "log", json!({"level": "warning", "message": "x"}))), "filtered");
+}
+
+#[test]
+fn server_to_client_requests_round_trip() {
+    let mut server = DemoServer::initialized(&[]);
+    server.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "sample", "arguments": {"prompt": "hi"}}}));
+    let request = server.wait_for("sampling/createMessage", |m| m["method"] == "sampling/createMessage");
+    assert_eq!(request["id"], "srv-1");
+    assert_eq!(request["params"]["messages"][0]["content"]["text"], "hi");
+    assert_eq!(request["params"]["maxTokens"], 100);
+    server.send(&json!({"jsonrpc": "2.0", "id": "srv-1", "result": {
+        "role": "assistant", "model": "m", "content": {"type": "text", "text": "hello back"}
+    }}));
+    assert_eq!(text(&server.response(&json!(1))), "sampled: hello back");
+
+    server.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "elicit", "arguments": {"message": "who?"}}}));
+    let request = server.wait_for("elicitation/create", |m| m["method"] == "elicitation/create");
+    assert_eq!(request["params"]["requestedSchema"]["required"], json!(["name"]));
+    let id = request["id"].clone();
+    server.send(
+        &json!({"jsonrpc": "2.0", "id": id, "result": {"action": "accept", "content": {"name": "Ada"}}}),
+    );
+    assert_eq!(text(&server.response(&json!(2))), r#"action=accept content={"name":"Ada"}"#);
+
+    server.send(&json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "list_roots", "arguments": {}}}));
+    let request = server.wait_for("roots/list", |m| m["method"] == "roots/list");
+    let id = request["id"].clone();
+    server.send(&json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "no roots"}}));
+    let failed = server.response(&json!(3));
+    assert_eq!(text(&failed), "roots/list failed: no roots");
+    assert_eq!(failed["result"]["isError"], true);
+}
+
+#[test]
+fn exits_zero_on_stdin_eof_even_with_work_in_flight() {
+    let mut server = DemoServer::initialized(&[]);
+    server.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "sleep", "arguments": {"ms": 60_000}}}));
+    let started = Instant::now();
+    let status = server.close_and_wait(Duration::from_secs(5)).expect("server exited at EOF");
+    assert!(status.success(), "{status:?}");
+    assert!(started.elapsed() < Duration::from_secs(5));
+}
+
+#[test]
+fn crash_exits_with_code_3_without_answering() {
+    let mut server = DemoServer::initialized(&[]);
+    server.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "crash", "arguments": {}}}));
+    let status = server.wait(TIMEOUT).expect("server exited");
+    assert_eq!(status.code(), Some(3));
+    assert!(server.lines.recv_timeout(Duration::from_secs(1)).is_err(), "crash answered");
+}
+
+#[test]
+fn help_prints_usage() {
+    let output =
+        Command::new(env!("CARGO_BIN_EXE_mcp-demo-server")).arg("--help").output().expect("run --help");
+    assert!(output.status.success());
+    let usage = String::from_utf8_lossy(&output.stdout);
+    for flag in ["--page-size", "--flood-stderr", "--spawn-grandchild", "--banner"] {
+        assert!(usage.contains(flag), "{flag} missing from usage");
+    }
+    let bad = Command::new(env!("CARGO_BIN_EXE_mcp-demo-server")).arg("--bogus").output().expect("run");
+    assert_eq!(bad.status.code(), Some(2));
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn grandchild_stays_in_the_server_process_group() {
+    let server = DemoServer::initialized(&["--spawn-grandchild"]);
+    let deadline = Instant::now() + TIMEOUT;
+    let pid = loop {
+        let stderr = server.stderr();
+        if let Some(pid) = stderr.lines().find_map(|line| line.strip_prefix("demo-server: grandchild pid ")) {
+            break pid.trim().to_owned();
+        }
+        assert!(Instant::now() < deadline, "no grandchild pid in stderr: {stderr}");
+        thread::sleep(Duration::from_millis(10));
+    };
+    let process_group = |pid: &str| {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("read stat");
+        let after_name = stat.rsplit_once(')').expect("stat format").1.to_owned();
+        after_name.split_whitespace().nth(2).expect("pgrp field").to_owned()
+    };
+    let same_group = process_group(&pid) == process_group(&server.child.id().to_string());
+    // Clean up the grandchild whatever the outcome.
+    let _ = Command::new("kill").arg(&pid).status();
+    assert!(same_group, "grandchild {pid} left the server's process group");
+}
+
+#[test]
+fn flood_stderr_does_not_stop_the_protocol() {
+    let mut server = DemoServer::initialized(&["--flood-stderr"]);
+    assert_eq!(text(&server.call_tool(1, "echo", json!({"message": "over the noise"}))), "over the noise");
+    let deadline = Instant::now() + TIMEOUT;
+    while server.stderr.lock().expect("stderr lock").len() < 64 * 1024 {
+        assert!(Instant::now() < deadline, "stderr flood too slow");
+        thread::sleep(Duration::from_millis(10));
+    }
+}
