@@ -1,0 +1,126 @@
+//! One call in flight: per-call options and the future that resolves with the response.
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use mcp_sansio::schema::{JsonObject, ProgressNotificationParams};
+use mcp_sansio::{CloseReason, RequestError, RequestId, RequestOptions};
+use serde_json::value::RawValue;
+
+use crate::shared::{ProgressFn, Shared};
+
+/// Options for one call: timeouts, progress, `_meta`. Defaults come from the connection's
+/// [`ClientConfig`](mcp_sansio::ClientConfig).
+///
+/// ```
+/// use std::time::Duration;
+/// use mcp_smol::CallOptions;
+///
+/// let options = CallOptions::default()
+///     .timeout(Duration::from_secs(10))
+///     .on_progress(|p| eprintln!("{} of {:?}", p.progress, p.total));
+/// ```
+#[derive(Clone, Default)]
+pub struct CallOptions {
+    pub(crate) request: RequestOptions,
+    pub(crate) on_progress: Option<ProgressFn>,
+}
+
+impl fmt::Debug for CallOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CallOptions")
+            .field("request", &self.request)
+            .field("on_progress", &self.on_progress.is_some())
+            .finish()
+    }
+}
+
+impl CallOptions {
+    /// Idle timeout: how long the call may go without a response or progress.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.request = self.request.timeout(timeout);
+        self
+    }
+
+    /// Cap on the call's total time, however much progress the server reports.
+    pub fn max_total(mut self, max_total: Duration) -> Self {
+        self.request = self.request.max_total(max_total);
+        self
+    }
+
+    /// Whether progress notifications reset the idle timeout (default: yes).
+    pub fn reset_on_progress(mut self, reset: bool) -> Self {
+        self.request = self.request.reset_on_progress(reset);
+        self
+    }
+
+    /// Extra `_meta` members sent with the request.
+    pub fn meta(mut self, meta: JsonObject) -> Self {
+        self.request = self.request.meta(meta);
+        self
+    }
+
+    /// Asks the server for progress and calls `f` with each notification (on the driver's
+    /// task: keep it short).
+    pub fn on_progress(mut self, f: impl Fn(&ProgressNotificationParams) + Send + Sync + 'static) -> Self {
+        self.request = self.request.with_progress();
+        self.on_progress = Some(Arc::new(f));
+        self
+    }
+}
+
+/// Resolves with the raw result of one request. Dropping it before it resolves cancels the
+/// request: the engine sends `notifications/cancelled` and forgets the id.
+pub(crate) struct ResponseFuture {
+    shared: Arc<Shared>,
+    id: Option<RequestId>,
+}
+
+impl ResponseFuture {
+    pub(crate) fn new(shared: Arc<Shared>, id: RequestId) -> Self {
+        Self { shared, id: Some(id) }
+    }
+}
+
+impl Future for ResponseFuture {
+    type Output = Result<Box<RawValue>, RequestError>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let Some(id) = self.id.clone() else {
+            return Poll::Ready(Err(RequestError::ConnectionClosed(CloseReason::Local)));
+        };
+        let mut state = self.shared.lock();
+        let Some(slot) = state.calls.get_mut(&id) else {
+            drop(state);
+            self.id = None;
+            return Poll::Ready(Err(RequestError::ConnectionClosed(CloseReason::Local)));
+        };
+        if let Some(result) = slot.result.take() {
+            state.calls.remove(&id);
+            drop(state);
+            self.id = None;
+            return Poll::Ready(result);
+        }
+        if !slot.waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+            slot.waker = Some(cx.waker().clone());
+        }
+        Poll::Pending
+    }
+}
+
+impl Drop for ResponseFuture {
+    fn drop(&mut self) {
+        let Some(id) = self.id.take() else { return };
+        // Synchronous bookkeeping only: the driver writes the cancellation.
+        let mut state = self.shared.lock();
+        state.calls.remove(&id);
+        if state.conn.is_pending(&id) {
+            let _ = state.conn.cancel(Instant::now(), &id, Some("the caller dropped the request"));
+            state.wake_driver();
+        }
+    }
+}

@@ -1,0 +1,380 @@
+//! [`Driver`]: the loop that moves bytes and time between a transport and the engine.
+
+use std::fmt;
+use std::future::Future;
+use std::io;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Instant;
+
+use async_io::Timer;
+use futures_lite::{AsyncRead, AsyncWrite};
+use mcp_sansio::{ErrorObject, Event, RequestId, ServerNotification, ServerRequest};
+use serde::Serialize;
+use serde_json::value::RawValue;
+
+use crate::handler::{ClientHandler, HandlerFuture};
+use crate::shared::{ProgressFn, Shared};
+use crate::stdio::ServerProcess;
+
+type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
+
+/// How many read/write rounds one poll may run before yielding to the executor, so a server
+/// that floods the client cannot starve the tasks sharing its thread.
+const ROUNDS_PER_POLL: usize = 32;
+
+/// The I/O half of a connection: a future that runs until the connection is over and the
+/// server process (if any) is gone.
+///
+/// Spawn it on any executor (it needs no particular runtime: timers come from async-io, which
+/// brings its own reactor). It reads from the server, feeds the engine, writes what the engine
+/// queues, fires the engine's deadlines, answers server requests through the
+/// [`ClientHandler`], and delivers responses and notifications to the [`Client`](crate::Client)
+/// handles. When the connection closes, it closes the server's stdin and, for a child
+/// process, runs the shutdown sequence. Dropping it instead kills the child's process group.
+#[must_use = "the driver does nothing unless polled: spawn it"]
+pub struct Driver {
+    shared: Arc<Shared>,
+    reader: Option<Pin<Box<dyn AsyncRead + Send>>>,
+    writer: Option<Pin<Box<dyn AsyncWrite + Send>>>,
+    read_buf: Box<[u8]>,
+    out: Vec<u8>,
+    out_pos: usize,
+    needs_flush: bool,
+    timer: Timer,
+    timer_at: Option<Instant>,
+    handler: Arc<dyn ClientHandler>,
+    tasks: Vec<(RequestId, BoxFuture<Result<Box<RawValue>, ErrorObject>>)>,
+    /// Side work that lives as long as the transport: draining the server's stderr.
+    background: Vec<BoxFuture<()>>,
+    process: Option<ServerProcess>,
+    shutdown: Option<BoxFuture<()>>,
+    events: Vec<Event>,
+}
+
+impl fmt::Debug for Driver {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Driver")
+            .field("pid", &self.process.as_ref().and_then(ServerProcess::pid))
+            .field("handler_tasks", &self.tasks.len())
+            .field("shutting_down", &self.shutdown.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Driver {
+    pub(crate) fn new(
+        shared: Arc<Shared>,
+        reader: impl AsyncRead + Send + 'static,
+        writer: impl AsyncWrite + Send + 'static,
+        handler: Arc<dyn ClientHandler>,
+    ) -> Self {
+        Self {
+            shared,
+            reader: Some(Box::pin(reader)),
+            writer: Some(Box::pin(writer)),
+            read_buf: vec![0; 64 * 1024].into_boxed_slice(),
+            out: Vec::new(),
+            out_pos: 0,
+            needs_flush: false,
+            timer: Timer::never(),
+            timer_at: None,
+            handler,
+            tasks: Vec::new(),
+            background: Vec::new(),
+            process: None,
+            shutdown: None,
+            events: Vec::new(),
+        }
+    }
+
+    pub(crate) fn with_process(mut self, process: ServerProcess) -> Self {
+        self.process = Some(process);
+        self
+    }
+
+    pub(crate) fn with_background(mut self, work: impl Future<Output = ()> + Send + 'static) -> Self {
+        self.background.push(Box::pin(work));
+        self
+    }
+
+    /// One pass over every source of progress; `true` if anything happened.
+    fn round(&mut self, cx: &mut Context<'_>) -> bool {
+        let now = Instant::now();
+        let mut progressed = self.read(cx, now);
+        let mut progress_calls: Vec<(ProgressFn, mcp_sansio::schema::ProgressNotificationParams)> =
+            Vec::new();
+        let mut new_requests = Vec::new();
+        let (deadline, closed) = {
+            let mut state = self.shared.lock();
+            state.set_driver_waker(cx.waker());
+            if state.conn.poll_timeout().is_some_and(|at| at <= now) {
+                state.conn.handle_timeout(now);
+            }
+            while let Some(transmit) = state.conn.poll_transmit() {
+                self.out.extend_from_slice(transmit.bytes());
+            }
+            while let Some(event) = state.conn.poll_event() {
+                self.events.push(event);
+            }
+            for event in self.events.drain(..) {
+                progressed = true;
+                match event {
+                    Event::Ready { protocol_version } => {
+                        tracing::debug!(%protocol_version, "connection ready");
+                        state.wake_watchers();
+                    }
+                    Event::Response { id, result } => {
+                        if let Some(slot) = state.calls.get_mut(&id) {
+                            slot.result = Some(result);
+                            if let Some(waker) = slot.waker.take() {
+                                waker.wake();
+                            }
+                        }
+                    }
+                    Event::Progress { id, params } => {
+                        if let Some(f) = state.calls.get(&id).and_then(|slot| slot.on_progress.clone()) {
+                            progress_calls.push((f, params));
+                        }
+                    }
+                    Event::Notification(notification) => {
+                        log_notification(&notification);
+                        state.subscribers.retain(|tx| match tx.try_send(notification.clone()) {
+                            Ok(()) => true,
+                            Err(async_channel::TrySendError::Full(_)) => {
+                                tracing::warn!(
+                                    "notification subscriber is not keeping up: notification dropped"
+                                );
+                                true
+                            }
+                            Err(async_channel::TrySendError::Closed(_)) => false,
+                        });
+                    }
+                    Event::Request { id, request } => new_requests.push((id, request)),
+                    Event::ServerRequestCancelled { id, reason } => {
+                        tracing::debug!(%id, ?reason, "server cancelled its request");
+                        self.tasks.retain(|(task_id, _)| *task_id != id);
+                    }
+                    Event::InvalidMessage(error) => tracing::warn!(%error, "invalid message from the server"),
+                    Event::Closed(reason) => {
+                        tracing::debug!(%reason, "connection closed");
+                        state.wake_watchers();
+                    }
+                    other => tracing::debug!(?other, "unhandled event"),
+                }
+            }
+            (state.conn.poll_timeout(), state.conn.is_closed())
+        };
+        for (f, params) in progress_calls {
+            f(&params);
+        }
+        for (id, request) in new_requests {
+            self.tasks.push((id, handler_future(self.handler.as_ref(), request)));
+        }
+        progressed |= self.write(cx, now);
+        progressed |= self.poll_tasks(cx);
+        self.background.retain_mut(|work| work.as_mut().poll(cx).is_pending());
+        if let Some(deadline) = deadline {
+            if self.timer_at != Some(deadline) {
+                self.timer.set_at(deadline);
+                self.timer_at = Some(deadline);
+            }
+            if Pin::new(&mut self.timer).poll(cx).is_ready() {
+                self.timer_at = None;
+                progressed = true;
+            }
+        }
+        if closed && self.out_pos >= self.out.len() && !self.needs_flush {
+            self.begin_shutdown();
+            progressed = true;
+        }
+        progressed
+    }
+
+    fn read(&mut self, cx: &mut Context<'_>, now: Instant) -> bool {
+        let Some(reader) = self.reader.as_mut() else { return false };
+        match reader.as_mut().poll_read(cx, &mut self.read_buf) {
+            Poll::Pending => false,
+            Poll::Ready(Ok(0)) => {
+                self.reader = None;
+                self.shared.lock().conn.feed_eof(now);
+                true
+            }
+            Poll::Ready(Ok(n)) => {
+                self.shared.lock().conn.feed(now, &self.read_buf[..n]);
+                true
+            }
+            Poll::Ready(Err(e)) if e.kind() == io::ErrorKind::Interrupted => true,
+            Poll::Ready(Err(e)) => {
+                self.reader = None;
+                self.shared.lock().conn.transport_error(now, format!("reading from the server: {e}"));
+                true
+            }
+        }
+    }
+
+    fn write(&mut self, cx: &mut Context<'_>, now: Instant) -> bool {
+        let Some(writer) = self.writer.as_mut() else {
+            self.out.clear();
+            self.out_pos = 0;
+            return false;
+        };
+        let mut progressed = false;
+        let mut failure = None;
+        while self.out_pos < self.out.len() {
+            match writer.as_mut().poll_write(cx, &self.out[self.out_pos..]) {
+                Poll::Pending => break,
+                Poll::Ready(Ok(0)) => {
+                    failure = Some(io::Error::from(io::ErrorKind::WriteZero));
+                    break;
+                }
+                Poll::Ready(Ok(n)) => {
+                    self.out_pos += n;
+                    self.needs_flush = true;
+                    progressed = true;
+                }
+                Poll::Ready(Err(e)) if e.kind() == io::ErrorKind::Interrupted => {}
+                Poll::Ready(Err(e)) => {
+                    failure = Some(e);
+                    break;
+                }
+            }
+        }
+        if failure.is_none() && self.out_pos >= self.out.len() {
+            self.out.clear();
+            self.out_pos = 0;
+            if self.needs_flush {
+                match writer.as_mut().poll_flush(cx) {
+                    Poll::Pending => {}
+                    Poll::Ready(Ok(())) => self.needs_flush = false,
+                    Poll::Ready(Err(e)) => failure = Some(e),
+                }
+            }
+        }
+        if let Some(e) = failure {
+            self.writer = None;
+            self.out.clear();
+            self.out_pos = 0;
+            self.needs_flush = false;
+            self.shared.lock().conn.transport_error(now, format!("writing to the server: {e}"));
+            progressed = true;
+        }
+        progressed
+    }
+
+    fn poll_tasks(&mut self, cx: &mut Context<'_>) -> bool {
+        let mut progressed = false;
+        let mut i = 0;
+        while i < self.tasks.len() {
+            if let Poll::Ready(outcome) = self.tasks[i].1.as_mut().poll(cx) {
+                let (id, _) = self.tasks.swap_remove(i);
+                let mut state = self.shared.lock();
+                let sent = match outcome {
+                    Ok(raw) => state.conn.respond(&id, Ok(&*raw)),
+                    Err(error) => state.conn.respond::<RawValue>(&id, Err(error)),
+                };
+                if let Err(error) = sent {
+                    tracing::debug!(%id, %error, "answer to a server request not sent");
+                }
+                progressed = true;
+            } else {
+                i += 1;
+            }
+        }
+        progressed
+    }
+
+    /// The connection is over and everything queued was written: close the transport and let
+    /// the server process go.
+    fn begin_shutdown(&mut self) {
+        // Closing our ends tells the server to exit: EOF on its stdin, EPIPE on its stdout.
+        self.writer = None;
+        self.reader = None;
+        self.tasks.clear();
+        self.timer_at = None;
+        let process = self.process.take();
+        self.shutdown = Some(Box::pin(async move {
+            if let Some(process) = process {
+                process.shutdown().await;
+            }
+        }));
+    }
+
+    fn finish(&mut self) {
+        // Whatever still holds the stderr pipe outlived the process group: stop listening.
+        self.background.clear();
+        let mut state = self.shared.lock();
+        state.driver_done = true;
+        // Dropping the senders ends every notification stream.
+        state.subscribers.clear();
+        state.wake_watchers();
+        for slot in state.calls.values_mut() {
+            if let Some(waker) = slot.waker.take() {
+                waker.wake();
+            }
+        }
+    }
+}
+
+impl Future for Driver {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let this = self.get_mut();
+        for _ in 0..ROUNDS_PER_POLL {
+            if let Some(shutdown) = this.shutdown.as_mut() {
+                this.background.retain_mut(|work| work.as_mut().poll(cx).is_pending());
+                if shutdown.as_mut().poll(cx).is_ready() {
+                    this.finish();
+                    return Poll::Ready(());
+                }
+                return Poll::Pending;
+            }
+            if !this.round(cx) {
+                return Poll::Pending;
+            }
+        }
+        cx.waker().wake_by_ref();
+        Poll::Pending
+    }
+}
+
+fn handler_future(
+    handler: &dyn ClientHandler,
+    request: ServerRequest,
+) -> BoxFuture<Result<Box<RawValue>, ErrorObject>> {
+    match request {
+        ServerRequest::ListRoots => raw(handler.list_roots()),
+        ServerRequest::CreateMessage(params) => raw(handler.create_message(*params)),
+        ServerRequest::Elicit(params) => raw(handler.elicit(*params)),
+        other => {
+            let error = ErrorObject::method_not_found(other.method());
+            Box::pin(async move { Err(error) })
+        }
+    }
+}
+
+fn raw<T: Serialize + Send + 'static>(
+    future: HandlerFuture<T>,
+) -> BoxFuture<Result<Box<RawValue>, ErrorObject>> {
+    Box::pin(async move {
+        let value = future.await?;
+        serde_json::value::to_raw_value(&value).map_err(ErrorObject::internal)
+    })
+}
+
+/// Server log messages also go to `tracing`, so they are visible without a subscriber.
+fn log_notification(notification: &ServerNotification) {
+    use mcp_sansio::schema::LoggingLevel as L;
+    if let ServerNotification::LoggingMessage(message) = notification {
+        let logger = message.logger.as_deref().unwrap_or("");
+        let data = &message.data;
+        match message.level {
+            L::Debug => tracing::debug!(target: "mcp_smol::server_log", logger, %data),
+            L::Info | L::Notice => tracing::info!(target: "mcp_smol::server_log", logger, %data),
+            L::Warning => tracing::warn!(target: "mcp_smol::server_log", logger, %data),
+            _ => tracing::error!(target: "mcp_smol::server_log", logger, %data),
+        }
+    }
+}

@@ -1,0 +1,93 @@
+//! State shared between the [`Client`](crate::Client) handles and the driver.
+//!
+//! One mutex guards the engine and the bookkeeping around it. It is only ever held for short,
+//! synchronous sections (never across an await), by the driver and by the handles' commands.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::Waker;
+
+use mcp_sansio::schema::ProgressNotificationParams;
+use mcp_sansio::{ClientConnection, RequestError, RequestId, ServerNotification};
+use serde_json::value::RawValue;
+
+/// A progress callback for one call.
+pub(crate) type ProgressFn = Arc<dyn Fn(&ProgressNotificationParams) + Send + Sync>;
+
+pub(crate) struct Shared {
+    state: Mutex<State>,
+}
+
+/// A call waiting for its response.
+pub(crate) struct Slot {
+    pub(crate) waker: Option<Waker>,
+    pub(crate) result: Option<Result<Box<RawValue>, RequestError>>,
+    pub(crate) on_progress: Option<ProgressFn>,
+}
+
+pub(crate) struct State {
+    pub(crate) conn: ClientConnection,
+    pub(crate) calls: HashMap<RequestId, Slot>,
+    driver_waker: Option<Waker>,
+    /// Tasks waiting for the handshake to end or for the driver to finish.
+    pub(crate) watchers: Vec<Waker>,
+    pub(crate) subscribers: Vec<async_channel::Sender<ServerNotification>>,
+    /// Live `Client` handles; the last one dropped closes the connection.
+    pub(crate) handles: usize,
+    pub(crate) driver_done: bool,
+    /// The server's process id, for stdio servers.
+    pub(crate) server_pid: Option<u32>,
+}
+
+impl Shared {
+    pub(crate) fn new(conn: ClientConnection) -> Arc<Self> {
+        Arc::new(Self {
+            state: Mutex::new(State {
+                conn,
+                calls: HashMap::new(),
+                driver_waker: None,
+                watchers: Vec::new(),
+                subscribers: Vec::new(),
+                handles: 0,
+                driver_done: false,
+                server_pid: None,
+            }),
+        })
+    }
+
+    /// Locks the state. A panic elsewhere while locked cannot leave it half-updated in a way
+    /// that matters more than stopping would, so poisoning is ignored.
+    pub(crate) fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+impl State {
+    /// Remembers the driver's waker, to wake it after a command queued output.
+    pub(crate) fn set_driver_waker(&mut self, waker: &Waker) {
+        if !self.driver_waker.as_ref().is_some_and(|w| w.will_wake(waker)) {
+            self.driver_waker = Some(waker.clone());
+        }
+    }
+
+    /// Wakes the driver so it writes what a command queued.
+    pub(crate) fn wake_driver(&mut self) {
+        if let Some(waker) = &self.driver_waker {
+            waker.wake_by_ref();
+        }
+    }
+
+    /// Wakes every task waiting on readiness or on the driver's end.
+    pub(crate) fn wake_watchers(&mut self) {
+        for waker in self.watchers.drain(..) {
+            waker.wake();
+        }
+    }
+
+    /// Registers `waker` to be woken on the next readiness or end change.
+    pub(crate) fn watch(&mut self, waker: &Waker) {
+        if !self.watchers.iter().any(|w| w.will_wake(waker)) {
+            self.watchers.push(waker.clone());
+        }
+    }
+}
