@@ -185,7 +185,9 @@ impl Client {
 
     /// Sends a typed request and decodes its result.
     ///
-    /// The returned future owns everything it needs (`'static`), so it can be spawned.
+    /// The request is sent when this is called, not when the future is first polled (unlike
+    /// the `async fn` helpers below). The returned future owns everything it needs
+    /// (`'static`), so it can be spawned; dropping it cancels the request.
     pub fn request<R: Request>(
         &self,
         params: &R::Params,

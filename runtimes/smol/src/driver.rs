@@ -24,6 +24,10 @@ type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
 /// that floods the client cannot starve the tasks sharing its thread.
 const ROUNDS_PER_POLL: usize = 32;
 
+/// How long stderr is still read after the server process is gone. Past it, whatever holds
+/// the pipe open escaped the process group, and the driver stops listening.
+const STDERR_DRAIN_LIMIT: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// The I/O half of a connection: a future that runs until the connection is over and the
 /// server process (if any) is gone.
 ///
@@ -50,6 +54,8 @@ pub struct Driver {
     background: Vec<BoxFuture<()>>,
     process: Option<ServerProcess>,
     shutdown: Option<BoxFuture<()>>,
+    /// After the process is gone: how long stderr may still be drained.
+    drain_until: Option<Timer>,
     events: Vec<Event>,
 }
 
@@ -85,6 +91,7 @@ impl Driver {
             background: Vec::new(),
             process: None,
             shutdown: None,
+            drain_until: None,
             events: Vec::new(),
         }
     }
@@ -106,6 +113,7 @@ impl Driver {
         let mut progress_calls: Vec<(ProgressFn, mcp_sansio::schema::ProgressNotificationParams)> =
             Vec::new();
         let mut new_requests = Vec::new();
+        let mut completions = Vec::new();
         let (deadline, closed) = {
             let mut state = self.shared.lock();
             state.set_driver_waker(cx.waker());
@@ -125,14 +133,7 @@ impl Driver {
                         tracing::debug!(%protocol_version, "connection ready");
                         state.wake_watchers();
                     }
-                    Event::Response { id, result } => {
-                        if let Some(slot) = state.calls.get_mut(&id) {
-                            slot.result = Some(result);
-                            if let Some(waker) = slot.waker.take() {
-                                waker.wake();
-                            }
-                        }
-                    }
+                    Event::Response { id, result } => completions.push((id, result)),
                     Event::Progress { id, params } => {
                         if let Some(f) = state.calls.get(&id).and_then(|slot| slot.on_progress.clone()) {
                             progress_calls.push((f, params));
@@ -166,8 +167,23 @@ impl Driver {
             }
             (state.conn.poll_timeout(), state.conn.is_closed())
         };
+        // Progress callbacks run outside the lock (they may call the client), and before the
+        // responses of the same batch are delivered, so a caller has seen all the progress
+        // that preceded its result.
         for (f, params) in progress_calls {
             f(&params);
+        }
+        if !completions.is_empty() {
+            let mut wakers = Vec::with_capacity(completions.len());
+            let mut state = self.shared.lock();
+            for (id, result) in completions {
+                if let Some(slot) = state.calls.get_mut(&id) {
+                    slot.result = Some(result);
+                    wakers.extend(slot.waker.take());
+                }
+            }
+            drop(state);
+            wakers.into_iter().for_each(std::task::Waker::wake);
         }
         for (id, request) in new_requests {
             self.tasks.push((id, handler_future(self.handler.as_ref(), request)));
@@ -325,7 +341,16 @@ impl Future for Driver {
         for _ in 0..ROUNDS_PER_POLL {
             if let Some(shutdown) = this.shutdown.as_mut() {
                 this.background.retain_mut(|work| work.as_mut().poll(cx).is_pending());
-                if shutdown.as_mut().poll(cx).is_ready() {
+                if this.drain_until.is_none() {
+                    if shutdown.as_mut().poll(cx).is_pending() {
+                        return Poll::Pending;
+                    }
+                    // The process group is gone; what it wrote to stderr last is still in the
+                    // pipe. Read it to EOF, for a short while at most.
+                    this.drain_until = Some(Timer::after(STDERR_DRAIN_LIMIT));
+                }
+                let out_of_time = this.drain_until.as_mut().is_some_and(|t| Pin::new(t).poll(cx).is_ready());
+                if this.background.is_empty() || out_of_time {
                     this.finish();
                     return Poll::Ready(());
                 }

@@ -1,0 +1,74 @@
+//! Helpers shared by the driver tests: the demo server binary and process inspection.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use mcp_smol::mcp_sansio::schema::Implementation;
+use mcp_smol::{ClientBuilder, ServerCommand};
+
+/// The demo server, built by `cargo test` as this package's `demo_server` example.
+pub(crate) fn demo_server_path() -> PathBuf {
+    let exe = std::env::current_exe().expect("test binary path");
+    // target/<profile>/deps/<test binary> -> target/<profile>/examples/demo_server
+    let profile_dir = exe.parent().and_then(|deps| deps.parent()).expect("target dir");
+    let path = profile_dir.join("examples").join("demo_server");
+    assert!(
+        path.exists(),
+        "{} is missing: run the tests with `cargo test` (it builds examples)",
+        path.display()
+    );
+    path
+}
+
+/// A command for the demo server with short shutdown steps, so tests stay quick.
+pub(crate) fn demo_server() -> ServerCommand {
+    ServerCommand::new(demo_server_path()).shutdown_step(Duration::from_millis(500))
+}
+
+pub(crate) fn builder() -> ClientBuilder {
+    ClientBuilder::new(Implementation::new("mcp-smol-tests", "0.0.0"))
+}
+
+/// Whether process `pid` is gone. A zombie counts as gone only if `allow_zombie`: our own
+/// child must be reaped by us, while an orphaned grandchild is reaped by whoever adopts it.
+pub(crate) fn process_gone(pid: u32, allow_zombie: bool) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => {
+            let state = stat.rsplit(')').next().and_then(|rest| rest.split_whitespace().next());
+            allow_zombie && matches!(state, Some("Z") | Some("X"))
+        }
+    }
+}
+
+/// Waits up to `limit` for `condition`; returns whether it held.
+pub(crate) fn wait_until(limit: Duration, mut condition: impl FnMut() -> bool) -> bool {
+    let start = Instant::now();
+    loop {
+        if condition() {
+            return true;
+        }
+        if start.elapsed() > limit {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Members of process group `pgid` still alive (zombies excluded).
+pub(crate) fn live_group_members(pgid: u32) -> Vec<u32> {
+    let mut members = Vec::new();
+    let Ok(entries) = std::fs::read_dir("/proc") else { return members };
+    for entry in entries.flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else { continue };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { continue };
+        let Some(rest) = stat.rsplit(')').next() else { continue };
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        // fields: state ppid pgrp ...
+        if fields.len() > 2 && fields[2] == pgid.to_string() && fields[0] != "Z" && fields[0] != "X" {
+            members.push(pid);
+        }
+    }
+    members
+}

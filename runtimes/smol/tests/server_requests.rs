@@ -1,0 +1,163 @@
+//! Server→client requests (roots, sampling, elicitation) answered through a `ClientHandler`,
+//! and the driver over a plain socket pair instead of a child process.
+
+mod common;
+
+use std::os::unix::net::UnixStream;
+use std::sync::Arc;
+
+use async_io::Async;
+use common::{builder, demo_server};
+use mcp_smol::mcp_sansio::schema::{
+    ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
+    ListChangedCapability, ListRootsResult, Root, SamplingContent,
+};
+use mcp_smol::{ClientHandler, HandlerFuture};
+use serde_json::json;
+
+struct Scripted;
+
+impl ClientHandler for Scripted {
+    fn list_roots(&self) -> HandlerFuture<ListRootsResult> {
+        let roots = vec![Root::new("file:///work").with_name("work"), Root::new("file:///tmp")];
+        Box::pin(async move { Ok(ListRootsResult::new(roots)) })
+    }
+
+    fn create_message(&self, params: CreateMessageRequestParams) -> HandlerFuture<CreateMessageResult> {
+        let prompt = params.messages[0].content.blocks()[0].as_text().unwrap_or("").to_owned();
+        Box::pin(async move {
+            // A handler may take its time: the driver keeps serving while it waits.
+            async_io::Timer::after(std::time::Duration::from_millis(20)).await;
+            Ok(CreateMessageResult::new("test-model", SamplingContent::text(format!("echo of {prompt}"))))
+        })
+    }
+
+    fn elicit(&self, params: ElicitRequestParams) -> HandlerFuture<ElicitResult> {
+        assert!(params.requested_schema.is_some());
+        Box::pin(async { Ok(ElicitResult::accept(json!({"name": "Ada"}).as_object().unwrap().clone())) })
+    }
+}
+
+fn all_capabilities() -> ClientCapabilities {
+    ClientCapabilities {
+        roots: Some(ListChangedCapability { list_changed: Some(true) }),
+        sampling: Some(Default::default()),
+        elicitation: Some(Default::default()),
+        ..Default::default()
+    }
+}
+
+#[test]
+fn a_handler_answers_roots_sampling_and_elicitation() {
+    smol::block_on(async {
+        let client = builder()
+            .configure(|c| c.with_capabilities(all_capabilities()))
+            .handler(Scripted)
+            .spawn_stdio(&demo_server())
+            .await
+            .unwrap();
+        let roots = client.call_tool("list_roots", json!({})).await.unwrap();
+        assert_eq!(roots.content[0].as_text(), Some("file:///work,file:///tmp"));
+        let sampled = client.call_tool("sample", json!({"prompt": "hello"})).await.unwrap();
+        assert_eq!(sampled.content[0].as_text(), Some("sampled: echo of hello"));
+        let elicited = client.call_tool("elicit", json!({"message": "who?"})).await.unwrap();
+        assert_eq!(elicited.content[0].as_text(), Some(r#"action=accept content={"name":"Ada"}"#));
+        client.close().await;
+    });
+}
+
+#[test]
+fn default_handler_refuses_politely_and_undeclared_capabilities_get_method_not_found() {
+    smol::block_on(async {
+        // Declared capabilities with the default handler: empty roots, sampling refused,
+        // elicitation declined.
+        let declared = builder()
+            .configure(|c| c.with_capabilities(all_capabilities()))
+            .spawn_stdio(&demo_server())
+            .await
+            .unwrap();
+        let roots = declared.call_tool("list_roots", json!({})).await.unwrap();
+        assert_eq!(roots.content[0].as_text(), Some(""));
+        let sampled = declared.call_tool("sample", json!({"prompt": "x"})).await.unwrap();
+        assert_eq!(sampled.is_error, Some(true));
+        assert!(sampled.content[0].as_text().unwrap().contains("sampling is not supported"), "{sampled:?}");
+        let elicited = declared.call_tool("elicit", json!({"message": "x"})).await.unwrap();
+        assert!(elicited.content[0].as_text().unwrap().starts_with("action=decline"));
+        declared.close().await;
+
+        // No capabilities declared: the engine answers -32601 itself.
+        let bare = builder().spawn_stdio(&demo_server()).await.unwrap();
+        let sampled = bare.call_tool("sample", json!({"prompt": "x"})).await.unwrap();
+        assert_eq!(sampled.is_error, Some(true));
+        assert!(
+            sampled.content[0].as_text().unwrap().contains("Method not found: sampling/createMessage"),
+            "{sampled:?}"
+        );
+        bare.close().await;
+    });
+}
+
+#[test]
+fn the_driver_runs_over_any_async_read_write_pair() {
+    let (client_end, server_end) = UnixStream::pair().unwrap();
+    let server_reader = std::io::BufReader::new(server_end.try_clone().unwrap());
+    let server = std::thread::spawn(move || {
+        let options = match mcp_demo_server::Options::parse(Vec::<String>::new()).unwrap() {
+            mcp_demo_server::Command::Run(options) => options,
+            mcp_demo_server::Command::Help => unreachable!(),
+        };
+        mcp_demo_server::serve(server_reader, Box::new(server_end), options)
+    });
+    let stream = Arc::new(Async::new(client_end).unwrap());
+    let (reader, writer) = (ArcIo(stream.clone()), ArcIo(stream));
+    smol::block_on(async {
+        let (client, driver) = builder().connect(reader, writer);
+        let driver = smol::spawn(driver);
+        client.ready().await.unwrap();
+        let echo = client.call_tool("echo", json!({"message": "over a socket"})).await.unwrap();
+        assert_eq!(echo.content[0].as_text(), Some("over a socket"));
+        client.close().await;
+        driver.await;
+    });
+    // Closing our end is EOF for the server, which returns.
+    server.join().unwrap().unwrap();
+}
+
+/// Reads and writes through a shared `Async<UnixStream>` (both halves of one socket).
+struct ArcIo(Arc<Async<UnixStream>>);
+
+impl futures_lite::AsyncRead for ArcIo {
+    fn poll_read(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut [u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        std::pin::Pin::new(&mut &*self.0).poll_read(cx, buf)
+    }
+}
+
+impl futures_lite::AsyncWrite for ArcIo {
+    fn poll_write(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        std::pin::Pin::new(&mut &*self.0).poll_write(cx, buf)
+    }
+
+    fn poll_flush(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut &*self.0).poll_flush(cx)
+    }
+
+    fn poll_close(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        // Shut down only the write direction: the server sees EOF.
+        let _ = self.0.get_ref().shutdown(std::net::Shutdown::Write);
+        std::pin::Pin::new(&mut &*self.0).poll_close(cx)
+    }
+}

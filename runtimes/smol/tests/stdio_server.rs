@@ -1,0 +1,358 @@
+//! The smol driver against the demo server as a real child process: every typed call, and
+//! everything that goes wrong with processes.
+
+mod common;
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use common::{builder, demo_server, live_group_members, process_gone, wait_until};
+use mcp_smol::mcp_sansio::schema::{
+    CallTool, CallToolRequestParams, CompleteRequestParams, CompletionReference, ContentBlock, LoggingLevel,
+    ResourceContents,
+};
+use mcp_smol::mcp_sansio::{CloseReason, ProtocolVersion, RequestError, ServerNotification, Status};
+use mcp_smol::{CallOptions, Error, ServerCommand};
+use serde_json::json;
+
+#[test]
+fn every_typed_call_against_the_demo_server() {
+    smol::block_on(async {
+        let client = builder().spawn_stdio(&demo_server()).await.unwrap();
+        assert_eq!(client.status(), Status::Ready);
+        assert_eq!(client.protocol_version(), Some(ProtocolVersion::V2025_11_25));
+        assert_eq!(client.server_info().unwrap().name, "mcp-demo-server");
+        assert!(client.server_capabilities().unwrap().tools.is_some());
+        client.ping().await.unwrap();
+
+        let tools = client.list_all_tools().await.unwrap();
+        let names: Vec<_> = tools.iter().map(|t| t.name.as_str()).collect();
+        for expected in ["echo", "add", "long_running", "tiny_image", "get_stats"] {
+            assert!(names.contains(&expected), "{expected} missing from {names:?}");
+        }
+        let stats_tool = tools.iter().find(|t| t.name == "get_stats").unwrap();
+        assert!(stats_tool.output_schema.is_some());
+
+        let echo = client.call_tool("echo", json!({"message": "hi there"})).await.unwrap();
+        assert_eq!(echo.content[0].as_text(), Some("hi there"));
+        let sum = client.call_tool("add", json!({"a": 2, "b": 3})).await.unwrap();
+        assert_eq!(sum.content[0].as_text(), Some("5"));
+        let image = client.call_tool("tiny_image", json!({})).await.unwrap();
+        assert!(
+            image.content.iter().any(|c| matches!(c, ContentBlock::Image(i) if i.mime_type == "image/png"))
+        );
+        let stats = client.call_tool("get_stats", json!({"numbers": [1, 2, 3]})).await.unwrap();
+        assert_eq!(stats.structured_content, Some(json!({"count": 3, "sum": 6.0, "mean": 2.0})));
+        let failed = client.call_tool("fail", json!({})).await.unwrap();
+        assert_eq!(failed.is_error, Some(true));
+        let unknown = client.call_tool("no_such_tool", json!({})).await.unwrap_err();
+        assert_eq!(unknown.server_error().map(|e| e.code), Some(-32602));
+
+        let resources = client.list_all_resources().await.unwrap();
+        assert!(resources.iter().any(|r| r.uri == "demo://readme"));
+        let templates = client.list_all_resource_templates().await.unwrap();
+        assert_eq!(templates[0].uri_template, "demo://items/{id}");
+        let item = client.read_resource("demo://items/42").await.unwrap();
+        assert_eq!(item.contents[0].as_text(), Some("item 42"));
+        let logo = client.read_resource("demo://logo.png").await.unwrap();
+        assert!(matches!(&logo.contents[0], ResourceContents::Blob(b) if !b.blob.is_empty()));
+        let missing = client.read_resource("demo://nope").await.unwrap_err();
+        assert_eq!(missing.server_error().map(|e| e.code), Some(-32002));
+
+        let prompts = client.list_all_prompts().await.unwrap();
+        assert!(prompts.iter().any(|p| p.name == "greeting"));
+        let greeting = client.get_prompt("greeting", [("name", "Ada")]).await.unwrap();
+        assert_eq!(greeting.messages[0].content.as_text(), Some("Hello, Ada!"));
+
+        let completion = client
+            .complete(&CompleteRequestParams::new(
+                CompletionReference::prompt("code_review"),
+                "language",
+                "ru",
+            ))
+            .await
+            .unwrap();
+        assert_eq!(completion.completion.values, ["rust", "ruby"]);
+
+        let mut notifications = client.notifications();
+        client.set_log_level(LoggingLevel::Warning).await.unwrap();
+        let filtered = client.call_tool("log", json!({"level": "info", "message": "quiet"})).await.unwrap();
+        assert_eq!(filtered.content[0].as_text(), Some("filtered"));
+        client.call_tool("log", json!({"level": "error", "message": "loud"})).await.unwrap();
+        client.subscribe("demo://readme").await.unwrap();
+        client.call_tool("notify_changes", json!({})).await.unwrap();
+        let mut seen = Vec::new();
+        while seen.len() < 5 {
+            let n = futures_lite::future::or(notifications.next(), async {
+                async_io::Timer::after(Duration::from_secs(5)).await;
+                None
+            })
+            .await
+            .expect("notification within 5 s");
+            seen.push(n);
+        }
+        assert!(matches!(&seen[0], ServerNotification::LoggingMessage(m) if m.data == json!("loud")));
+        assert!(seen.iter().any(|n| matches!(n, ServerNotification::ToolListChanged)));
+        assert!(seen.iter().any(|n| matches!(n, ServerNotification::PromptListChanged)));
+        assert!(seen.iter().any(|n| matches!(n, ServerNotification::ResourceListChanged)));
+        assert!(
+            seen.iter()
+                .any(|n| matches!(n, ServerNotification::ResourceUpdated(u) if u.uri == "demo://readme"))
+        );
+        client.unsubscribe("demo://readme").await.unwrap();
+
+        let pid = client.server_pid().unwrap();
+        client.close().await;
+        assert!(process_gone(pid, false), "the server must be exited and reaped after close");
+        assert!(matches!(client.status(), Status::Closed(CloseReason::Local)));
+        // Every call after close fails locally.
+        assert!(matches!(client.ping().await, Err(Error::Usage(_))));
+        // The notification stream ends with the connection.
+        assert!(notifications.next().await.is_none());
+    });
+}
+
+#[test]
+fn pagination_helpers_follow_cursors() {
+    smol::block_on(async {
+        let paged = builder().spawn_stdio(&demo_server().args(["--page-size", "2"])).await.unwrap();
+        let whole = builder().spawn_stdio(&demo_server()).await.unwrap();
+        let first_page = paged.list_tools(None).await.unwrap();
+        assert_eq!(first_page.tools.len(), 2);
+        assert!(first_page.next_cursor.is_some());
+        let all_paged: Vec<_> = paged.list_all_tools().await.unwrap().into_iter().map(|t| t.name).collect();
+        let all_whole: Vec<_> = whole.list_all_tools().await.unwrap().into_iter().map(|t| t.name).collect();
+        assert_eq!(all_paged, all_whole);
+        assert!(all_whole.len() > 2);
+        assert_eq!(
+            paged.list_all_resources().await.unwrap().len(),
+            whole.list_all_resources().await.unwrap().len()
+        );
+        paged.close().await;
+        whole.close().await;
+    });
+}
+
+#[test]
+fn progress_reaches_the_callback() {
+    smol::block_on(async {
+        let client = builder().spawn_stdio(&demo_server()).await.unwrap();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let sink = seen.clone();
+        let options =
+            CallOptions::default().on_progress(move |p| sink.lock().unwrap().push((p.progress, p.total)));
+        let params = CallToolRequestParams::new("long_running")
+            .with_arguments(json!({"steps": 4, "step_ms": 10}).as_object().unwrap().clone());
+        let result = client.call_tool_with(&params, options).await.unwrap();
+        assert_eq!(result.content[0].as_text(), Some("done after 4 steps"));
+        assert_eq!(
+            *seen.lock().unwrap(),
+            [(1.0, Some(4.0)), (2.0, Some(4.0)), (3.0, Some(4.0)), (4.0, Some(4.0))]
+        );
+        client.close().await;
+    });
+}
+
+#[test]
+fn a_server_dying_mid_call_fails_the_call_promptly() {
+    smol::block_on(async {
+        let client = builder().spawn_stdio(&demo_server()).await.unwrap();
+        let pid = client.server_pid().unwrap();
+        // `request` sends at once (an `async fn` wrapper would send on its first poll).
+        let sleep = CallToolRequestParams::new("sleep")
+            .with_arguments(json!({"ms": 60_000}).as_object().unwrap().clone());
+        let other = client.request::<CallTool>(&sleep, CallOptions::default());
+        let start = Instant::now();
+        let crash = client.call_tool("crash", json!({})).await.unwrap_err();
+        assert!(start.elapsed() < Duration::from_secs(5), "took {:?}", start.elapsed());
+        assert!(
+            matches!(crash, Error::Request(RequestError::ConnectionClosed(CloseReason::Eof))),
+            "unexpected error: {crash}"
+        );
+        assert!(crash.to_string().contains("server closed the connection"), "{crash}");
+        // A call that was already in flight fails the same way instead of waiting 60 s.
+        assert!(matches!(other.await, Err(Error::Request(RequestError::ConnectionClosed(CloseReason::Eof)))));
+        client.closed().await;
+        assert!(process_gone(pid, false));
+    });
+}
+
+#[test]
+fn a_server_ignoring_sigterm_is_killed_within_the_bound() {
+    let step = Duration::from_millis(300);
+    // `trap '' TERM` makes the shell and everything it starts ignore SIGTERM; after the demo
+    // server exits on EOF, the stubborn `sleep` keeps the group alive.
+    let script = format!("trap '' TERM; '{}'; sleep 30", common::demo_server_path().display());
+    let command = ServerCommand::new("sh").args(["-c", &script]).shutdown_step(step);
+    smol::block_on(async {
+        let client = builder().spawn_stdio(&command).await.unwrap();
+        let pid = client.server_pid().unwrap();
+        let start = Instant::now();
+        client.close().await;
+        let took = start.elapsed();
+        // Both waits ran (stdin close, then SIGTERM ignored), then SIGKILL ended it.
+        assert!(took >= step * 2, "closed in {took:?}: SIGTERM should have been ignored");
+        assert!(took < step * 2 + Duration::from_secs(2), "closed in {took:?}");
+        assert!(process_gone(pid, false));
+        assert!(wait_until(Duration::from_secs(2), || live_group_members(pid).is_empty()));
+    });
+}
+
+#[test]
+fn a_grandchild_is_gone_after_close() {
+    let grandchild = Arc::new(Mutex::new(None::<u32>));
+    let found = grandchild.clone();
+    let command = demo_server().arg("--spawn-grandchild").stderr_to(move |line| {
+        if let Some(pid) = line.strip_prefix("demo-server: grandchild pid ") {
+            *found.lock().unwrap() = pid.trim().parse().ok();
+        }
+    });
+    smol::block_on(async {
+        let client = builder().spawn_stdio(&command).await.unwrap();
+        let pid = client.server_pid().unwrap();
+        assert!(wait_until(Duration::from_secs(5), || grandchild.lock().unwrap().is_some()));
+        let grandchild = grandchild.lock().unwrap().unwrap();
+        assert!(!process_gone(grandchild, true), "the grandchild should run until close");
+        client.close().await;
+        assert!(process_gone(pid, false));
+        assert!(wait_until(Duration::from_secs(2), || process_gone(grandchild, true)), "grandchild survived");
+        assert!(live_group_members(pid).is_empty());
+    });
+}
+
+#[test]
+fn a_server_flooding_stderr_does_not_deadlock() {
+    let lines = Arc::new(Mutex::new(0usize));
+    let counter = lines.clone();
+    let command = demo_server().arg("--flood-stderr").stderr_to(move |_| *counter.lock().unwrap() += 1);
+    smol::block_on(async {
+        let client = builder().spawn_stdio(&command).await.unwrap();
+        for i in 0..100 {
+            let result = client.call_tool("echo", json!({"message": format!("m{i}")})).await.unwrap();
+            assert_eq!(result.content[0].as_text(), Some(format!("m{i}").as_str()));
+        }
+        // A burst far larger than a pipe buffer (64 KiB) in the middle of a call.
+        let burst = client.call_tool("stderr_burst", json!({"bytes": 1024 * 1024})).await.unwrap();
+        assert_eq!(burst.content[0].as_text(), Some("wrote 1048576 bytes"));
+        assert!(*lines.lock().unwrap() > 500, "stderr was not drained");
+        let pid = client.server_pid().unwrap();
+        client.close().await;
+        assert!(process_gone(pid, false));
+    });
+}
+
+#[test]
+fn dropping_a_call_future_cancels_the_request() {
+    smol::block_on(async {
+        let client = builder().spawn_stdio(&demo_server()).await.unwrap();
+        let call = client.call_tool("sleep", json!({"ms": 30_000}));
+        // Poll the call for a moment, then give up on it: the future is dropped.
+        let outcome = futures_lite::future::or(async { Some(call.await) }, async {
+            async_io::Timer::after(Duration::from_millis(100)).await;
+            None
+        })
+        .await;
+        assert!(outcome.is_none(), "the sleep should still have been running");
+        // The server saw notifications/cancelled for the sleep request (id 1: initialize is 0).
+        let mut cancelled = String::new();
+        for _ in 0..100 {
+            let result = client.call_tool("cancelled_requests", json!({})).await.unwrap();
+            cancelled = result.content[0].as_text().unwrap().to_owned();
+            if cancelled != "[]" {
+                break;
+            }
+            async_io::Timer::after(Duration::from_millis(10)).await;
+        }
+        assert_eq!(cancelled, "[1]");
+        client.close().await;
+    });
+}
+
+#[test]
+fn a_timed_out_call_fails_and_the_server_hears_of_it() {
+    smol::block_on(async {
+        let client = builder().spawn_stdio(&demo_server()).await.unwrap();
+        let params = CallToolRequestParams::new("sleep")
+            .with_arguments(json!({"ms": 30_000}).as_object().unwrap().clone());
+        let start = Instant::now();
+        let error = client
+            .call_tool_with(&params, CallOptions::default().timeout(Duration::from_millis(200)))
+            .await
+            .unwrap_err();
+        assert!(error.is_timeout(), "{error}");
+        assert!(start.elapsed() < Duration::from_secs(3));
+        let result = client.call_tool("cancelled_requests", json!({})).await.unwrap();
+        assert_eq!(result.content[0].as_text(), Some("[1]"));
+        client.close().await;
+    });
+}
+
+#[test]
+fn dropping_every_client_handle_shuts_the_server_down() {
+    let pid = smol::block_on(async {
+        let client = builder().spawn_stdio(&demo_server()).await.unwrap();
+        let copy = client.clone();
+        let pid = client.server_pid().unwrap();
+        drop(client);
+        copy.ping().await.unwrap();
+        drop(copy);
+        pid
+    });
+    // The driver (on smol's global executor) notices, closes stdin and reaps the child.
+    assert!(wait_until(Duration::from_secs(5), || process_gone(pid, false)), "server {pid} left behind");
+}
+
+#[test]
+fn dropping_the_driver_kills_the_process_group() {
+    let (client, driver) = builder().stdio(&demo_server().arg("--spawn-grandchild")).unwrap();
+    let pid = client.server_pid().unwrap();
+    smol::block_on(async {
+        let ready = async {
+            client.ready().await.unwrap();
+            true
+        };
+        let run = async {
+            driver.await;
+            false
+        };
+        assert!(futures_lite::future::or(ready, run).await);
+        // Leaving the block drops the driver without its graceful shutdown.
+    });
+    assert!(wait_until(Duration::from_secs(5), || live_group_members(pid).is_empty()), "group survived");
+    assert!(wait_until(Duration::from_secs(5), || process_gone(pid, false)), "server not reaped");
+    drop(client);
+}
+
+#[test]
+fn a_missing_program_is_a_clear_spawn_error() {
+    let error = builder().stdio(&ServerCommand::new("/nonexistent/mcp-server")).unwrap_err();
+    assert!(matches!(error, Error::Spawn { .. }));
+    assert!(error.to_string().contains("/nonexistent/mcp-server"), "{error}");
+}
+
+#[test]
+fn a_server_that_exits_before_the_handshake_is_a_connect_error() {
+    smol::block_on(async {
+        let error = builder().spawn_stdio(&ServerCommand::new("true")).await.unwrap_err();
+        assert!(matches!(error, Error::Connect(CloseReason::Eof)), "{error}");
+    });
+}
+
+#[test]
+fn only_allow_listed_and_explicit_environment_reaches_the_server() {
+    // Cargo sets CARGO_PKG_NAME for the test process; it is not on the allow-list.
+    assert!(std::env::var_os("CARGO_PKG_NAME").is_some());
+    let script = "printf '%s|%s|%s' \"${CARGO_PKG_NAME-unset}\" \"${EXPLICIT-unset}\" \"${PATH:+path}\" >&2";
+    let seen = Arc::new(Mutex::new(String::new()));
+    let sink = seen.clone();
+    let command = ServerCommand::new("sh")
+        .args(["-c", script])
+        .env("EXPLICIT", "yes")
+        .stderr_to(move |line| sink.lock().unwrap().push_str(line));
+    smol::block_on(async {
+        let error = builder().spawn_stdio(&command).await.unwrap_err();
+        assert!(matches!(error, Error::Connect(CloseReason::Eof)), "{error}");
+    });
+    assert!(wait_until(Duration::from_secs(2), || !seen.lock().unwrap().is_empty()));
+    assert_eq!(*seen.lock().unwrap(), "unset|yes|path");
+}
