@@ -459,6 +459,9 @@ impl ClientConnection {
     /// [`RequestError::Cancelled`]. A response that still arrives is ignored.
     pub fn cancel(&mut self, now: Instant, id: &RequestId, reason: Option<&str>) -> Result<(), UsageError> {
         let _ = now;
+        if let Phase::Closed(reason) = &self.phase {
+            return Err(UsageError::Closed(reason.clone()));
+        }
         let n = match id {
             RequestId::Number(n) if self.is_pending(id) => *n,
             _ => return Err(UsageError::UnknownRequest(id.clone())),
@@ -697,11 +700,10 @@ impl ClientConnection {
             },
             "notifications/cancelled" => match decode_params::<CancelledNotificationParams>(method, params) {
                 Ok(p) => {
-                    let open = p.request_id.as_ref().and_then(|id| self.server_requests.get_mut(id));
-                    match open {
-                        Some(cancelled) => {
-                            *cancelled = true;
-                            let id = p.request_id.unwrap_or(RequestId::Number(-1));
+                    let open = p.request_id.as_ref().filter(|id| self.server_requests.contains_key(id));
+                    match open.cloned() {
+                        Some(id) => {
+                            self.server_requests.insert(id.clone(), true);
                             self.events.push_back(Event::ServerRequestCancelled { id, reason: p.reason });
                             return;
                         }
@@ -867,7 +869,7 @@ mod tests {
             got(Some(b"{\"a\":1}"), Some(4), None).as_deref(),
             Some("{\"_meta\":{\"progressToken\":4},\"a\":1}")
         );
-        assert_eq!(got(Some(b" { } "), Some(4), None).as_deref(), Some("{\"_meta\":{\"progressToken\":4}} "));
+        assert_eq!(got(Some(b" { } "), Some(4), None).as_deref(), Some("{\"_meta\":{\"progressToken\":4}}"));
         assert_eq!(got(None, Some(4), None).as_deref(), Some("{\"_meta\":{\"progressToken\":4}}"));
         let mut extra = schema::JsonObject::new();
         extra.insert("trace".into(), "x".into());

@@ -26,11 +26,14 @@ pub(crate) struct LineFramer {
     max_len: usize,
     /// `Some(seen)` while skipping the rest of an oversized line.
     discarding: Option<usize>,
+    /// While discarding: whether the last byte seen was `\r`, so that a CRLF split across
+    /// chunks is not counted in the reported length (as it is not when the line comes whole).
+    discarded_cr: bool,
 }
 
 impl LineFramer {
     pub(crate) fn new(max_len: usize) -> Self {
-        Self { partial: Vec::new(), max_len, discarding: None }
+        Self { partial: Vec::new(), max_len, discarding: None, discarded_cr: false }
     }
 
     /// Bytes held for an incomplete line.
@@ -49,11 +52,13 @@ impl LineFramer {
                 match newline {
                     Some(pos) => {
                         self.discarding = None;
-                        on_frame(Frame::Oversized { len: seen + pos });
+                        let cr = if pos > 0 { input[pos - 1] == b'\r' } else { self.discarded_cr };
+                        on_frame(Frame::Oversized { len: seen + pos - usize::from(cr) });
                         input = &input[pos + 1..];
                     }
                     None => {
                         self.discarding = Some(seen + input.len());
+                        self.discarded_cr = input.last() == Some(&b'\r');
                         return;
                     }
                 }
@@ -85,6 +90,7 @@ impl LineFramer {
                     if body > self.max_len {
                         self.partial = Vec::new();
                         self.discarding = Some(len);
+                        self.discarded_cr = input.last() == Some(&b'\r');
                     } else {
                         self.partial.extend_from_slice(input);
                     }
@@ -97,7 +103,7 @@ impl LineFramer {
     /// The input ended: hands out an unterminated last line, if any, as a message.
     pub(crate) fn finish(&mut self, on_frame: &mut dyn FnMut(Frame<'_>)) {
         if let Some(seen) = self.discarding.take() {
-            on_frame(Frame::Oversized { len: seen });
+            on_frame(Frame::Oversized { len: seen - usize::from(self.discarded_cr) });
         }
         let partial = std::mem::take(&mut self.partial);
         self.emit(&partial, on_frame);

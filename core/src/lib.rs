@@ -67,13 +67,23 @@
 //!     }
 //! }
 //!
-//! let server_says = concat!(
-//!     r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","#,
-//!     r#""capabilities":{"tools":{}},"serverInfo":{"name":"demo","version":"1"}}}"#, "\n",
-//!     r#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"echo","inputSchema":{"type":"object"}}]}}"#, "\n",
-//! );
+//! // The server's side of a session, one read at a time (as a pipe would deliver it).
+//! # struct Replay(std::collections::VecDeque<&'static [u8]>);
+//! # impl Read for Replay {
+//! #     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+//! #         let Some(chunk) = self.0.pop_front() else { return Ok(0) };
+//! #         buf[..chunk.len()].copy_from_slice(chunk);
+//! #         Ok(chunk.len())
+//! #     }
+//! # }
+//! let server = Replay([
+//!     concat!(r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","#,
+//!             r#""capabilities":{"tools":{}},"serverInfo":{"name":"demo","version":"1"}}}"#, "\n").as_bytes(),
+//!     concat!(r#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"echo","inputSchema":{"type":"object"}}]}}"#,
+//!             "\n").as_bytes(),
+//! ].into());
 //! let mut written = Vec::new();
-//! let names = list_tools(server_says.as_bytes(), &mut written).unwrap();
+//! let names = list_tools(server, &mut written).unwrap();
 //! assert_eq!(names, ["echo"]);
 //! assert!(String::from_utf8(written).unwrap().starts_with(r#"{"jsonrpc":"2.0","id":0,"method":"initialize""#));
 //! ```

@@ -20,9 +20,16 @@ use crate::stdio::ServerProcess;
 
 type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
 
+/// A handler's answer to a server request, serialized.
+type Answer = BoxFuture<Result<Box<RawValue>, ErrorObject>>;
+
 /// How many read/write rounds one poll may run before yielding to the executor, so a server
 /// that floods the client cannot starve the tasks sharing its thread.
 const ROUNDS_PER_POLL: usize = 32;
+
+/// How long the driver tries to write what is still queued once the connection closed. A
+/// server that stopped reading its stdin must not keep the shutdown waiting forever.
+const FINAL_FLUSH_LIMIT: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// How long stderr is still read after the server process is gone. Past it, whatever holds
 /// the pipe open escaped the process group, and the driver stops listening.
@@ -49,13 +56,15 @@ pub struct Driver {
     timer: Timer,
     timer_at: Option<Instant>,
     handler: Arc<dyn ClientHandler>,
-    tasks: Vec<(RequestId, BoxFuture<Result<Box<RawValue>, ErrorObject>>)>,
+    tasks: Vec<(RequestId, Answer)>,
     /// Side work that lives as long as the transport: draining the server's stderr.
     background: Vec<BoxFuture<()>>,
     process: Option<ServerProcess>,
     shutdown: Option<BoxFuture<()>>,
     /// After the process is gone: how long stderr may still be drained.
     drain_until: Option<Timer>,
+    /// Once the connection closed: when to stop trying to flush and shut down anyway.
+    flush_until: Option<Instant>,
     events: Vec<Event>,
 }
 
@@ -92,6 +101,7 @@ impl Driver {
             process: None,
             shutdown: None,
             drain_until: None,
+            flush_until: None,
             events: Vec::new(),
         }
     }
@@ -191,6 +201,8 @@ impl Driver {
         progressed |= self.write(cx, now);
         progressed |= self.poll_tasks(cx);
         self.background.retain_mut(|work| work.as_mut().poll(cx).is_pending());
+        let deadline =
+            if closed { Some(*self.flush_until.get_or_insert(now + FINAL_FLUSH_LIMIT)) } else { deadline };
         if let Some(deadline) = deadline {
             if self.timer_at != Some(deadline) {
                 self.timer.set_at(deadline);
@@ -201,7 +213,8 @@ impl Driver {
                 progressed = true;
             }
         }
-        if closed && self.out_pos >= self.out.len() && !self.needs_flush {
+        let flushed = self.out_pos >= self.out.len() && !self.needs_flush;
+        if closed && (flushed || self.flush_until.is_some_and(|at| at <= now)) {
             self.begin_shutdown();
             progressed = true;
         }
@@ -365,10 +378,7 @@ impl Future for Driver {
     }
 }
 
-fn handler_future(
-    handler: &dyn ClientHandler,
-    request: ServerRequest,
-) -> BoxFuture<Result<Box<RawValue>, ErrorObject>> {
+fn handler_future(handler: &dyn ClientHandler, request: ServerRequest) -> Answer {
     match request {
         ServerRequest::ListRoots => raw(handler.list_roots()),
         ServerRequest::CreateMessage(params) => raw(handler.create_message(*params)),
