@@ -98,7 +98,7 @@ fn default_handler_refuses_politely_and_undeclared_capabilities_get_method_not_f
 }
 
 #[test]
-fn the_driver_runs_over_any_async_read_write_pair() {
+fn the_driver_runs_over_any_async_read_write_pair_without_an_executor() {
     let (client_end, server_end) = UnixStream::pair().unwrap();
     let server_reader = std::io::BufReader::new(server_end.try_clone().unwrap());
     let server = std::thread::spawn(move || {
@@ -110,15 +110,15 @@ fn the_driver_runs_over_any_async_read_write_pair() {
     });
     let stream = Arc::new(Async::new(client_end).unwrap());
     let (reader, writer) = (ArcIo(stream.clone()), ArcIo(stream));
-    smol::block_on(async {
-        let (client, driver) = builder().connect(reader, writer);
-        let driver = smol::spawn(driver);
+    // No executor at all: one thread polls the driver and the application side together.
+    let (client, driver) = builder().connect(reader, writer);
+    let app = async {
         client.ready().await.unwrap();
         let echo = client.call_tool("echo", json!({"message": "over a socket"})).await.unwrap();
         assert_eq!(echo.content[0].as_text(), Some("over a socket"));
         client.close().await;
-        driver.await;
-    });
+    };
+    futures_lite::future::block_on(futures_lite::future::zip(driver, app));
     // Closing our end is EOF for the server, which returns.
     server.join().unwrap().unwrap();
 }

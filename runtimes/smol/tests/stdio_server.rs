@@ -356,3 +356,19 @@ fn only_allow_listed_and_explicit_environment_reaches_the_server() {
     assert!(wait_until(Duration::from_secs(2), || !seen.lock().unwrap().is_empty()));
     assert_eq!(*seen.lock().unwrap(), "unset|yes|path");
 }
+
+#[test]
+fn the_server_runs_in_the_requested_directory() {
+    let dir = std::env::temp_dir().canonicalize().unwrap();
+    let seen = Arc::new(Mutex::new(String::new()));
+    let sink = seen.clone();
+    let command = ServerCommand::new("sh")
+        .args(["-c", "pwd >&2"])
+        .current_dir(&dir)
+        .stderr_to(move |line| sink.lock().unwrap().push_str(line));
+    smol::block_on(async {
+        assert!(matches!(builder().spawn_stdio(&command).await, Err(Error::Connect(CloseReason::Eof))));
+    });
+    assert!(wait_until(Duration::from_secs(2), || !seen.lock().unwrap().is_empty()));
+    assert_eq!(*seen.lock().unwrap(), dir.display().to_string());
+}
