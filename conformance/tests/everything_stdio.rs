@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 use mcp_sansio::schema::{
     CallTool, CallToolRequestParams, ClientCapabilities, CompleteRequestParams, CompletionContext,
     CompletionReference, ContentBlock, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
-    ElicitResult, Implementation, ListChangedCapability, ListRootsResult, LoggingLevel, ResourceContents, Root,
-    SamplingContent,
+    ElicitResult, Implementation, ListChangedCapability, ListRootsResult, LoggingLevel, ResourceContents,
+    Root, SamplingContent,
 };
 use mcp_sansio::{ProtocolVersion, ServerNotification};
 use mcp_smol::{CallOptions, Client, ClientBuilder, ClientHandler, HandlerFuture, ServerCommand};
@@ -30,7 +30,9 @@ struct Handler;
 
 impl ClientHandler for Handler {
     fn list_roots(&self) -> HandlerFuture<ListRootsResult> {
-        Box::pin(async { Ok(ListRootsResult::new(vec![Root::new("file:///tmp/interop").with_name("interop")])) })
+        Box::pin(async {
+            Ok(ListRootsResult::new(vec![Root::new("file:///tmp/interop").with_name("interop")]))
+        })
     }
 
     fn create_message(&self, params: CreateMessageRequestParams) -> HandlerFuture<CreateMessageResult> {
@@ -113,8 +115,11 @@ fn tools_including_progress_and_structured_content() {
         let sum = client.call_tool("get-sum", json!({"a": 2, "b": 3.5})).await.unwrap();
         assert_eq!(text(&sum), "The sum of 2 and 3.5 is 5.5.");
         let image = client.call_tool("get-tiny-image", json!({})).await.unwrap();
-        assert!(image.content.iter().any(|c| matches!(c, ContentBlock::Image(i) if i.mime_type == "image/png")));
-        let weather = client.call_tool("get-structured-content", json!({"location": "Chicago"})).await.unwrap();
+        assert!(
+            image.content.iter().any(|c| matches!(c, ContentBlock::Image(i) if i.mime_type == "image/png"))
+        );
+        let weather =
+            client.call_tool("get-structured-content", json!({"location": "Chicago"})).await.unwrap();
         let data = weather.structured_content.unwrap();
         assert!(data["temperature"].is_number() && data["conditions"].is_string(), "{data}");
         let bad = client.call_tool("echo", json!({})).await.unwrap();
@@ -138,8 +143,10 @@ fn sampling_elicitation_and_roots_flows() {
     smol::block_on(async {
         let client = connect().await;
         wait_for_tool(&client, "trigger-elicitation-request").await;
-        let sampled =
-            client.call_tool("trigger-sampling-request", json!({"prompt": "say hi", "maxTokens": 20})).await.unwrap();
+        let sampled = client
+            .call_tool("trigger-sampling-request", json!({"prompt": "say hi", "maxTokens": 20}))
+            .await
+            .unwrap();
         let sampled = text(&sampled);
         assert!(sampled.contains("LLM sampling result") && sampled.contains("interop-model"), "{sampled}");
 
@@ -181,18 +188,26 @@ fn resources_templates_prompts_completion_and_logging() {
         assert!(prompts.iter().any(|p| p.name == "args-prompt"));
         let weather = client.get_prompt("args-prompt", [("city", "Paris"), ("state", "TX")]).await.unwrap();
         assert_eq!(weather.messages[0].content.as_text(), Some("What's weather in Paris, TX?"));
-        let embedded = client.get_prompt("resource-prompt", [("resourceType", "Text"), ("resourceId", "2")]).await.unwrap();
+        let embedded = client
+            .get_prompt("resource-prompt", [("resourceType", "Text"), ("resourceId", "2")])
+            .await
+            .unwrap();
         assert!(embedded.messages.iter().any(|m| matches!(m.content, ContentBlock::Resource(_))));
         let missing = client.get_prompt("args-prompt", Vec::<(String, String)>::new()).await.unwrap_err();
         assert_eq!(missing.server_error().map(|e| e.code), Some(-32602));
 
-        let department = CompleteRequestParams::new(CompletionReference::prompt("completable-prompt"), "department", "S");
+        let department =
+            CompleteRequestParams::new(CompletionReference::prompt("completable-prompt"), "department", "S");
         assert_eq!(client.complete(&department).await.unwrap().completion.values, ["Sales", "Support"]);
-        let mut with_context = CompleteRequestParams::new(CompletionReference::prompt("completable-prompt"), "name", "");
+        let mut with_context =
+            CompleteRequestParams::new(CompletionReference::prompt("completable-prompt"), "name", "");
         with_context.context = Some(CompletionContext {
             arguments: Some(BTreeMap::from([("department".to_owned(), "Engineering".to_owned())])),
         });
-        assert_eq!(client.complete(&with_context).await.unwrap().completion.values, ["Alice", "Bob", "Charlie"]);
+        assert_eq!(
+            client.complete(&with_context).await.unwrap().completion.values,
+            ["Alice", "Bob", "Charlie"]
+        );
 
         let mut notifications = client.notifications();
         client.set_log_level(LoggingLevel::Debug).await.unwrap();

@@ -248,6 +248,15 @@ impl ClientConnection {
         }
     }
 
+    /// The session, or why commands cannot be sent now.
+    fn ready_session(&self) -> Result<&Session, UsageError> {
+        match &self.phase {
+            Phase::Initializing { .. } => Err(UsageError::NotReady),
+            Phase::Closed(reason) => Err(UsageError::Closed(reason.clone())),
+            Phase::Ready(session) => Ok(session),
+        }
+    }
+
     fn session(&self) -> Option<&Session> {
         match &self.phase {
             Phase::Ready(session) => Some(session),
@@ -387,11 +396,7 @@ impl ClientConnection {
         params: Option<&[u8]>,
         options: RequestOptions,
     ) -> Result<RequestId, UsageError> {
-        let session = match &self.phase {
-            Phase::Initializing { .. } => return Err(UsageError::NotReady),
-            Phase::Closed(reason) => return Err(UsageError::Closed(reason.clone())),
-            Phase::Ready(session) => session,
-        };
+        let session = self.ready_session()?;
         if method == "initialize" {
             return Err(UsageError::ReservedMethod(method.to_owned()));
         }
@@ -410,11 +415,7 @@ impl ClientConnection {
 
     /// Sends a notification (for example `notifications/roots/list_changed`).
     pub fn notify(&mut self, method: &str, params: Option<&[u8]>) -> Result<(), UsageError> {
-        match &self.phase {
-            Phase::Initializing { .. } => return Err(UsageError::NotReady),
-            Phase::Closed(reason) => return Err(UsageError::Closed(reason.clone())),
-            Phase::Ready(_) => {}
-        }
+        self.ready_session()?;
         if method == "notifications/initialized" {
             return Err(UsageError::ReservedMethod(method.to_owned()));
         }
