@@ -216,7 +216,10 @@ impl ServerProcess {
         if !exited {
             tracing::warn!(pid = child.id(), "server ignored SIGTERM: SIGKILL");
         }
-        // Always: the child may be gone while something it spawned lingers in the group.
+        // Always: the child may be gone while something it spawned lingers in the group. A
+        // group id stays reserved while the group has members; once it is empty, the id could
+        // in theory be reused between the reap above and this signal, a window of microseconds
+        // that the kernel's sequential pid allocation makes practically unreachable.
         self.signal(Signal::KILL);
         if !exited {
             let _ = child.status().await;
