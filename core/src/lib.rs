@@ -104,6 +104,7 @@ mod connection;
 mod error;
 mod event;
 mod framing;
+pub mod http;
 mod ids;
 pub mod jsonrpc;
 pub mod schema;
