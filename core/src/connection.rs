@@ -623,7 +623,7 @@ impl ClientConnection {
                     }
                     self.stats.messages_received += 1;
                     match message {
-                        Ok(Message::Response { id, result }) => self.on_response(now, id, result),
+                        Ok(Message::Response { id, result }) => self.on_response(id, result),
                         Ok(Message::Notification { method, params }) => {
                             self.on_notification(now, &method, params)
                         }
@@ -635,7 +635,7 @@ impl ClientConnection {
         }
     }
 
-    fn on_response(&mut self, now: Instant, id: RequestId, result: Result<&RawValue, ErrorObject>) {
+    fn on_response(&mut self, id: RequestId, result: Result<&RawValue, ErrorObject>) {
         let n = match id {
             RequestId::Number(n) => n,
             RequestId::String(_) => {
@@ -659,12 +659,11 @@ impl ClientConnection {
                 self.events.push_back(Event::Response { id, result });
             }
             PendingKind::KeepAlive => self.keep_alive_ping = None,
-            PendingKind::Initialize => self.on_initialize_result(now, result),
+            PendingKind::Initialize => self.on_initialize_result(result),
         }
     }
 
-    fn on_initialize_result(&mut self, now: Instant, result: Result<&RawValue, ErrorObject>) {
-        let _ = now;
+    fn on_initialize_result(&mut self, result: Result<&RawValue, ErrorObject>) {
         let Phase::Initializing { requested } = self.phase else { return };
         let init = match result {
             Err(error) => return self.shut(CloseReason::InitializeRefused(error)),
@@ -736,11 +735,11 @@ impl ClientConnection {
     fn on_progress(&mut self, now: Instant, params: schema::ProgressNotificationParams) {
         // The engine's progress token for a request is the request's own id.
         let id = match params.progress_token {
-            crate::ProgressToken::Number(n) => n,
-            crate::ProgressToken::String(_) => -1,
+            crate::ProgressToken::Number(n) => Some(n),
+            crate::ProgressToken::String(_) => None,
         };
-        match self.pending.get_mut(&id) {
-            Some(pending) if pending.kind == PendingKind::User => {
+        match id.and_then(|id| Some((id, self.pending.get_mut(&id)?))) {
+            Some((id, pending)) if pending.kind == PendingKind::User => {
                 if pending.reset_on_progress {
                     let deadline = (now + pending.timeout).min(pending.max_total_at);
                     self.deadlines.remove(&(pending.deadline, id));

@@ -16,7 +16,7 @@ use mcp_sansio::schema::{
     Request, Resource, ResourceTemplate, ServerCapabilities, SetLevel, SetLevelRequestParams, Subscribe,
     SubscribeRequestParams, Tool, Unsubscribe, UnsubscribeRequestParams,
 };
-use mcp_sansio::{ClientConfig, ClientConnection, ProtocolVersion, RequestError, Status, UsageError};
+use mcp_sansio::{ClientConfig, ClientConnection, ProtocolVersion, Status, UsageError};
 
 use crate::Error;
 use crate::call::{CallOptions, ResponseFuture};
@@ -259,10 +259,13 @@ impl Client {
             match next {
                 None => return Ok(items),
                 Some(next) if seen.insert(next.clone()) => cursor = Some(next),
-                Some(next) => return Err(pagination_loop(R::METHOD, &next)),
+                Some(next) => {
+                    let reason = format!("the server returned cursor {next:?} twice");
+                    return Err(Error::Pagination { method: R::METHOD, reason });
+                }
             }
         }
-        Err(pagination_loop(R::METHOD, "(page limit reached)"))
+        Err(Error::Pagination { method: R::METHOD, reason: format!("more than {MAX_PAGES} pages") })
     }
 
     // ----- typed methods -----
@@ -470,11 +473,4 @@ impl Client {
         };
         futures_lite::future::or(closed, timeout).await
     }
-}
-
-fn pagination_loop(method: &str, cursor: &str) -> Error {
-    Error::Request(RequestError::Server(mcp_sansio::ErrorObject::new(
-        mcp_sansio::jsonrpc::error_codes::INTERNAL_ERROR,
-        format!("{method}: the server returned cursor {cursor:?} twice; stopped paginating"),
-    )))
 }

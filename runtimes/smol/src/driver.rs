@@ -65,7 +65,9 @@ pub struct Driver {
     drain_until: Option<Timer>,
     /// Once the connection closed: when to stop trying to flush and shut down anyway.
     flush_until: Option<Instant>,
+    /// Buffers reused every round, so the hot path does not allocate.
     events: Vec<Event>,
+    completions: Vec<(RequestId, Result<Box<RawValue>, mcp_sansio::RequestError>)>,
 }
 
 impl fmt::Debug for Driver {
@@ -103,6 +105,7 @@ impl Driver {
             drain_until: None,
             flush_until: None,
             events: Vec::new(),
+            completions: Vec::new(),
         }
     }
 
@@ -123,7 +126,6 @@ impl Driver {
         let mut progress_calls: Vec<(ProgressFn, mcp_sansio::schema::ProgressNotificationParams)> =
             Vec::new();
         let mut new_requests = Vec::new();
-        let mut completions = Vec::new();
         let (deadline, closed) = {
             let mut state = self.shared.lock();
             state.set_driver_waker(cx.waker());
@@ -143,7 +145,7 @@ impl Driver {
                         tracing::debug!(%protocol_version, "connection ready");
                         state.wake_watchers();
                     }
-                    Event::Response { id, result } => completions.push((id, result)),
+                    Event::Response { id, result } => self.completions.push((id, result)),
                     Event::Progress { id, params } => {
                         if let Some(f) = state.calls.get(&id).and_then(|slot| slot.on_progress.clone()) {
                             progress_calls.push((f, params));
@@ -183,10 +185,10 @@ impl Driver {
         for (f, params) in progress_calls {
             f(&params);
         }
-        if !completions.is_empty() {
-            let mut wakers = Vec::with_capacity(completions.len());
+        if !self.completions.is_empty() {
+            let mut wakers = Vec::with_capacity(self.completions.len());
             let mut state = self.shared.lock();
-            for (id, result) in completions {
+            for (id, result) in self.completions.drain(..) {
                 if let Some(slot) = state.calls.get_mut(&id) {
                     slot.result = Some(result);
                     wakers.extend(slot.waker.take());

@@ -29,6 +29,15 @@ pub enum Error {
         /// The operating system's error.
         source: std::io::Error,
     },
+    /// A `list_all_*` helper stopped: the server repeated a cursor (it would never end) or
+    /// returned more pages than the helper fetches.
+    #[error("{method}: stopped paginating: {reason}")]
+    Pagination {
+        /// The list method.
+        method: &'static str,
+        /// What went wrong.
+        reason: String,
+    },
     /// The connection closed before or during the handshake.
     #[error("connection failed: {0}")]
     Connect(CloseReason),
