@@ -22,6 +22,8 @@ use crate::{ProtocolVersion, RequestId};
 #[must_use = "a transmit must be written to the transport"]
 pub struct Transmit {
     bytes: Vec<u8>,
+    /// The id, when the message is a request of ours.
+    request: Option<i64>,
 }
 
 impl Transmit {
@@ -38,6 +40,17 @@ impl Transmit {
     /// Takes the framed bytes.
     pub fn into_bytes(self) -> Vec<u8> {
         self.bytes
+    }
+
+    /// The request id, when the message is a request (its response is awaited); `None` for
+    /// notifications and for answers to the server's requests.
+    pub fn request_id(&self) -> Option<RequestId> {
+        self.request.map(RequestId::Number)
+    }
+
+    /// The request id as the engine keeps it.
+    pub(crate) fn request(&self) -> Option<i64> {
+        self.request
     }
 }
 
@@ -246,6 +259,36 @@ impl ClientConnection {
             RequestId::Number(n) => self.pending.get(n).is_some_and(|p| p.kind == PendingKind::User),
             RequestId::String(_) => false,
         }
+    }
+
+    /// Whether a request of any kind (the application's, `initialize`, a keep-alive `ping`)
+    /// with this id still awaits its response.
+    pub(crate) fn awaits(&self, id: i64) -> bool {
+        self.pending.contains_key(&id)
+    }
+
+    /// The transport lost request `id` (an HTTP error status, a stream that ended before the
+    /// response): the request fails with `error`. Losing `initialize` or a keep-alive `ping`
+    /// closes the connection, since nothing can go on without them.
+    pub(crate) fn fail_request(&mut self, id: i64, error: RequestError) {
+        let Some(pending) = self.pending.remove(&id) else { return };
+        self.deadlines.remove(&(pending.deadline, id));
+        match pending.kind {
+            PendingKind::User => {
+                tracing::debug!(id, %error, "request failed by the transport");
+                self.events.push_back(Event::Response { id: RequestId::Number(id), result: Err(error) });
+            }
+            PendingKind::Initialize | PendingKind::KeepAlive => {
+                let what =
+                    if pending.kind == PendingKind::Initialize { "initialize" } else { "keep-alive ping" };
+                self.shut(CloseReason::Transport(format!("{what} failed: {error}")));
+            }
+        }
+    }
+
+    /// A transport dropped a message of `len` bytes (at least) for exceeding the size limit.
+    pub(crate) fn report_oversized(&mut self, len: usize) {
+        self.on_frame_oversized(len);
     }
 
     /// The session, or why commands cannot be sent now.
@@ -548,7 +591,7 @@ impl ClientConnection {
         self.next_id += 1;
         let mut bytes = Vec::with_capacity(64 + method.len() + params.map_or(0, <[u8]>::len));
         jsonrpc::encode_request(&mut bytes, &RequestId::Number(id), method, params);
-        self.queue(bytes);
+        self.queue_with(bytes, Some(id));
         let max_total_at = now + max_total;
         let deadline = (now + timeout).min(max_total_at);
         self.deadlines.insert((deadline, id));
@@ -558,9 +601,13 @@ impl ClientConnection {
     }
 
     fn queue(&mut self, bytes: Vec<u8>) {
+        self.queue_with(bytes, None);
+    }
+
+    fn queue_with(&mut self, bytes: Vec<u8>, request: Option<i64>) {
         self.stats.messages_sent += 1;
         tracing::trace!(message = %String::from_utf8_lossy(&bytes).trim_end(), "send");
-        self.transmits.push_back(Transmit { bytes });
+        self.transmits.push_back(Transmit { bytes, request });
     }
 
     fn queue_response(&mut self, id: &RequestId, outcome: Result<&RawValue, &ErrorObject>) {
@@ -602,6 +649,11 @@ impl ClientConnection {
         self.events.push_back(Event::Closed(reason));
     }
 
+    fn on_frame_oversized(&mut self, len: usize) {
+        self.stats.oversized_messages += 1;
+        self.invalid(InvalidMessage::TooLarge { len, max: self.config.max_message_size });
+    }
+
     fn invalid(&mut self, error: InvalidMessage) {
         tracing::debug!(%error, "invalid message discarded");
         self.stats.invalid_messages += 1;
@@ -610,10 +662,7 @@ impl ClientConnection {
 
     fn on_frame(&mut self, now: Instant, frame: Frame<'_>) {
         match frame {
-            Frame::Oversized { len } => {
-                self.stats.oversized_messages += 1;
-                self.invalid(InvalidMessage::TooLarge { len, max: self.config.max_message_size });
-            }
+            Frame::Oversized { len } => self.on_frame_oversized(len),
             Frame::Message(bytes) => {
                 self.last_received = now;
                 tracing::trace!(message = %String::from_utf8_lossy(bytes), "recv");

@@ -133,6 +133,22 @@ pub enum RequestError {
     /// The connection closed while the request was pending.
     #[error("connection closed before a response: {0}")]
     ConnectionClosed(CloseReason),
+    /// The HTTP server answered the request with an error status.
+    #[error("the server answered HTTP {status}{}", body_suffix(.body))]
+    HttpStatus {
+        /// The status code.
+        status: u16,
+        /// The start of the response body (at most 512 bytes, lossily decoded), for the message.
+        body: String,
+    },
+    /// The transport lost the request: a connection error, or a response stream that ended
+    /// before the response arrived and could not be resumed.
+    #[error("transport failed before a response: {0}")]
+    Transport(String),
+}
+
+fn body_suffix(body: &str) -> String {
+    if body.is_empty() { String::new() } else { format!(": {body}") }
 }
 
 fn reason_suffix(reason: &Option<String>) -> String {

@@ -1,8 +1,16 @@
-//! The sans-IO pieces of MCP's HTTP transports; the Streamable HTTP session will live here too.
+//! MCP over HTTP, sans-IO: the Streamable HTTP session (with the 2024-11-05 HTTP+SSE transport
+//! as a fallback) and the server-sent-events decoder it uses.
 //!
-//! Like the rest of the crate, nothing here performs I/O or reads a clock: the driver owns the
-//! HTTP connection and feeds the response body in, in whatever chunks it arrives.
+//! Like the rest of the crate, nothing here performs I/O or reads a clock. [`HttpSession`]
+//! produces [`HttpRequest`]s for a driver to execute and consumes the responses in whatever
+//! chunks they arrive; everything time-related is a deadline from
+//! [`poll_timeout`](HttpSession::poll_timeout).
 
+mod request;
+mod session;
 mod sse;
+mod url;
 
+pub use request::{HttpAction, HttpConfig, HttpMethod, HttpRequest, StreamId};
+pub use session::HttpSession;
 pub use sse::{SseDecoder, SseError, SseEvent};

@@ -1,0 +1,274 @@
+//! What the HTTP session asks a driver to do: [`HttpRequest`]s to execute and streams to abort,
+//! and how the session is configured ([`HttpConfig`]).
+
+use std::borrow::Cow;
+use std::fmt;
+use std::time::Duration;
+
+/// Identifies one HTTP exchange (a request and its response stream) between the session and
+/// the driver. The driver passes it back with every piece of the response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct StreamId(pub(crate) u64);
+
+impl fmt::Display for StreamId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "#{}", self.0)
+    }
+}
+
+/// The HTTP methods the MCP transports use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum HttpMethod {
+    /// Opens a server-sent-event stream (server-initiated messages, resumption, the legacy stream).
+    Get,
+    /// Sends one JSON-RPC message.
+    Post,
+    /// Ends the session.
+    Delete,
+}
+
+impl HttpMethod {
+    /// The method's name, e.g. `"POST"`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            HttpMethod::Get => "GET",
+            HttpMethod::Post => "POST",
+            HttpMethod::Delete => "DELETE",
+        }
+    }
+}
+
+impl fmt::Display for HttpMethod {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Headers whose values are protocol metadata and safe to print; every other value (custom
+/// headers such as `Authorization`, the session id) is redacted by `Debug`.
+const PRINTABLE_HEADERS: &[&str] = &["accept", "content-type", "mcp-protocol-version", "last-event-id"];
+
+/// One HTTP request for the driver to execute.
+///
+/// The driver sends it as is, then reports the response to the session: its head with
+/// [`handle_response_head`](super::HttpSession::handle_response_head), the body in chunks with
+/// [`handle_response_body`](super::HttpSession::handle_response_body), and its end with
+/// [`handle_response_end`](super::HttpSession::handle_response_end) (or a failure with
+/// [`handle_response_error`](super::HttpSession::handle_response_error)), each tagged with
+/// [`stream`](Self::stream).
+///
+/// `Debug` prints header names but redacts the values of all but a few protocol headers, so a
+/// request can be logged without leaking credentials.
+#[derive(Clone)]
+pub struct HttpRequest {
+    pub(crate) stream: StreamId,
+    pub(crate) method: HttpMethod,
+    pub(crate) url: String,
+    pub(crate) headers: Vec<(Cow<'static, str>, String)>,
+    pub(crate) body: Vec<u8>,
+}
+
+impl HttpRequest {
+    /// The exchange this request starts.
+    pub fn stream(&self) -> StreamId {
+        self.stream
+    }
+
+    /// The method.
+    pub fn method(&self) -> HttpMethod {
+        self.method
+    }
+
+    /// The absolute URL.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The headers, in order: name and value.
+    pub fn headers(&self) -> impl ExactSizeIterator<Item = (&str, &str)> + '_ {
+        self.headers.iter().map(|(name, value)| (&**name, value.as_str()))
+    }
+
+    /// The value of header `name` (case-insensitive), if present.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+    }
+
+    /// The body: one JSON-RPC message for `POST`, empty otherwise.
+    pub fn body(&self) -> &[u8] {
+        &self.body
+    }
+
+    /// Takes the body, for drivers that send an owned buffer.
+    pub fn into_body(self) -> Vec<u8> {
+        self.body
+    }
+}
+
+impl fmt::Debug for HttpRequest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        struct Headers<'a>(&'a [(Cow<'static, str>, String)]);
+        impl fmt::Debug for Headers<'_> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                let mut map = f.debug_map();
+                for (name, value) in self.0 {
+                    if PRINTABLE_HEADERS.iter().any(|p| name.eq_ignore_ascii_case(p)) {
+                        map.entry(name, value);
+                    } else {
+                        map.entry(name, &"<redacted>");
+                    }
+                }
+                map.finish()
+            }
+        }
+        f.debug_struct("HttpRequest")
+            .field("stream", &self.stream)
+            .field("method", &self.method)
+            .field("url", &self.url)
+            .field("headers", &Headers(&self.headers))
+            .field("body_len", &self.body.len())
+            .finish()
+    }
+}
+
+/// What the session wants the driver to do next; drained with
+/// [`HttpSession::poll_action`](super::HttpSession::poll_action).
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum HttpAction {
+    /// Execute this request (concurrently with the others in flight).
+    Send(HttpRequest),
+    /// Stop this exchange: drop the request or its response stream, and do not reuse its
+    /// connection unless the response was read to the end. Nothing more is reported for it.
+    Abort(StreamId),
+}
+
+/// How the HTTP session behaves: the server URL, custom headers, timeouts and retry policy.
+///
+/// ```
+/// use std::time::Duration;
+/// use mcp_sansio::http::HttpConfig;
+///
+/// let config = HttpConfig::new("http://127.0.0.1:3000/mcp")
+///     .header("Authorization", "Bearer secret")
+///     .connect_timeout(Duration::from_secs(5));
+/// assert_eq!(config.url(), "http://127.0.0.1:3000/mcp");
+/// // Header values never appear in debug output.
+/// assert!(!format!("{config:?}").contains("secret"));
+/// ```
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct HttpConfig {
+    pub(crate) url: String,
+    pub(crate) headers: Vec<(String, String)>,
+    pub(crate) connect_timeout: Duration,
+    pub(crate) standalone_stream: bool,
+    pub(crate) legacy_fallback: bool,
+    pub(crate) max_reconnects: u32,
+    pub(crate) reconnect_delay: Duration,
+    pub(crate) max_reconnect_delay: Duration,
+    pub(crate) close_timeout: Duration,
+}
+
+impl HttpConfig {
+    /// A configuration for the MCP endpoint at `url` (for example `http://127.0.0.1:3000/mcp`),
+    /// with the defaults:
+    /// - `connect_timeout` 30 s: the longest wait for response headers where no request's own
+    ///   deadline applies (the server-message stream, notifications, answers, `DELETE`);
+    /// - the server-message `GET` stream is opened;
+    /// - a server that refuses the Streamable HTTP `initialize` with 400, 404 or 405 is tried
+    ///   with the 2024-11-05 HTTP+SSE transport;
+    /// - a stream that ends is resumed up to 5 times in a row without a message in between,
+    ///   after the server's `retry` delay or else 1 s doubling up to 30 s;
+    /// - `close_timeout` 5 s for the `DELETE` that ends the session.
+    pub fn new(url: impl Into<String>) -> Self {
+        Self {
+            url: url.into(),
+            headers: Vec::new(),
+            connect_timeout: Duration::from_secs(30),
+            standalone_stream: true,
+            legacy_fallback: true,
+            max_reconnects: 5,
+            reconnect_delay: Duration::from_secs(1),
+            max_reconnect_delay: Duration::from_secs(30),
+            close_timeout: Duration::from_secs(5),
+        }
+    }
+
+    /// The MCP endpoint URL.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// Adds a header sent with every request (for example `Authorization`). Its value is never
+    /// logged or printed by `Debug`.
+    #[must_use]
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// How long to wait for response headers where no request deadline applies.
+    #[must_use]
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = timeout;
+        self
+    }
+
+    /// Whether to open the `GET` stream for server-initiated messages (default `true`).
+    #[must_use]
+    pub fn standalone_stream(mut self, open: bool) -> Self {
+        self.standalone_stream = open;
+        self
+    }
+
+    /// Whether to fall back to the 2024-11-05 HTTP+SSE transport (default `true`).
+    #[must_use]
+    pub fn legacy_fallback(mut self, enabled: bool) -> Self {
+        self.legacy_fallback = enabled;
+        self
+    }
+
+    /// How many times in a row a stream is re-opened without receiving a message in between.
+    /// A stream that ends gracefully counts like one that failed, so a server that keeps
+    /// closing at once cannot keep the client reconnecting forever.
+    #[must_use]
+    pub fn max_reconnects(mut self, attempts: u32) -> Self {
+        self.max_reconnects = attempts;
+        self
+    }
+
+    /// The reconnection delay when the server gave no `retry` field: `initial`, doubling on each
+    /// attempt up to `max`. A server's `retry` is always honoured as given.
+    #[must_use]
+    pub fn reconnect_delay(mut self, initial: Duration, max: Duration) -> Self {
+        self.reconnect_delay = initial;
+        self.max_reconnect_delay = max.max(initial);
+        self
+    }
+
+    /// How long closing waits for the `DELETE` that ends the session.
+    #[must_use]
+    pub fn close_timeout(mut self, timeout: Duration) -> Self {
+        self.close_timeout = timeout;
+        self
+    }
+}
+
+impl fmt::Debug for HttpConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let header_names: Vec<&str> = self.headers.iter().map(|(name, _)| name.as_str()).collect();
+        f.debug_struct("HttpConfig")
+            .field("url", &self.url)
+            .field("header_names", &header_names)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("standalone_stream", &self.standalone_stream)
+            .field("legacy_fallback", &self.legacy_fallback)
+            .field("max_reconnects", &self.max_reconnects)
+            .field("reconnect_delay", &self.reconnect_delay)
+            .field("max_reconnect_delay", &self.max_reconnect_delay)
+            .field("close_timeout", &self.close_timeout)
+            .finish()
+    }
+}

@@ -1,0 +1,1128 @@
+//! [`HttpSession`]: MCP over HTTP (Streamable HTTP, and the 2024-11-05 HTTP+SSE transport) as
+//! a state machine layered on [`ClientConnection`].
+//!
+//! The connection keeps all of the protocol (ids, deadlines, the handshake, capabilities); the
+//! session turns its transmits into HTTP requests and the HTTP responses back into messages, and
+//! owns what only exists on HTTP: the session id, the stream for server-initiated messages,
+//! resumption, session expiry, the legacy fallback and the `DELETE` on close.
+
+use std::borrow::Cow;
+use std::collections::{BTreeMap, VecDeque};
+use std::time::Instant;
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use super::request::{HttpAction, HttpConfig, HttpMethod, HttpRequest, StreamId};
+use super::sse::{SseDecoder, SseError, SseEvent};
+use super::url;
+use crate::connection::{ClientConnection, Status};
+use crate::event::RequestError;
+use crate::schema::InitializeResult;
+use crate::{ClientConfig, ProtocolVersion};
+
+/// How much of an error response's body is kept: enough for a JSON-RPC error object.
+const ERROR_BODY_LIMIT: usize = 4096;
+/// How much of it an error message quotes.
+const EXCERPT_LIMIT: usize = 512;
+
+const ACCEPT_POST: &str = "application/json, text/event-stream";
+const ACCEPT_SSE: &str = "text/event-stream";
+
+/// A message for the server, waiting to be posted or kept for a retry.
+#[derive(Debug, Clone)]
+struct Outgoing {
+    /// One JSON-RPC message, without a trailing newline.
+    body: Vec<u8>,
+    /// Its id, when it is a request awaiting a response.
+    request: Option<i64>,
+    /// Already re-sent once after the session expired.
+    retried: bool,
+}
+
+/// Which transport the session speaks.
+#[derive(Debug)]
+enum Mode {
+    /// Streamable HTTP (2025-03-26 and later; also what a 2024-11-05 client tries first).
+    Streamable,
+    /// The 2024-11-05 HTTP+SSE transport: one `GET` stream carries every server message, and
+    /// messages are posted to the URL its `endpoint` event names.
+    Legacy {
+        /// Why Streamable HTTP was abandoned, for error messages.
+        refused_with: u16,
+        /// Where to post, once the `endpoint` event arrived.
+        endpoint: Option<String>,
+    },
+}
+
+/// The stream for server-initiated messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Standalone {
+    /// Not opened yet (or to be re-opened after a re-initialization).
+    Idle,
+    /// In flight or scheduled to reconnect: never two at once.
+    Active,
+    /// The server does not offer one (405), or it failed for good.
+    Off,
+}
+
+/// What a `GET` stream is for.
+#[derive(Debug)]
+enum GetKind {
+    /// Server-initiated messages.
+    Standalone,
+    /// Resuming a `POST`'s response stream that ended before the response.
+    Resume(Outgoing),
+}
+
+/// What an exchange is for.
+#[derive(Debug)]
+enum Role {
+    /// A message posted to the server.
+    Post {
+        out: Outgoing,
+        /// The response to its request arrived on this stream.
+        answered: bool,
+        /// It is the `initialize` request of the connection.
+        initialize: bool,
+    },
+    /// A server-sent-event stream: the standalone one, or a resumption.
+    Get {
+        kind: GetKind,
+        /// Consecutive re-opens without a message in between.
+        attempts: u32,
+        /// Carries `Last-Event-ID` and `retry` from one connection of the stream to the next.
+        decoder: SseDecoder,
+    },
+    /// The `initialize` re-sent after the session expired.
+    Reinitialize,
+    /// The `notifications/initialized` that completes a re-initialization.
+    ReinitializedNotice,
+    /// The 2024-11-05 transport's event stream.
+    LegacyGet,
+    /// Ending the session.
+    Delete,
+}
+
+/// How a response body is handled.
+#[derive(Debug)]
+enum Body {
+    /// No head yet.
+    AwaitingHead,
+    /// A JSON body, gathered whole.
+    Json(Vec<u8>),
+    /// An event stream (the decoder lives in the role for `GET` streams).
+    Sse,
+    /// An error status: the start of the body, for the error message.
+    Error(Vec<u8>),
+    /// Nothing wanted from it (a 202, the body of a legacy `POST`).
+    Ignore,
+    /// A success status with a content type that cannot carry the response.
+    Unexpected(String),
+}
+
+#[derive(Debug)]
+struct Stream {
+    role: Role,
+    status: Option<u16>,
+    body: Body,
+    /// Response headers are due by then (or, once the response was received, the rest of the body).
+    deadline: Option<Instant>,
+    /// The decoder of a `POST` that answered with an event stream.
+    decoder: Option<SseDecoder>,
+}
+
+/// A `GET` to open later: a reconnection after the server's `retry` delay.
+#[derive(Debug)]
+struct Reconnect {
+    at: Instant,
+    kind: GetKind,
+    attempts: u32,
+    decoder: SseDecoder,
+}
+
+/// A re-initialization in progress, after the server forgot the session.
+#[derive(Debug, Default)]
+struct Reinit {
+    /// Requests to re-send once the new session is up.
+    retry: Vec<Outgoing>,
+    /// The server answered the new `initialize`.
+    answered: bool,
+}
+
+/// How a response ended.
+enum End<'a> {
+    Complete,
+    Failed(&'a str),
+}
+
+/// The client side of MCP over HTTP, as a sans-IO state machine around a [`ClientConnection`].
+///
+/// The session turns what the connection transmits into [`HttpRequest`]s and what the driver
+/// reports of their responses back into messages. It handles, all by itself and on simulated time:
+/// the `Accept` and `Content-Type` headers, the `Mcp-Session-Id` and `MCP-Protocol-Version`
+/// headers, custom headers on every request, JSON and event-stream responses, the `GET` stream
+/// for server-initiated messages (at most one; none if the server answers 405), resuming a
+/// stream that ended early with `Last-Event-ID` after the server's `retry` delay, re-initializing
+/// transparently when the server forgot the session (404, or 400 naming the session) and
+/// re-sending the affected requests once, failing a request at once when its stream ended without
+/// its response, the 2024-11-05 HTTP+SSE transport as a fallback, and the `DELETE` that ends the
+/// session on close.
+///
+/// # Driving it
+///
+/// The connection is reached with [`connection`](Self::connection) and
+/// [`connection_mut`](Self::connection_mut): commands (`send`, `cancel`, `close`, …) and events
+/// go through it as on any transport. After every input or command, a driver:
+/// 1. drains [`poll_action`](Self::poll_action): executes each [`HttpAction::Send`] concurrently,
+///    drops the exchange named by each [`HttpAction::Abort`];
+/// 2. reports each response with [`handle_response_head`](Self::handle_response_head),
+///    [`handle_response_body`](Self::handle_response_body) and
+///    [`handle_response_end`](Self::handle_response_end) or
+///    [`handle_response_error`](Self::handle_response_error);
+/// 3. delivers the connection's events, and arms one timer at [`poll_timeout`](Self::poll_timeout)
+///    that calls [`handle_timeout`](Self::handle_timeout);
+/// 4. stops once [`is_finished`](Self::is_finished): the connection closed and the `DELETE` (if
+///    any) was answered or timed out.
+#[derive(Debug)]
+pub struct HttpSession {
+    conn: ClientConnection,
+    config: HttpConfig,
+    mode: Mode,
+    session_id: Option<String>,
+    /// The `initialize` request, kept for the legacy fallback and re-initialization.
+    initialize: Option<Vec<u8>>,
+    streams: BTreeMap<StreamId, Stream>,
+    next_stream: u64,
+    actions: VecDeque<HttpAction>,
+    /// Messages waiting for the session: a legacy endpoint, or a re-initialization.
+    held: VecDeque<Outgoing>,
+    reconnects: Vec<Reconnect>,
+    standalone: Standalone,
+    reinit: Option<Reinit>,
+    /// Set once the connection closed: when to stop waiting for the `DELETE`.
+    closing: bool,
+    /// Scratch for decoded events.
+    events: Vec<Result<SseEvent, SseError>>,
+}
+
+impl HttpSession {
+    /// Creates a session for `http`'s URL; the connection queues `initialize` at once.
+    pub fn new(http: HttpConfig, config: ClientConfig, now: Instant) -> Self {
+        Self::with_connection(http, ClientConnection::new(config, now))
+    }
+
+    /// Wraps a connection that has not transmitted anything yet.
+    pub fn with_connection(http: HttpConfig, conn: ClientConnection) -> Self {
+        Self {
+            conn,
+            config: http,
+            mode: Mode::Streamable,
+            session_id: None,
+            initialize: None,
+            streams: BTreeMap::new(),
+            next_stream: 0,
+            actions: VecDeque::new(),
+            held: VecDeque::new(),
+            reconnects: Vec::new(),
+            standalone: Standalone::Idle,
+            reinit: None,
+            closing: false,
+            events: Vec::new(),
+        }
+    }
+
+    /// The connection: getters and events.
+    pub fn connection(&self) -> &ClientConnection {
+        &self.conn
+    }
+
+    /// The connection, for commands (`send`, `cancel`, `close`, …) and for draining events.
+    pub fn connection_mut(&mut self) -> &mut ClientConnection {
+        &mut self.conn
+    }
+
+    /// The session id the server assigned, if any.
+    pub fn session_id(&self) -> Option<&str> {
+        self.session_id.as_deref()
+    }
+
+    /// Whether the session fell back to the 2024-11-05 HTTP+SSE transport.
+    pub fn is_legacy(&self) -> bool {
+        matches!(self.mode, Mode::Legacy { .. })
+    }
+
+    /// HTTP exchanges in flight.
+    pub fn streams_in_flight(&self) -> usize {
+        self.streams.len()
+    }
+
+    /// The connection is closed and nothing is left in flight: the driver can stop.
+    pub fn is_finished(&self) -> bool {
+        self.conn.is_closed() && self.closing && self.streams.is_empty() && self.actions.is_empty()
+    }
+
+    // ----- outputs -----
+
+    /// The next thing for the driver to do. Call it after every input and command: it also
+    /// picks up what the connection queued since.
+    pub fn poll_action(&mut self, now: Instant) -> Option<HttpAction> {
+        self.sync(now);
+        self.actions.pop_front()
+    }
+
+    /// When [`handle_timeout`](Self::handle_timeout) must be called next.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        let streams = self.streams.values().filter_map(|s| s.deadline);
+        let reconnects = self.reconnects.iter().map(|r| r.at);
+        streams.chain(reconnects).chain(self.conn.poll_timeout()).min()
+    }
+
+    // ----- inputs -----
+
+    /// Deadlines at or before `now`: request timeouts, response headers that did not come,
+    /// reconnections that are due.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        self.conn.handle_timeout(now);
+        let expired: Vec<StreamId> = self
+            .streams
+            .iter()
+            .filter(|(_, s)| s.deadline.is_some_and(|at| at <= now))
+            .map(|(&id, _)| id)
+            .collect();
+        for id in expired {
+            let Some(stream) = self.streams.remove(&id) else { continue };
+            self.actions.push_back(HttpAction::Abort(id));
+            let answered = matches!(stream.role, Role::Post { answered: true, .. });
+            if answered || matches!(stream.role, Role::Delete) {
+                continue;
+            }
+            let why = format!("no response from the server within {:?}", self.config.connect_timeout);
+            self.finish_stream(now, stream, End::Failed(&why));
+        }
+        let mut i = 0;
+        while i < self.reconnects.len() {
+            if self.reconnects[i].at <= now {
+                let reconnect = self.reconnects.swap_remove(i);
+                self.open_get(now, reconnect.kind, reconnect.attempts, reconnect.decoder);
+            } else {
+                i += 1;
+            }
+        }
+        self.sync(now);
+    }
+
+    /// The response head of exchange `stream` arrived: its status and headers (name, value).
+    pub fn handle_response_head<'h>(
+        &mut self,
+        now: Instant,
+        stream: StreamId,
+        status: u16,
+        headers: impl IntoIterator<Item = (&'h str, &'h [u8])>,
+    ) {
+        let Some(s) = self.streams.get_mut(&stream) else { return };
+        if !matches!(s.body, Body::AwaitingHead) {
+            return;
+        }
+        let mut content_type = String::new();
+        let mut session_id = None;
+        for (name, value) in headers {
+            if name.eq_ignore_ascii_case("content-type") {
+                let value = String::from_utf8_lossy(value);
+                content_type = value.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+            } else if name.eq_ignore_ascii_case("mcp-session-id") {
+                session_id = std::str::from_utf8(value).ok().map(str::trim).filter(|v| is_visible_ascii(v));
+            }
+        }
+        s.status = Some(status);
+        s.deadline = None;
+        let _ = now;
+        let success = (200..300).contains(&status);
+        let sse = content_type == "text/event-stream";
+        s.body = match &s.role {
+            _ if !success => Body::Error(Vec::new()),
+            Role::Delete | Role::ReinitializedNotice => Body::Ignore,
+            Role::Post { out, .. } if out.request.is_none() => Body::Ignore,
+            Role::Post { .. } if matches!(self.mode, Mode::Legacy { .. }) => Body::Ignore,
+            Role::Post { .. } | Role::Reinitialize if sse => {
+                s.decoder = Some(SseDecoder::new(self.conn.config().max_message_size));
+                Body::Sse
+            }
+            Role::Post { .. } | Role::Reinitialize if content_type == "application/json" => {
+                Body::Json(Vec::new())
+            }
+            Role::Get { .. } if sse => Body::Sse,
+            Role::LegacyGet if sse => {
+                s.decoder = Some(SseDecoder::new(self.conn.config().max_message_size));
+                Body::Sse
+            }
+            _ => Body::Unexpected(content_type),
+        };
+        let takes_session =
+            success && matches!(s.role, Role::Post { initialize: true, .. } | Role::Reinitialize);
+        if let (true, Some(id), Mode::Streamable) = (takes_session, session_id, &self.mode) {
+            self.session_id = Some(id.to_owned());
+        }
+        match s.role {
+            // Ending the session needs no more than the head.
+            Role::Delete => {
+                self.streams.remove(&stream);
+                self.actions.push_back(HttpAction::Abort(stream));
+            }
+            Role::ReinitializedNotice => {
+                self.streams.remove(&stream);
+                self.actions.push_back(HttpAction::Abort(stream));
+                self.reinitialized(now);
+            }
+            _ => {}
+        }
+    }
+
+    /// A chunk of the response body of exchange `stream`.
+    pub fn handle_response_body(&mut self, now: Instant, stream: StreamId, chunk: &[u8]) {
+        let max = self.conn.config().max_message_size;
+        let Some(mut s) = self.streams.remove(&stream) else { return };
+        match &mut s.body {
+            Body::Json(buf) => {
+                if buf.len() + chunk.len() > max {
+                    let len = buf.len() + chunk.len();
+                    let why =
+                        format!("the response body exceeds the maximum message size ({len} > {max} bytes)");
+                    self.conn.report_oversized(len);
+                    self.actions.push_back(HttpAction::Abort(stream));
+                    return self.finish_stream(now, s, End::Failed(&why));
+                }
+                buf.extend_from_slice(chunk);
+            }
+            Body::Error(buf) => {
+                let room = ERROR_BODY_LIMIT - buf.len();
+                buf.extend_from_slice(&chunk[..chunk.len().min(room)]);
+                if buf.len() >= ERROR_BODY_LIMIT {
+                    // Enough to explain the error; the rest is not worth waiting for.
+                    self.actions.push_back(HttpAction::Abort(stream));
+                    return self.finish_stream(now, s, End::Complete);
+                }
+            }
+            Body::Sse => {
+                let mut events = std::mem::take(&mut self.events);
+                let decoder = match &mut s.role {
+                    Role::Get { decoder, .. } => Some(decoder),
+                    _ => s.decoder.as_mut(),
+                };
+                if let Some(decoder) = decoder {
+                    decoder.feed(chunk, &mut |item| events.push(item));
+                }
+                for item in events.drain(..) {
+                    self.on_sse_item(now, &mut s, item);
+                }
+                self.events = events;
+            }
+            Body::AwaitingHead | Body::Ignore | Body::Unexpected(_) => {}
+        }
+        self.put_back(stream, s);
+    }
+
+    /// Returns a stream taken out of the table for processing; if the session started closing
+    /// meanwhile, it is aborted instead.
+    fn put_back(&mut self, id: StreamId, s: Stream) {
+        if self.closing {
+            self.actions.push_back(HttpAction::Abort(id));
+        } else {
+            self.streams.insert(id, s);
+        }
+    }
+
+    /// The response body of exchange `stream` ended normally.
+    pub fn handle_response_end(&mut self, now: Instant, stream: StreamId) {
+        if let Some(s) = self.streams.remove(&stream) {
+            self.finish_stream(now, s, End::Complete);
+        }
+        self.sync(now);
+    }
+
+    /// Exchange `stream` failed: the connection could not be made, or broke before the response
+    /// or its body ended. `error` explains it (it ends up in request errors).
+    pub fn handle_response_error(&mut self, now: Instant, stream: StreamId, error: &str) {
+        if let Some(s) = self.streams.remove(&stream) {
+            self.finish_stream(now, s, End::Failed(error));
+        }
+        self.sync(now);
+    }
+
+    // ----- internals -----
+
+    /// Picks up what the connection did since the last call: new transmits, requests that
+    /// finished elsewhere (timed out, cancelled), the handshake's end, the connection's close.
+    fn sync(&mut self, now: Instant) {
+        if self.conn.is_closed() {
+            if !self.closing {
+                self.begin_close(now);
+            }
+            while self.conn.poll_transmit().is_some() {}
+            return;
+        }
+        while let Some(transmit) = self.conn.poll_transmit() {
+            let request = transmit.request();
+            let mut body = transmit.into_bytes();
+            if body.last() == Some(&b'\n') {
+                body.pop();
+            }
+            let initialize = self.initialize.is_none() && request == Some(0);
+            if initialize {
+                self.initialize = Some(body.clone());
+            }
+            let out = Outgoing { body, request, retried: false };
+            if initialize {
+                self.post(now, out, true);
+            } else {
+                self.dispatch(now, out);
+            }
+        }
+        // Exchanges whose request finished without them (timeout, cancel) are no longer needed.
+        let conn = &self.conn;
+        let orphaned: Vec<StreamId> = self
+            .streams
+            .iter()
+            .filter(|(_, s)| match &s.role {
+                Role::Post { out: Outgoing { request: Some(id), .. }, answered: false, .. } => {
+                    !conn.awaits(*id)
+                }
+                Role::Get { kind: GetKind::Resume(out), .. } => {
+                    out.request.is_some_and(|id| !conn.awaits(id))
+                }
+                _ => false,
+            })
+            .map(|(&id, _)| id)
+            .collect();
+        for id in orphaned {
+            self.streams.remove(&id);
+            self.actions.push_back(HttpAction::Abort(id));
+        }
+        self.reconnects.retain(|r| match &r.kind {
+            GetKind::Resume(out) => out.request.is_some_and(|id| conn.awaits(id)),
+            GetKind::Standalone => true,
+        });
+        if self.standalone == Standalone::Idle
+            && self.config.standalone_stream
+            && matches!(self.mode, Mode::Streamable)
+            && self.reinit.is_none()
+            && self.conn.status() == Status::Ready
+        {
+            let decoder = SseDecoder::new(self.conn.config().max_message_size);
+            self.open_get(now, GetKind::Standalone, 0, decoder);
+        }
+    }
+
+    /// Sends a message now, or holds it until the session can take it.
+    fn dispatch(&mut self, now: Instant, out: Outgoing) {
+        let waiting = match &self.mode {
+            Mode::Streamable => self.reinit.is_some(),
+            Mode::Legacy { endpoint, .. } => endpoint.is_none(),
+        };
+        if waiting {
+            self.held.push_back(out);
+        } else {
+            self.post(now, out, false);
+        }
+    }
+
+    fn new_stream(&mut self, role: Role, deadline: Option<Instant>) -> StreamId {
+        let id = StreamId(self.next_stream);
+        self.next_stream += 1;
+        let stream = Stream { role, status: None, body: Body::AwaitingHead, deadline, decoder: None };
+        self.streams.insert(id, stream);
+        id
+    }
+
+    /// The headers every request carries: the custom ones, then the session's.
+    fn base_headers(&self, accept: &'static str) -> Vec<(Cow<'static, str>, String)> {
+        let mut headers = Vec::with_capacity(self.config.headers.len() + 4);
+        headers.extend(self.config.headers.iter().map(|(n, v)| (Cow::Owned(n.clone()), v.clone())));
+        if matches!(self.mode, Mode::Streamable) {
+            headers.push((Cow::Borrowed("Accept"), accept.to_owned()));
+            if let Some(id) = &self.session_id {
+                headers.push((Cow::Borrowed("Mcp-Session-Id"), id.clone()));
+            }
+            if let Some(v) = self.conn.protocol_version().filter(|&v| v >= ProtocolVersion::V2025_06_18) {
+                headers.push((Cow::Borrowed("MCP-Protocol-Version"), v.as_str().to_owned()));
+            }
+        }
+        headers
+    }
+
+    fn post(&mut self, now: Instant, out: Outgoing, initialize: bool) {
+        let url = match &self.mode {
+            Mode::Streamable => self.config.url.clone(),
+            Mode::Legacy { endpoint: Some(endpoint), .. } => endpoint.clone(),
+            Mode::Legacy { endpoint: None, .. } => return self.held.push_back(out),
+        };
+        let mut headers = self.base_headers(ACCEPT_POST);
+        headers.push((Cow::Borrowed("Content-Type"), "application/json".to_owned()));
+        // A request's own deadline bounds the wait for its response; everything else gets the
+        // connect timeout.
+        let deadline = out.request.is_none().then(|| now + self.config.connect_timeout);
+        let mut out = out;
+        // Only a request may need re-sending (after a session expiry); the rest is moved.
+        let body = if out.request.is_some() { out.body.clone() } else { std::mem::take(&mut out.body) };
+        let stream = self.new_stream(Role::Post { out, answered: false, initialize }, deadline);
+        self.actions.push_back(HttpAction::Send(HttpRequest {
+            stream,
+            method: HttpMethod::Post,
+            url,
+            headers,
+            body,
+        }));
+    }
+
+    fn open_get(&mut self, now: Instant, kind: GetKind, attempts: u32, decoder: SseDecoder) {
+        if self.closing || !matches!(self.mode, Mode::Streamable) {
+            return;
+        }
+        if matches!(kind, GetKind::Standalone) {
+            if self.reinit.is_some() {
+                // Re-opened with the new session.
+                self.standalone = Standalone::Idle;
+                return;
+            }
+            self.standalone = Standalone::Active;
+        }
+        let mut headers = self.base_headers(ACCEPT_SSE);
+        if let Some(last) = decoder.last_event_id() {
+            headers.push((Cow::Borrowed("Last-Event-ID"), last.to_owned()));
+        }
+        let deadline = matches!(kind, GetKind::Standalone).then(|| now + self.config.connect_timeout);
+        let url = self.config.url.clone();
+        let stream = self.new_stream(Role::Get { kind, attempts, decoder }, deadline);
+        tracing::debug!(%stream, attempts, "opening an event stream");
+        self.actions.push_back(HttpAction::Send(HttpRequest {
+            stream,
+            method: HttpMethod::Get,
+            url,
+            headers,
+            body: Vec::new(),
+        }));
+    }
+
+    fn on_sse_item(&mut self, now: Instant, s: &mut Stream, item: Result<SseEvent, SseError>) {
+        match item {
+            Err(SseError::EventTooLarge { len_at_least, .. }) => self.conn.report_oversized(len_at_least),
+            Ok(event) => {
+                if event.event == "endpoint" {
+                    if matches!(s.role, Role::LegacyGet) {
+                        self.on_endpoint(now, event.data.trim());
+                    }
+                    return;
+                }
+                if event.event != "message" || event.data.trim().is_empty() {
+                    // Priming events (an id and `retry`, no data) and other event types.
+                    return;
+                }
+                self.deliver(now, s, event.data.as_bytes());
+            }
+        }
+    }
+
+    /// A JSON-RPC message arrived on stream `s`.
+    fn deliver(&mut self, now: Instant, s: &mut Stream, message: &[u8]) {
+        if matches!(s.role, Role::Reinitialize) && is_response_to(message, 0) {
+            return self.on_reinitialize_result(now, message);
+        }
+        self.conn.feed_message(now, message);
+        let conn = &self.conn;
+        match &mut s.role {
+            Role::Post { out: Outgoing { request: Some(id), .. }, answered, .. }
+                if !*answered && !conn.awaits(*id) =>
+            {
+                *answered = true;
+                // Read the rest so the connection can be reused, but not forever.
+                s.deadline = Some(now + self.config.connect_timeout);
+            }
+            Role::Get { kind, attempts, .. } => {
+                // A message is progress: the reconnection counter starts again.
+                *attempts = 0;
+                if let GetKind::Resume(Outgoing { request: Some(id), .. }) = kind {
+                    if !conn.awaits(*id) {
+                        s.deadline = Some(now + self.config.connect_timeout);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// An exchange is over (removed from the table already): act on how it ended.
+    fn finish_stream(&mut self, now: Instant, mut s: Stream, end: End<'_>) {
+        // A complete JSON body is the message.
+        if let (Body::Json(buf), End::Complete) = (&mut s.body, &end) {
+            let buf = std::mem::take(buf);
+            if !buf.is_empty() {
+                self.deliver(now, &mut s, &buf);
+            }
+        }
+        if let Some(decoder) = s.decoder.as_mut() {
+            decoder.finish(&mut |_| {});
+        }
+        if let Role::Get { decoder, .. } = &mut s.role {
+            decoder.finish(&mut |_| {});
+        }
+        match s.role {
+            Role::Post { out, answered, initialize } => {
+                self.finish_post(now, s.status, s.body, s.decoder, out, answered, initialize, end)
+            }
+            Role::Get { kind, attempts, decoder } => {
+                self.finish_get(now, s.status, s.body, kind, attempts, decoder, end)
+            }
+            Role::Reinitialize => {
+                if self.reinit.as_ref().is_some_and(|r| !r.answered) && !self.conn.is_closed() {
+                    let why = describe_failure(s.status, &s.body, &end);
+                    self.conn.transport_error(
+                        now,
+                        format!("the server forgot the session and re-initializing failed: {why}"),
+                    );
+                }
+            }
+            Role::ReinitializedNotice => self.reinitialized(now),
+            Role::LegacyGet => {
+                let Mode::Legacy { refused_with, endpoint } = &self.mode else { return };
+                let why = describe_failure(s.status, &s.body, &end);
+                let detail = if endpoint.is_none() && !matches!(s.body, Body::Sse) {
+                    format!(
+                        "the server refused Streamable HTTP (HTTP {refused_with} to initialize) and the \
+                         HTTP+SSE fallback failed: {why}"
+                    )
+                } else {
+                    format!("the HTTP+SSE event stream ended: {why}")
+                };
+                self.conn.transport_error(now, detail);
+            }
+            Role::Delete => {}
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn finish_post(
+        &mut self,
+        now: Instant,
+        status: Option<u16>,
+        body: Body,
+        decoder: Option<SseDecoder>,
+        out: Outgoing,
+        answered: bool,
+        initialize: bool,
+        end: End<'_>,
+    ) {
+        let pending = out.request.filter(|&id| self.conn.awaits(id));
+        let Some(status) = status else {
+            // No response at all: the connection failed or the headers never came.
+            let End::Failed(why) = end else { return };
+            match pending {
+                Some(id) => self.conn.fail_request(id, RequestError::Transport(why.to_owned())),
+                None => tracing::warn!(error = why, "a message to the server was lost"),
+            }
+            return;
+        };
+        if !(200..300).contains(&status) {
+            let Body::Error(buf) = body else { return };
+            let streamable = matches!(self.mode, Mode::Streamable);
+            let fallback =
+                initialize && streamable && self.config.legacy_fallback && self.session_id.is_none();
+            if fallback && [400, 404, 405].contains(&status) {
+                return self.start_legacy(now, status, out);
+            }
+            if streamable && self.session_id.is_some() && session_gone(status, &buf) {
+                return self.session_expired(out);
+            }
+            let Some(id) = pending else {
+                tracing::warn!(status, "the server refused a notification or an answer");
+                return;
+            };
+            // A JSON-RPC error for the request says more than the status does.
+            if is_response_to(&buf, id) {
+                self.conn.feed_message(now, &buf);
+            }
+            if self.conn.awaits(id) {
+                self.conn.fail_request(id, RequestError::HttpStatus { status, body: excerpt(&buf) });
+            }
+            return;
+        }
+        let Some(id) = pending else { return };
+        if answered || matches!(self.mode, Mode::Legacy { .. }) {
+            // Answered here, or (HTTP+SSE) the response comes on the event stream.
+            return;
+        }
+        match (body, decoder) {
+            (Body::Sse, Some(decoder)) if decoder.last_event_id().is_some() => {
+                // Resumable: ask for the rest of the stream after the server's delay.
+                let attempts = 1;
+                self.schedule(now, GetKind::Resume(out), attempts, decoder);
+            }
+            (Body::Unexpected(content_type), _) => self.conn.fail_request(
+                id,
+                RequestError::Transport(format!(
+                    "the server answered HTTP {status} with content type {content_type:?}, which cannot carry \
+                     the response"
+                )),
+            ),
+            (_, _) => {
+                let how = match end {
+                    End::Complete => "ended".to_owned(),
+                    End::Failed(why) => format!("broke ({why})"),
+                };
+                self.conn.fail_request(
+                    id,
+                    RequestError::Transport(format!(
+                        "the response stream {how} without the response, and the server gave no event id \
+                         to resume it"
+                    )),
+                );
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn finish_get(
+        &mut self,
+        now: Instant,
+        status: Option<u16>,
+        body: Body,
+        kind: GetKind,
+        attempts: u32,
+        decoder: SseDecoder,
+        end: End<'_>,
+    ) {
+        if let GetKind::Resume(out) = &kind {
+            if !out.request.is_some_and(|id| self.conn.awaits(id)) {
+                return;
+            }
+        }
+        let permanent = match status {
+            Some(s) if (200..300).contains(&s) => !matches!(body, Body::Sse),
+            Some(s) => s != 408 && s != 429 && s < 500,
+            None => false,
+        };
+        if status.is_some_and(|s| s == 404 || s == 400) && self.session_id.is_some() {
+            if let (GetKind::Resume(_), Body::Error(buf)) = (&kind, &body) {
+                if session_gone(status.unwrap_or(0), buf) {
+                    let GetKind::Resume(out) = kind else { unreachable!() };
+                    return self.session_expired(out);
+                }
+            }
+        }
+        let why = describe_failure(status, &body, &end);
+        if permanent {
+            match kind {
+                GetKind::Standalone => {
+                    if status == Some(405) {
+                        tracing::debug!("the server offers no stream for server-initiated messages (405)");
+                    } else {
+                        tracing::warn!(%why, "no stream for server-initiated messages");
+                    }
+                    self.standalone = Standalone::Off;
+                }
+                GetKind::Resume(out) => {
+                    let error = match (status, &body) {
+                        (Some(status), Body::Error(buf)) => {
+                            RequestError::HttpStatus { status, body: excerpt(buf) }
+                        }
+                        _ => RequestError::Transport(format!("resuming the response stream failed: {why}")),
+                    };
+                    if let Some(id) = out.request {
+                        self.conn.fail_request(id, error);
+                    }
+                }
+            }
+            return;
+        }
+        let attempts = attempts + 1;
+        if attempts > self.config.max_reconnects {
+            let what = format!(
+                "the event stream ended {} times in a row without a message (last: {why})",
+                self.config.max_reconnects + 1
+            );
+            match kind {
+                GetKind::Standalone => {
+                    tracing::warn!(%what, "giving up on the stream for server-initiated messages");
+                    self.standalone = Standalone::Off;
+                }
+                GetKind::Resume(out) => {
+                    if let Some(id) = out.request {
+                        self.conn.fail_request(id, RequestError::Transport(what));
+                    }
+                }
+            }
+            return;
+        }
+        self.schedule(now, kind, attempts, decoder);
+    }
+
+    /// Schedules re-opening a stream: after the server's `retry` delay if it gave one, else
+    /// after the configured backoff.
+    fn schedule(&mut self, now: Instant, kind: GetKind, attempts: u32, decoder: SseDecoder) {
+        if self.closing {
+            return;
+        }
+        let delay = decoder.retry().unwrap_or_else(|| {
+            let factor = 2u32.saturating_pow(attempts.saturating_sub(1).min(16));
+            self.config.reconnect_delay.saturating_mul(factor).min(self.config.max_reconnect_delay)
+        });
+        tracing::debug!(?delay, attempts, "event stream to be re-opened");
+        if matches!(kind, GetKind::Standalone) {
+            self.standalone = Standalone::Active;
+        }
+        self.reconnects.push(Reconnect { at: now + delay, kind, attempts, decoder });
+    }
+
+    /// The server forgot the session: start a new one and re-send `out` once.
+    fn session_expired(&mut self, out: Outgoing) {
+        let pending = out.request.filter(|&id| self.conn.awaits(id));
+        if let Some(id) = pending {
+            if out.retried {
+                let error = RequestError::Transport(
+                    "the server forgot the session again right after a re-initialization".to_owned(),
+                );
+                self.conn.fail_request(id, error);
+            }
+        }
+        let retry = pending.is_some() && !out.retried;
+        if self.reinit.is_none() {
+            tracing::info!("the server forgot the session: re-initializing");
+            let Some(body) = self.initialize.clone() else { return };
+            self.session_id = None;
+            self.reinit = Some(Reinit::default());
+            // Every stream of the old session is useless now.
+            let standalone: Vec<StreamId> = self
+                .streams
+                .iter()
+                .filter(|(_, s)| matches!(s.role, Role::Get { kind: GetKind::Standalone, .. }))
+                .map(|(&id, _)| id)
+                .collect();
+            for id in standalone {
+                self.streams.remove(&id);
+                self.actions.push_back(HttpAction::Abort(id));
+            }
+            self.reconnects.retain(|r| !matches!(r.kind, GetKind::Standalone));
+            self.standalone = Standalone::Idle;
+            let mut headers = self.base_headers(ACCEPT_POST);
+            headers.retain(|(name, _)| !name.eq_ignore_ascii_case("mcp-protocol-version"));
+            headers.push((Cow::Borrowed("Content-Type"), "application/json".to_owned()));
+            let url = self.config.url.clone();
+            let stream = self.new_stream(Role::Reinitialize, None);
+            self.actions.push_back(HttpAction::Send(HttpRequest {
+                stream,
+                method: HttpMethod::Post,
+                url,
+                headers,
+                body,
+            }));
+        }
+        if retry {
+            if let Some(reinit) = self.reinit.as_mut() {
+                reinit.retry.push(Outgoing { retried: true, ..out });
+            }
+        }
+    }
+
+    fn on_reinitialize_result(&mut self, now: Instant, message: &[u8]) {
+        #[derive(Deserialize)]
+        struct Response<'a> {
+            #[serde(borrow)]
+            result: Option<&'a RawValue>,
+            error: Option<crate::ErrorObject>,
+        }
+        let outcome = match serde_json::from_slice::<Response<'_>>(message) {
+            Ok(Response { result: Some(raw), .. }) => {
+                match serde_json::from_str::<InitializeResult>(raw.get()) {
+                    Ok(init)
+                        if Some(init.protocol_version.as_str())
+                            == self.conn.protocol_version().map(|v| v.as_str()) =>
+                    {
+                        Ok(())
+                    }
+                    Ok(init) => {
+                        Err(format!("the server now speaks protocol version {:?}", init.protocol_version))
+                    }
+                    Err(e) => Err(format!("invalid initialize result: {e}")),
+                }
+            }
+            Ok(Response { error: Some(error), .. }) => Err(format!("initialize refused: {error}")),
+            _ => Err("invalid initialize response".to_owned()),
+        };
+        if let Err(why) = outcome {
+            self.reinit = None;
+            return self.conn.transport_error(
+                now,
+                format!("the server forgot the session; re-initializing failed: {why}"),
+            );
+        }
+        tracing::debug!(session = self.session_id.is_some(), "re-initialized");
+        if let Some(reinit) = self.reinit.as_mut() {
+            reinit.answered = true;
+        }
+        let mut headers = self.base_headers(ACCEPT_POST);
+        headers.push((Cow::Borrowed("Content-Type"), "application/json".to_owned()));
+        let url = self.config.url.clone();
+        let deadline = Some(now + self.config.connect_timeout);
+        let stream = self.new_stream(Role::ReinitializedNotice, deadline);
+        let mut body = Vec::new();
+        crate::jsonrpc::encode_notification(&mut body, "notifications/initialized", None);
+        if body.last() == Some(&b'\n') {
+            body.pop();
+        }
+        self.actions.push_back(HttpAction::Send(HttpRequest {
+            stream,
+            method: HttpMethod::Post,
+            url,
+            headers,
+            body,
+        }));
+    }
+
+    /// The new session is complete: send what waited for it.
+    fn reinitialized(&mut self, now: Instant) {
+        let Some(reinit) = self.reinit.take() else { return };
+        for out in reinit.retry {
+            if out.request.is_some_and(|id| self.conn.awaits(id)) {
+                self.post(now, out, false);
+            }
+        }
+        while let Some(out) = self.held.pop_front() {
+            self.post(now, out, false);
+        }
+        self.sync(now);
+    }
+
+    /// Streamable HTTP was refused: try the 2024-11-05 HTTP+SSE transport.
+    fn start_legacy(&mut self, now: Instant, status: u16, initialize: Outgoing) {
+        tracing::info!(status, "initialize refused over Streamable HTTP; trying the HTTP+SSE transport");
+        self.mode = Mode::Legacy { refused_with: status, endpoint: None };
+        self.held.push_front(initialize);
+        let mut headers = self.base_headers(ACCEPT_SSE);
+        headers.push((Cow::Borrowed("Accept"), ACCEPT_SSE.to_owned()));
+        let url = self.config.url.clone();
+        let stream = self.new_stream(Role::LegacyGet, Some(now + self.config.connect_timeout));
+        self.actions.push_back(HttpAction::Send(HttpRequest {
+            stream,
+            method: HttpMethod::Get,
+            url,
+            headers,
+            body: Vec::new(),
+        }));
+    }
+
+    fn on_endpoint(&mut self, now: Instant, reference: &str) {
+        let Mode::Legacy { endpoint, .. } = &mut self.mode else { return };
+        if endpoint.is_some() {
+            return;
+        }
+        let resolved = url::resolve(&self.config.url, reference);
+        let same_origin = resolved
+            .as_deref()
+            .and_then(url::origin)
+            .is_some_and(|o| Some(o) == url::origin(&self.config.url));
+        match resolved {
+            Some(resolved) if same_origin => {
+                tracing::debug!(endpoint = %resolved, "HTTP+SSE endpoint received");
+                *endpoint = Some(resolved);
+                while let Some(out) = self.held.pop_front() {
+                    self.post(now, out, false);
+                }
+            }
+            _ => self.conn.transport_error(
+                now,
+                format!("the HTTP+SSE endpoint {reference:?} is not on the server's origin; refused"),
+            ),
+        }
+    }
+
+    /// The connection closed: abort everything and end the session with `DELETE`.
+    fn begin_close(&mut self, now: Instant) {
+        self.closing = true;
+        for (id, _) in std::mem::take(&mut self.streams) {
+            self.actions.push_back(HttpAction::Abort(id));
+        }
+        self.reconnects.clear();
+        self.held.clear();
+        self.reinit = None;
+        if let (Mode::Streamable, Some(_)) = (&self.mode, &self.session_id) {
+            let headers = self.base_headers(ACCEPT_POST);
+            let url = self.config.url.clone();
+            let stream = self.new_stream(Role::Delete, Some(now + self.config.close_timeout));
+            self.actions.push_back(HttpAction::Send(HttpRequest {
+                stream,
+                method: HttpMethod::Delete,
+                url,
+                headers,
+                body: Vec::new(),
+            }));
+        }
+    }
+}
+
+/// Header values the session accepts as a session id: visible ASCII, as the spec requires.
+fn is_visible_ascii(value: &str) -> bool {
+    !value.is_empty() && value.bytes().all(|b| (0x21..=0x7e).contains(&b))
+}
+
+/// Whether an error answer means the server no longer knows the session: 404 as the spec says,
+/// or 400 with a body that names the session, as some servers answer.
+fn session_gone(status: u16, body: &[u8]) -> bool {
+    status == 404 || (status == 400 && String::from_utf8_lossy(body).to_ascii_lowercase().contains("session"))
+}
+
+/// Whether `message` is a JSON-RPC response (or error) with integer id `id`.
+fn is_response_to(message: &[u8], id: i64) -> bool {
+    #[derive(Deserialize)]
+    struct Envelope<'a> {
+        #[serde(borrow)]
+        id: Option<&'a RawValue>,
+        #[serde(borrow, default)]
+        method: Option<&'a RawValue>,
+    }
+    match serde_json::from_slice::<Envelope<'_>>(message) {
+        Ok(Envelope { id: Some(raw), method: None }) => raw.get().trim().parse::<i64>().ok() == Some(id),
+        _ => false,
+    }
+}
+
+/// The start of a body, for an error message.
+fn excerpt(body: &[u8]) -> String {
+    let text = String::from_utf8_lossy(&body[..body.len().min(EXCERPT_LIMIT)]);
+    text.trim().to_owned()
+}
+
+fn describe_failure(status: Option<u16>, body: &Body, end: &End<'_>) -> String {
+    match (status, body, end) {
+        (_, _, End::Failed(why)) if status.is_none() => (*why).to_owned(),
+        (Some(status), Body::Error(buf), _) => {
+            let text = excerpt(buf);
+            if text.is_empty() { format!("HTTP {status}") } else { format!("HTTP {status}: {text}") }
+        }
+        (Some(status), Body::Unexpected(content_type), _) => {
+            format!("HTTP {status} with content type {content_type:?} instead of an event stream")
+        }
+        (_, _, End::Failed(why)) => format!("the stream broke: {why}"),
+        (_, _, End::Complete) => "the server ended the stream".to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recognises_responses_by_id() {
+        assert!(is_response_to(br#"{"jsonrpc":"2.0","id":3,"result":{}}"#, 3));
+        assert!(is_response_to(br#"{"jsonrpc":"2.0","id": 3 ,"error":{"code":1,"message":"x"}}"#, 3));
+        assert!(!is_response_to(br#"{"jsonrpc":"2.0","id":3,"method":"ping"}"#, 3));
+        assert!(!is_response_to(br#"{"jsonrpc":"2.0","id":"3","result":{}}"#, 3));
+        assert!(!is_response_to(b"not json", 3));
+    }
+
+    #[test]
+    fn session_gone_rules() {
+        assert!(session_gone(404, b""));
+        assert!(session_gone(400, br#"{"error":{"message":"Bad Request: No valid session ID provided"}}"#));
+        assert!(!session_gone(400, b"missing field"));
+        assert!(!session_gone(500, b"session"));
+    }
+}

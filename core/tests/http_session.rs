@@ -1,0 +1,748 @@
+//! The Streamable HTTP session (and the HTTP+SSE fallback) on simulated time: a scripted server
+//! answers the `HttpRequest`s the session produces, in any chunking, and the tests check both
+//! what goes on the wire and what the application sees.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+use common::{config, epoch, full_server_capabilities, init_result, notification_line, result_line};
+use mcp_sansio::http::{HttpAction, HttpConfig, HttpMethod, HttpRequest, HttpSession, StreamId};
+use mcp_sansio::schema::{ListTools, PaginatedRequestParams};
+use mcp_sansio::{ClientConfig, CloseReason, Event, RequestError, RequestId, RequestOptions, Status};
+use serde_json::{Value, json};
+
+const URL: &str = "http://127.0.0.1:8931/mcp";
+
+/// A session and a scripted server's view of it.
+struct Net {
+    session: HttpSession,
+    now: Instant,
+    sent: VecDeque<HttpRequest>,
+    aborted: Vec<StreamId>,
+}
+
+impl Net {
+    fn new(http: HttpConfig) -> Self {
+        Self::with_config(http, config())
+    }
+
+    fn with_config(http: HttpConfig, config: ClientConfig) -> Self {
+        let now = epoch();
+        Self { session: HttpSession::new(http, config, now), now, sent: VecDeque::new(), aborted: Vec::new() }
+    }
+
+    fn pump(&mut self) {
+        while let Some(action) = self.session.poll_action(self.now) {
+            match action {
+                HttpAction::Send(request) => self.sent.push_back(request),
+                HttpAction::Abort(id) => self.aborted.push(id),
+                other => panic!("unexpected action {other:?}"),
+            }
+        }
+    }
+
+    /// The next request the session sent.
+    fn next(&mut self) -> HttpRequest {
+        self.pump();
+        self.sent.pop_front().expect("the session should have sent a request")
+    }
+
+    fn nothing_sent(&mut self) -> bool {
+        self.pump();
+        self.sent.is_empty()
+    }
+
+    fn head(&mut self, req: &HttpRequest, status: u16, content_type: &str, session: Option<&str>) {
+        let mut headers: Vec<(&str, &[u8])> = vec![("Content-Type", content_type.as_bytes())];
+        if let Some(session) = session {
+            headers.push(("mcp-session-id", session.as_bytes()));
+        }
+        self.session.handle_response_head(self.now, req.stream(), status, headers);
+    }
+
+    fn body(&mut self, req: &HttpRequest, chunk: &str) {
+        self.session.handle_response_body(self.now, req.stream(), chunk.as_bytes());
+    }
+
+    fn end(&mut self, req: &HttpRequest) {
+        self.session.handle_response_end(self.now, req.stream());
+    }
+
+    /// A whole response in one go.
+    fn reply(&mut self, req: &HttpRequest, status: u16, content_type: &str, body: &str) {
+        self.head(req, status, content_type, None);
+        self.body(req, body);
+        self.end(req);
+    }
+
+    fn advance(&mut self, by: Duration) {
+        self.now += by;
+        if self.session.poll_timeout().is_some_and(|at| at <= self.now) {
+            self.session.handle_timeout(self.now);
+        }
+    }
+
+    fn events(&mut self) -> Vec<Event> {
+        self.pump();
+        std::iter::from_fn(|| self.session.connection_mut().poll_event()).collect()
+    }
+
+    fn list_tools(&mut self) -> RequestId {
+        let params = PaginatedRequestParams::default();
+        let id = self
+            .session
+            .connection_mut()
+            .send::<ListTools>(self.now, &params, RequestOptions::default())
+            .unwrap();
+        self.pump();
+        id
+    }
+
+    /// Runs the handshake: `initialize` answered with JSON and session `s1`, the `initialized`
+    /// notification answered 202, and the GET stream answered 405 (none) unless `keep_get`.
+    fn ready(http: HttpConfig) -> Self {
+        let mut net = Self::new(http);
+        let init = net.next();
+        net.head(&init, 200, "application/json", Some("s1"));
+        net.body(&init, &init_result("2025-11-25", full_server_capabilities()));
+        net.end(&init);
+        let notice = net.next();
+        assert_eq!(method_of(&notice), "notifications/initialized");
+        net.reply(&notice, 202, "", "");
+        assert!(matches!(net.events()[..], [Event::Ready { .. }]));
+        net
+    }
+}
+
+fn json_of(req: &HttpRequest) -> Value {
+    serde_json::from_slice(req.body()).unwrap()
+}
+
+fn method_of(req: &HttpRequest) -> String {
+    json_of(req)["method"].as_str().unwrap_or_default().to_owned()
+}
+
+fn id_of(req: &HttpRequest) -> Value {
+    json_of(req)["id"].clone()
+}
+
+fn responses(events: &[Event]) -> Vec<(RequestId, Result<Value, RequestError>)> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Response { id, result } => Some((
+                id.clone(),
+                result.as_ref().map(|r| serde_json::from_str(r.get()).unwrap()).map_err(Clone::clone),
+            )),
+            _ => None,
+        })
+        .collect()
+}
+
+fn sse(event: Option<&str>, id: Option<&str>, data: &str) -> String {
+    let mut out = String::new();
+    if let Some(event) = event {
+        out += &format!("event: {event}\n");
+    }
+    if let Some(id) = id {
+        out += &format!("id: {id}\n");
+    }
+    out + &format!("data: {data}\n\n")
+}
+
+#[test]
+fn handshake_headers_and_session_id() {
+    let mut net = Net::new(HttpConfig::new(URL).header("Authorization", "Bearer sekrit"));
+    let init = net.next();
+    assert_eq!(init.method(), HttpMethod::Post);
+    assert_eq!(init.url(), URL);
+    assert_eq!(method_of(&init), "initialize");
+    assert_eq!(init.header("accept"), Some("application/json, text/event-stream"));
+    assert_eq!(init.header("content-type"), Some("application/json"));
+    assert_eq!(init.header("authorization"), Some("Bearer sekrit"));
+    assert_eq!(init.header("mcp-session-id"), None);
+    assert_eq!(init.header("mcp-protocol-version"), None, "not before the version is negotiated");
+    // Credentials never reach debug output (and so never a log line).
+    let printed = format!("{init:?} {:?}", HttpConfig::new(URL).header("Authorization", "Bearer sekrit"));
+    assert!(!printed.contains("sekrit"), "{printed}");
+    assert!(printed.contains("authorization") || printed.contains("Authorization"));
+
+    net.head(&init, 200, "application/json; charset=utf-8", Some("s-123"));
+    // The body in two pieces.
+    let body = init_result("2025-11-25", full_server_capabilities());
+    net.body(&init, &body[..10]);
+    net.body(&init, &body[10..]);
+    net.end(&init);
+    assert!(matches!(net.events()[..], [Event::Ready { .. }]));
+    assert_eq!(net.session.session_id(), Some("s-123"));
+
+    let notice = net.next();
+    assert_eq!(method_of(&notice), "notifications/initialized");
+    assert_eq!(notice.header("mcp-session-id"), Some("s-123"));
+    assert_eq!(notice.header("mcp-protocol-version"), Some("2025-11-25"));
+    assert_eq!(notice.header("authorization"), Some("Bearer sekrit"));
+    let get = net.next();
+    assert_eq!(get.method(), HttpMethod::Get);
+    assert_eq!(get.header("accept"), Some("text/event-stream"));
+    assert_eq!(get.header("mcp-session-id"), Some("s-123"));
+    assert_eq!(get.header("authorization"), Some("Bearer sekrit"));
+    assert!(get.body().is_empty());
+    // 202 for a notification: nothing more happens.
+    net.reply(&notice, 202, "", "");
+    assert!(net.nothing_sent());
+    assert!(net.events().is_empty());
+}
+
+#[test]
+fn protocol_version_header_only_from_2025_06_18() {
+    let mut net = Net::new(HttpConfig::new(URL));
+    let init = net.next();
+    net.head(&init, 200, "application/json", Some("s1"));
+    net.body(&init, &init_result("2025-03-26", full_server_capabilities()));
+    net.end(&init);
+    let notice = net.next();
+    assert_eq!(notice.header("mcp-protocol-version"), None);
+}
+
+#[test]
+fn json_and_sse_responses_chunked_byte_by_byte() {
+    let mut net = Net::ready(HttpConfig::new(URL).standalone_stream(false));
+    let id = net.list_tools();
+    let post = net.next();
+    assert_eq!(post.header("mcp-session-id"), Some("s1"));
+    assert_eq!(id_of(&post), json!(1));
+    net.head(&post, 200, "text/event-stream", None);
+    let stream = format!(
+        ": comment\r\n{}{}",
+        sse(None, None, &notification_line("notifications/message", json!({"level": "info", "data": "hi"}))),
+        sse(Some("message"), None, &result_line(1, json!({"tools": []})))
+    );
+    for byte in stream.as_bytes() {
+        net.session.handle_response_body(net.now, post.stream(), std::slice::from_ref(byte));
+    }
+    let events = net.events();
+    assert!(matches!(events[0], Event::Notification(_)), "{events:?}");
+    assert_eq!(responses(&events), vec![(id, Ok(json!({"tools": []})))]);
+    // The rest of the stream is read to its end (so the connection can be reused), not aborted.
+    net.end(&post);
+    assert!(net.aborted.is_empty());
+    assert_eq!(net.session.streams_in_flight(), 0);
+
+    // The same over a JSON body.
+    let id = net.list_tools();
+    let post = net.next();
+    net.reply(
+        &post,
+        200,
+        "application/json",
+        &result_line(2, json!({"tools": [{"name": "x", "inputSchema": {"type": "object"}}]})),
+    );
+    let events = net.events();
+    assert_eq!(responses(&events)[0].0, id);
+    assert!(responses(&events)[0].1.is_ok());
+}
+
+#[test]
+fn post_stream_ending_without_the_response_fails_at_once() {
+    let mut net = Net::ready(HttpConfig::new(URL).standalone_stream(false));
+    let id = net.list_tools();
+    let post = net.next();
+    net.head(&post, 200, "text/event-stream", None);
+    net.body(
+        &post,
+        &sse(None, None, &notification_line("notifications/message", json!({"level": "info", "data": 1}))),
+    );
+    net.end(&post);
+    // No waiting for the 60 s request timeout: no event id means nothing to resume.
+    let events = net.events();
+    let (got, result) = responses(&events).remove(0);
+    assert_eq!(got, id);
+    let error = result.unwrap_err();
+    assert!(matches!(error, RequestError::Transport(_)), "{error:?}");
+    assert!(error.to_string().contains("without the response"), "{error}");
+
+    // A connection that breaks mid-body fails the same way, with the driver's reason.
+    let id = net.list_tools();
+    let post = net.next();
+    net.head(&post, 200, "text/event-stream", None);
+    net.session.handle_response_error(net.now, post.stream(), "connection reset by peer");
+    let (got, result) = responses(&net.events()).remove(0);
+    assert_eq!(got, id);
+    assert!(result.unwrap_err().to_string().contains("connection reset by peer"));
+
+    // A JSON body without the response, too.
+    let id = net.list_tools();
+    let post = net.next();
+    net.reply(
+        &post,
+        200,
+        "application/json",
+        &notification_line("notifications/tools/list_changed", json!({})),
+    );
+    let (got, result) = responses(&net.events()).remove(0);
+    assert_eq!(got, id);
+    assert!(result.is_err());
+}
+
+#[test]
+fn resumes_with_last_event_id_after_the_retry_delay() {
+    let mut net = Net::ready(HttpConfig::new(URL).standalone_stream(false));
+    let id = net.list_tools();
+    let post = net.next();
+    net.head(&post, 200, "text/event-stream", None);
+    // The priming event: an id, a retry delay, empty data.
+    net.body(&post, "id: ev-1\nretry: 500\ndata: \n\n");
+    net.end(&post);
+    assert!(net.events().is_empty(), "the request stays pending");
+    assert_eq!(net.session.poll_timeout(), Some(net.now + Duration::from_millis(500)));
+    net.advance(Duration::from_millis(499));
+    assert!(net.nothing_sent(), "not before the server's retry delay");
+    net.advance(Duration::from_millis(1));
+    let get = net.next();
+    assert_eq!(get.method(), HttpMethod::Get);
+    assert_eq!(get.header("last-event-id"), Some("ev-1"));
+    assert_eq!(get.header("mcp-session-id"), Some("s1"));
+    net.head(&get, 200, "text/event-stream", None);
+    net.body(&get, &sse(Some("message"), Some("ev-2"), &result_line(1, json!({"tools": []}))));
+    assert_eq!(responses(&net.events()), vec![(id, Ok(json!({"tools": []})))]);
+}
+
+#[test]
+fn graceful_closes_do_not_reset_the_retry_counter() {
+    let http = HttpConfig::new(URL).standalone_stream(false).max_reconnects(3);
+    let mut net = Net::ready(http);
+    let id = net.list_tools();
+    let post = net.next();
+    net.head(&post, 200, "text/event-stream", None);
+    net.body(&post, "id: a\nretry: 100\ndata: \n\n");
+    net.end(&post);
+    let mut gets = 0;
+    for _ in 0..10 {
+        net.advance(Duration::from_millis(100));
+        net.pump();
+        let Some(get) = net.sent.pop_front() else { break };
+        gets += 1;
+        // Each resumption is accepted, primes, and is closed gracefully at once.
+        net.head(&get, 200, "text/event-stream", None);
+        net.body(&get, &format!("id: a{gets}\ndata: \n\n"));
+        net.end(&get);
+    }
+    assert_eq!(gets, 3, "max_reconnects bounds resumptions even when every close is graceful");
+    let (got, result) = responses(&net.events()).remove(0);
+    assert_eq!(got, id);
+    assert!(result.unwrap_err().to_string().contains("in a row"));
+}
+
+#[test]
+fn a_message_resets_the_retry_counter_and_permanent_errors_stop_resumption() {
+    let http = HttpConfig::new(URL).standalone_stream(false).max_reconnects(2);
+    let mut net = Net::ready(http);
+    let id = net.list_tools();
+    let post = net.next();
+    net.head(&post, 200, "text/event-stream", None);
+    net.body(&post, "id: a\nretry: 10\ndata: \n\n");
+    net.end(&post);
+    for round in 0..4 {
+        net.advance(Duration::from_millis(10));
+        let get = net.next();
+        net.head(&get, 200, "text/event-stream", None);
+        // A progress-free but real message each time: progress was made, so the counter restarts.
+        net.body(
+            &get,
+            &sse(
+                None,
+                Some(&format!("b{round}")),
+                &notification_line("notifications/message", json!({"level": "debug", "data": round})),
+            ),
+        );
+        net.end(&get);
+    }
+    assert!(responses(&net.events()).is_empty(), "still pending after 4 productive resumptions");
+    net.advance(Duration::from_millis(10));
+    let get = net.next();
+    assert_eq!(get.header("last-event-id"), Some("b3"));
+    net.reply(&get, 405, "text/plain", "Method Not Allowed");
+    let (got, result) = responses(&net.events()).remove(0);
+    assert_eq!(got, id);
+    assert_eq!(
+        result.unwrap_err(),
+        RequestError::HttpStatus { status: 405, body: "Method Not Allowed".into() }
+    );
+    assert!(net.session.poll_timeout().is_none_or(|at| at > net.now + Duration::from_secs(59)));
+}
+
+#[test]
+fn standalone_stream_is_never_doubled_and_405_turns_it_off() {
+    // 405: the server offers none, and it is never asked again.
+    let mut net = Net::ready(HttpConfig::new(URL));
+    let get = net.next();
+    assert_eq!(get.method(), HttpMethod::Get);
+    net.reply(&get, 405, "", "");
+    for _ in 0..5 {
+        net.advance(Duration::from_secs(60));
+        net.list_tools();
+        let post = net.next();
+        assert_eq!(post.method(), HttpMethod::Post);
+        net.reply(&post, 200, "application/json", &result_line(id_of(&post), json!({"tools": []})));
+    }
+    assert!(net.nothing_sent());
+
+    // A stream that ends is re-opened after its retry delay, one at a time.
+    let mut net = Net::ready(HttpConfig::new(URL));
+    let get = net.next();
+    net.head(&get, 200, "text/event-stream", None);
+    net.body(&get, "id: g1\nretry: 2000\ndata: \n\n");
+    net.body(&get, &sse(None, None, &notification_line("notifications/tools/list_changed", json!({}))));
+    assert!(matches!(net.events()[..], [Event::Notification(_)]));
+    net.list_tools();
+    let post = net.next();
+    assert_eq!(post.method(), HttpMethod::Post, "no second GET while one is open");
+    assert!(net.nothing_sent());
+    net.end(&get);
+    net.advance(Duration::from_millis(1999));
+    assert!(net.nothing_sent());
+    net.advance(Duration::from_millis(1));
+    let again = net.next();
+    assert_eq!(again.method(), HttpMethod::Get);
+    assert_eq!(again.header("last-event-id"), Some("g1"));
+    assert!(net.nothing_sent());
+}
+
+#[test]
+fn standalone_stream_head_timeout_reconnects_with_backoff() {
+    let http = HttpConfig::new(URL)
+        .connect_timeout(Duration::from_secs(5))
+        .reconnect_delay(Duration::from_secs(1), Duration::from_secs(4));
+    let mut net = Net::ready(http);
+    let get = net.next();
+    net.advance(Duration::from_secs(5));
+    net.pump();
+    assert!(net.aborted.contains(&get.stream()), "a GET with no headers in time is aborted");
+    net.advance(Duration::from_secs(1));
+    let retry = net.next();
+    assert_eq!(retry.method(), HttpMethod::Get);
+    // Second failure: the delay doubles.
+    net.reply(&retry, 503, "text/plain", "busy");
+    net.advance(Duration::from_millis(1999));
+    assert!(net.nothing_sent());
+    net.advance(Duration::from_millis(1));
+    assert_eq!(net.next().method(), HttpMethod::Get);
+}
+
+#[test]
+fn session_expiry_reinitializes_and_retries_once() {
+    for (status, body) in [
+        (404, ""),
+        (
+            400,
+            r#"{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: No valid session ID provided"},"id":null}"#,
+        ),
+    ] {
+        let mut net = Net::ready(HttpConfig::new(URL).standalone_stream(false));
+        let id = net.list_tools();
+        let post = net.next();
+        net.reply(&post, status, "application/json", body);
+        // A new initialize, without the dead session's id, with the same params.
+        let init = net.next();
+        assert_eq!(method_of(&init), "initialize", "after HTTP {status}");
+        assert_eq!(init.header("mcp-session-id"), None);
+        assert!(net.events().is_empty(), "transparent to the application");
+        // Requests sent meanwhile wait for the new session.
+        let second = net.list_tools();
+        assert!(net.nothing_sent());
+        net.head(&init, 200, "text/event-stream", Some("s2"));
+        net.body(&init, &sse(None, None, &init_result("2025-11-25", full_server_capabilities())));
+        net.end(&init);
+        let notice = net.next();
+        assert_eq!(method_of(&notice), "notifications/initialized");
+        assert_eq!(notice.header("mcp-session-id"), Some("s2"));
+        assert!(net.nothing_sent(), "requests wait until the server took `initialized`");
+        net.reply(&notice, 202, "", "");
+        let retried = net.next();
+        assert_eq!(id_of(&retried), json!(1), "the affected request, re-sent with its id");
+        assert_eq!(retried.header("mcp-session-id"), Some("s2"));
+        let held = net.next();
+        assert_eq!(id_of(&held), json!(2));
+        net.reply(&retried, 200, "application/json", &result_line(1, json!({"tools": []})));
+        net.reply(&held, 200, "application/json", &result_line(2, json!({"tools": []})));
+        let got: Vec<_> = responses(&net.events()).into_iter().map(|(id, r)| (id, r.is_ok())).collect();
+        assert_eq!(got, vec![(id, true), (second, true)]);
+        assert_eq!(net.session.connection().status(), Status::Ready);
+    }
+}
+
+#[test]
+fn a_request_is_retried_only_once_after_expiry() {
+    let mut net = Net::ready(HttpConfig::new(URL).standalone_stream(false));
+    let id = net.list_tools();
+    let post = net.next();
+    net.reply(&post, 404, "", "");
+    let init = net.next();
+    net.head(&init, 200, "application/json", Some("s2"));
+    net.body(&init, &init_result("2025-11-25", full_server_capabilities()));
+    net.end(&init);
+    let notice = net.next();
+    net.reply(&notice, 202, "", "");
+    let retried = net.next();
+    net.reply(&retried, 404, "", "");
+    let events = net.events();
+    let (got, result) = responses(&events).remove(0);
+    assert_eq!(got, id);
+    assert!(result.unwrap_err().to_string().contains("again"));
+}
+
+#[test]
+fn failed_reinitialization_closes_the_connection() {
+    let mut net = Net::ready(HttpConfig::new(URL).standalone_stream(false));
+    let id = net.list_tools();
+    let post = net.next();
+    net.reply(&post, 404, "", "");
+    let init = net.next();
+    net.reply(&init, 200, "application/json", &init_result("2025-03-26", full_server_capabilities()));
+    let events = net.events();
+    assert_eq!(responses(&events)[0].0, id);
+    assert!(
+        matches!(events.last(), Some(Event::Closed(CloseReason::Transport(why))) if why.contains("2025-03-26")),
+        "{events:?}"
+    );
+}
+
+#[test]
+fn error_statuses_become_per_request_errors() {
+    let mut net = Net::ready(HttpConfig::new(URL).standalone_stream(false));
+    let a = net.list_tools();
+    let b = net.list_tools();
+    let pa = net.next();
+    let pb = net.next();
+    let long = "x".repeat(5000);
+    net.reply(&pa, 500, "text/plain", &format!("database on fire {long}"));
+    // A JSON-RPC error for the request says more than the status.
+    net.reply(
+        &pb,
+        400,
+        "application/json",
+        &json!({"jsonrpc": "2.0", "id": 2, "error": {"code": -32602, "message": "bad cursor"}}).to_string(),
+    );
+    let got = responses(&net.events());
+    assert_eq!(got[0].0, a);
+    match &got[0].1 {
+        Err(RequestError::HttpStatus { status: 500, body }) => {
+            assert!(body.starts_with("database on fire"));
+            assert!(body.len() <= 512, "the excerpt is bounded");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(got[1].0, b);
+    assert!(matches!(&got[1].1, Err(RequestError::Server(e)) if e.code == -32602));
+    assert_eq!(net.session.connection().status(), Status::Ready, "the connection goes on");
+}
+
+#[test]
+fn connection_failures_fail_only_the_request() {
+    let mut net = Net::ready(HttpConfig::new(URL).standalone_stream(false));
+    let id = net.list_tools();
+    let post = net.next();
+    net.session.handle_response_error(net.now, post.stream(), "connection refused");
+    let (got, result) = responses(&net.events()).remove(0);
+    assert_eq!(got, id);
+    assert_eq!(result.unwrap_err(), RequestError::Transport("connection refused".into()));
+    assert_eq!(net.session.connection().status(), Status::Ready);
+}
+
+#[test]
+fn initialize_failing_closes_with_the_reason() {
+    let mut net = Net::new(HttpConfig::new(URL).legacy_fallback(false));
+    let init = net.next();
+    net.reply(&init, 404, "text/plain", "no such endpoint");
+    let events = net.events();
+    assert!(
+        matches!(events.last(), Some(Event::Closed(CloseReason::Transport(why))) if why.contains("404") && why.contains("no such endpoint")),
+        "{events:?}"
+    );
+    net.pump();
+    assert!(net.session.is_finished(), "no session, no DELETE");
+
+    let mut net = Net::new(HttpConfig::new(URL));
+    let init = net.next();
+    net.session.handle_response_error(net.now, init.stream(), "connection refused");
+    assert!(
+        matches!(net.events().last(), Some(Event::Closed(CloseReason::Transport(why))) if why.contains("connection refused"))
+    );
+}
+
+#[test]
+fn timed_out_requests_abort_their_stream() {
+    let mut net = Net::ready(HttpConfig::new(URL).standalone_stream(false));
+    let params = PaginatedRequestParams::default();
+    let options = RequestOptions::default().timeout(Duration::from_secs(2));
+    let id = net.session.connection_mut().send::<ListTools>(net.now, &params, options).unwrap();
+    let post = net.next();
+    net.head(&post, 200, "text/event-stream", None);
+    net.advance(Duration::from_secs(2));
+    let events = net.events();
+    assert!(matches!(&responses(&events)[0], (got, Err(RequestError::Timeout(_))) if *got == id));
+    assert!(net.aborted.contains(&post.stream()));
+    // The cancellation notice is posted.
+    let cancel = net.next();
+    assert_eq!(method_of(&cancel), "notifications/cancelled");
+    // Late bytes for the aborted stream are ignored.
+    net.body(&post, &sse(None, None, &result_line(1, json!({"tools": []}))));
+    assert!(net.events().is_empty());
+}
+
+#[test]
+fn close_sends_delete_and_finishes() {
+    let mut net = Net::ready(HttpConfig::new(URL).header("Authorization", "Bearer t"));
+    let get = net.next();
+    net.head(&get, 200, "text/event-stream", None);
+    let id = net.list_tools();
+    let post = net.next();
+    net.session.connection_mut().close(net.now);
+    let delete = net.next();
+    assert_eq!(delete.method(), HttpMethod::Delete);
+    assert_eq!(delete.header("mcp-session-id"), Some("s1"));
+    assert_eq!(delete.header("authorization"), Some("Bearer t"));
+    assert!(net.aborted.contains(&get.stream()) && net.aborted.contains(&post.stream()));
+    let events = net.events();
+    assert!(
+        matches!(&responses(&events)[0], (got, Err(RequestError::ConnectionClosed(CloseReason::Local))) if *got == id)
+    );
+    assert!(!net.session.is_finished(), "waits for the DELETE");
+    net.head(&delete, 200, "", None);
+    net.pump();
+    assert!(net.session.is_finished());
+
+    // A server that never answers the DELETE does not hold the close up beyond close_timeout.
+    let mut net =
+        Net::ready(HttpConfig::new(URL).standalone_stream(false).close_timeout(Duration::from_secs(3)));
+    net.session.connection_mut().close(net.now);
+    let _delete = net.next();
+    net.advance(Duration::from_secs(3));
+    net.pump();
+    assert!(net.session.is_finished());
+}
+
+#[test]
+fn legacy_http_sse_fallback() {
+    for refusal in [400, 404, 405] {
+        let mut net = Net::new(HttpConfig::new("http://127.0.0.1:8931/sse").header("X-Api-Key", "k"));
+        let post = net.next();
+        net.reply(&post, refusal, "text/plain", "Cannot POST /sse");
+        let get = net.next();
+        assert_eq!(get.method(), HttpMethod::Get);
+        assert_eq!(get.url(), "http://127.0.0.1:8931/sse");
+        assert_eq!(get.header("accept"), Some("text/event-stream"));
+        assert_eq!(get.header("x-api-key"), Some("k"));
+        net.head(&get, 200, "text/event-stream", None);
+        assert!(net.nothing_sent(), "nothing is posted before the endpoint is known");
+        net.body(&get, "event: endpoint\ndata: /message?sessionId=abc\n\n");
+        let init = net.next();
+        assert_eq!(init.url(), "http://127.0.0.1:8931/message?sessionId=abc");
+        assert_eq!(method_of(&init), "initialize");
+        assert_eq!(init.header("x-api-key"), Some("k"));
+        assert_eq!(init.header("mcp-session-id"), None);
+        net.reply(&init, 202, "text/plain", "Accepted");
+        net.body(&get, &sse(Some("message"), None, &init_result("2024-11-05", full_server_capabilities())));
+        assert!(matches!(net.events()[..], [Event::Ready { .. }]));
+        assert!(net.session.is_legacy());
+        let notice = net.next();
+        assert_eq!(method_of(&notice), "notifications/initialized");
+        assert_eq!(notice.url(), "http://127.0.0.1:8931/message?sessionId=abc");
+        net.reply(&notice, 202, "", "");
+        let id = net.list_tools();
+        let post = net.next();
+        net.reply(&post, 202, "", "");
+        net.body(&get, &sse(Some("message"), None, &result_line(1, json!({"tools": []}))));
+        assert_eq!(responses(&net.events()), vec![(id, Ok(json!({"tools": []})))]);
+        // No standalone GET and no DELETE in this transport; the stream ending ends the connection.
+        assert!(net.nothing_sent());
+        net.end(&get);
+        assert!(matches!(net.events().last(), Some(Event::Closed(CloseReason::Transport(_)))));
+        net.pump();
+        assert!(net.session.is_finished());
+    }
+}
+
+#[test]
+fn legacy_fallback_refuses_a_cross_origin_endpoint_and_reports_both_failures() {
+    let mut net = Net::new(HttpConfig::new(URL).header("Authorization", "Bearer t"));
+    let post = net.next();
+    net.reply(&post, 405, "", "");
+    let get = net.next();
+    net.head(&get, 200, "text/event-stream", None);
+    net.body(&get, "event: endpoint\ndata: http://evil.example/steal\n\n");
+    assert!(net.nothing_sent(), "credentials are never posted to another origin");
+    assert!(
+        matches!(net.events().last(), Some(Event::Closed(CloseReason::Transport(why))) if why.contains("origin"))
+    );
+
+    let mut net = Net::new(HttpConfig::new(URL));
+    let post = net.next();
+    net.reply(&post, 404, "", "");
+    let get = net.next();
+    net.reply(&get, 404, "text/plain", "Not Found");
+    let events = net.events();
+    assert!(
+        matches!(events.last(), Some(Event::Closed(CloseReason::Transport(why))) if why.contains("HTTP 404 to initialize") && why.contains("Not Found")),
+        "{events:?}"
+    );
+}
+
+#[test]
+fn oversized_json_body_fails_the_request() {
+    let mut net =
+        Net::with_config(HttpConfig::new(URL).standalone_stream(false), config().with_max_message_size(1024));
+    let init = net.next();
+    net.head(&init, 200, "application/json", Some("s1"));
+    net.body(&init, &init_result("2025-11-25", full_server_capabilities()));
+    net.end(&init);
+    let notice = net.next();
+    net.reply(&notice, 202, "", "");
+    let id = net.list_tools();
+    let post = net.next();
+    net.head(&post, 200, "application/json", None);
+    net.body(&post, &"x".repeat(600));
+    net.body(&post, &"x".repeat(600));
+    net.pump();
+    assert!(net.aborted.contains(&post.stream()));
+    let events = net.events();
+    assert!(events.iter().any(|e| matches!(e, Event::InvalidMessage(_))));
+    assert!(
+        matches!(&responses(&events)[0], (got, Err(RequestError::Transport(why))) if *got == id && why.contains("maximum"))
+    );
+    assert_eq!(net.session.connection().stats().oversized_messages, 1);
+}
+
+#[test]
+fn server_requests_on_a_post_stream_are_answered_by_post() {
+    let config = config().with_capabilities(mcp_sansio::schema::ClientCapabilities {
+        roots: Some(Default::default()),
+        ..Default::default()
+    });
+    let mut net = Net::with_config(HttpConfig::new(URL).standalone_stream(false), config);
+    let init = net.next();
+    net.head(&init, 200, "application/json", Some("s1"));
+    net.body(&init, &init_result("2025-11-25", full_server_capabilities()));
+    net.end(&init);
+    let notice = net.next();
+    net.reply(&notice, 202, "", "");
+    net.list_tools();
+    let post = net.next();
+    net.head(&post, 200, "text/event-stream", None);
+    net.body(
+        &post,
+        &sse(None, None, &json!({"jsonrpc": "2.0", "id": "srv-1", "method": "roots/list"}).to_string()),
+    );
+    let events = net.events();
+    let Some(Event::Request { id, .. }) = events.last() else { panic!("{events:?}") };
+    net.session.connection_mut().respond(id, Ok(&json!({"roots": []}))).unwrap();
+    let answer = net.next();
+    assert_eq!(answer.method(), HttpMethod::Post);
+    assert_eq!(id_of(&answer), json!("srv-1"));
+    assert_eq!(answer.header("mcp-session-id"), Some("s1"));
+    net.reply(&answer, 202, "", "");
+    assert!(net.events().is_empty());
+}
