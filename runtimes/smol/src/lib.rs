@@ -37,6 +37,7 @@ mod client;
 mod driver;
 mod error;
 mod handler;
+pub mod http;
 mod notifications;
 mod shared;
 mod stdio;
@@ -46,6 +47,7 @@ pub use client::{Client, ClientBuilder};
 pub use driver::Driver;
 pub use error::Error;
 pub use handler::{ClientHandler, DefaultHandler, HandlerFuture};
+pub use http::{HttpResponse, HttpTransport};
 pub use notifications::Notifications;
 pub use stdio::{DEFAULT_INHERITED_ENV, DEFAULT_SHUTDOWN_STEP, ServerCommand, StderrSink};
 
