@@ -746,3 +746,37 @@ fn server_requests_on_a_post_stream_are_answered_by_post() {
     net.reply(&answer, 202, "", "");
     assert!(net.events().is_empty());
 }
+
+proptest::proptest! {
+    /// However a response body is split into chunks, the session delivers the same messages.
+    #[test]
+    fn response_bodies_decode_the_same_at_any_split(cuts in proptest::collection::vec(0usize..2000, 0..12), crlf: bool) {
+        let mut net = Net::ready(HttpConfig::new(URL).standalone_stream(false));
+        let id = net.list_tools();
+        let post = net.next();
+        net.head(&post, 200, "text/event-stream", None);
+        let mut body = format!(
+            "id: p\nretry: 10\ndata: \n\n: keep-alive\n\n{}{}{}",
+            sse(None, Some("1"), &notification_line("notifications/message", json!({"level": "info", "data": "a\nb"}))),
+            sse(Some("message"), Some("2"), &notification_line("notifications/progress", json!({"progressToken": 1, "progress": 1}))),
+            sse(None, Some("3"), &result_line(1, json!({"tools": [], "nextCursor": "c"}))),
+        );
+        if crlf {
+            body = body.replace('\n', "\r\n");
+        }
+        let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c % (body.len() + 1)).collect();
+        cuts.sort_unstable();
+        let mut start = 0;
+        for cut in cuts.into_iter().chain([body.len()]) {
+            net.session.handle_response_body(net.now, post.stream(), &body.as_bytes()[start..cut]);
+            start = cut;
+        }
+        net.end(&post);
+        let events = net.events();
+        proptest::prop_assert_eq!(events.len(), 3, "{:?}", events);
+        proptest::prop_assert!(matches!(events[0], Event::Notification(_)));
+        proptest::prop_assert!(matches!(events[1], Event::Progress { .. }));
+        proptest::prop_assert_eq!(responses(&events), vec![(id, Ok(json!({"tools": [], "nextCursor": "c"})))]);
+        proptest::prop_assert!(net.nothing_sent());
+    }
+}
