@@ -775,7 +775,8 @@ proptest::proptest! {
         let events = net.events();
         proptest::prop_assert_eq!(events.len(), 3, "{:?}", events);
         proptest::prop_assert!(matches!(events[0], Event::Notification(_)));
-        proptest::prop_assert!(matches!(events[1], Event::Progress { .. }));
+        let progress = matches!(events[1], Event::Progress { .. });
+        proptest::prop_assert!(progress);
         proptest::prop_assert_eq!(responses(&events), vec![(id, Ok(json!({"tools": [], "nextCursor": "c"})))]);
         proptest::prop_assert!(net.nothing_sent());
     }
