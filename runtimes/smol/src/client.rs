@@ -7,6 +7,7 @@ use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use futures_lite::{AsyncRead, AsyncWrite};
+use mcp_sansio::http::{HttpConfig, HttpSession};
 use mcp_sansio::schema::{
     CallTool, CallToolRequestParams, CallToolResult, Complete, CompleteRequestParams, CompleteResult,
     EmptyParams, GetPrompt, GetPromptRequestParams, GetPromptResult, Implementation, ListPrompts,
@@ -22,8 +23,9 @@ use crate::Error;
 use crate::call::{CallOptions, ResponseFuture};
 use crate::driver::Driver;
 use crate::handler::{ClientHandler, DefaultHandler};
+use crate::http::HttpTransport;
 use crate::notifications::Notifications;
-use crate::shared::{Shared, Slot};
+use crate::shared::{Engine, Shared, Slot};
 use crate::stdio::{ServerCommand, drain_stderr};
 
 /// Most pages a `list_all_*` helper fetches before giving up on a server that never stops.
@@ -85,7 +87,7 @@ impl ClientBuilder {
         reader: impl AsyncRead + Send + 'static,
         writer: impl AsyncWrite + Send + 'static,
     ) -> (Client, Driver) {
-        let shared = Shared::new(ClientConnection::new(self.config, Instant::now()));
+        let shared = Shared::new(Engine::Stream(ClientConnection::new(self.config, Instant::now())));
         let driver = Driver::new(shared.clone(), reader, writer, self.handler);
         (Client::from_shared(shared), driver)
     }
@@ -105,6 +107,44 @@ impl ClientBuilder {
     /// handshake.
     pub async fn spawn_stdio(self, command: &ServerCommand) -> Result<Client, Error> {
         let (client, driver) = self.stdio(command)?;
+        smol::spawn(driver).detach();
+        client.ready().await?;
+        Ok(client)
+    }
+
+    /// Connects to an MCP server over HTTP (Streamable HTTP, falling back to the 2024-11-05
+    /// HTTP+SSE transport): returns the handle and the [`Driver`] to spawn on an executor. Wait
+    /// for the handshake with [`Client::ready`].
+    ///
+    /// `transport` executes the HTTP requests: `mcp_hyper::HyperTransport` (recommended) or
+    /// `mcp_surf::SurfTransport`. The URL, custom headers (such as `Authorization`, never
+    /// logged), timeouts and the reconnection policy are in `http`.
+    pub fn connect_http(self, http: HttpConfig, transport: impl HttpTransport) -> (Client, Driver) {
+        let session = HttpSession::new(http, self.config, Instant::now());
+        let shared = Shared::new(Engine::Http(session));
+        let driver = Driver::http(shared.clone(), Arc::new(transport), self.handler);
+        (Client::from_shared(shared), driver)
+    }
+
+    /// Connects over HTTP, runs the driver on smol's global executor, and waits for the
+    /// handshake.
+    ///
+    /// ```no_run
+    /// # smol::block_on(async {
+    /// # fn transport() -> impl mcp_smol::HttpTransport { unimplemented!() as std::sync::Arc<dyn mcp_smol::HttpTransport> }
+    /// use mcp_sansio::http::HttpConfig;
+    /// use mcp_sansio::schema::Implementation;
+    /// use mcp_smol::ClientBuilder;
+    ///
+    /// let http = HttpConfig::new("http://127.0.0.1:3000/mcp").header("Authorization", "Bearer t");
+    /// // `transport()` stands for `mcp_hyper::HyperTransport::new()`.
+    /// let client = ClientBuilder::new(Implementation::new("my-app", "1.0.0")).spawn_http(http, transport()).await?;
+    /// println!("{:?}", client.list_all_tools().await?);
+    /// client.close().await;
+    /// # Ok::<(), mcp_smol::Error>(()) });
+    /// ```
+    pub async fn spawn_http(self, http: HttpConfig, transport: impl HttpTransport) -> Result<Client, Error> {
+        let (client, driver) = self.connect_http(http, transport);
         smol::spawn(driver).detach();
         client.ready().await?;
         Ok(client)
@@ -145,8 +185,8 @@ impl Drop for Client {
     fn drop(&mut self) {
         let mut state = self.shared.lock();
         state.handles -= 1;
-        if state.handles == 0 && !state.conn.is_closed() {
-            state.conn.close(Instant::now());
+        if state.handles == 0 && !state.conn().is_closed() {
+            state.conn().close(Instant::now());
             state.wake_driver();
         }
     }
@@ -169,7 +209,7 @@ impl Client {
     pub async fn ready(&self) -> Result<(), Error> {
         poll_fn(|cx| {
             let mut state = self.shared.lock();
-            match state.conn.status() {
+            match state.conn().status() {
                 Status::Ready => Poll::Ready(Ok(())),
                 Status::Closed(reason) => Poll::Ready(Err(Error::Connect(reason))),
                 _ => {
@@ -220,7 +260,7 @@ impl Client {
     /// Sends a notification to the server (e.g. `notifications/roots/list_changed`).
     pub fn notify(&self, method: &str, params: Option<&serde_json::value::RawValue>) -> Result<(), Error> {
         let mut state = self.shared.lock();
-        state.conn.notify(method, params.map(|p| p.get().as_bytes()))?;
+        state.conn().notify(method, params.map(|p| p.get().as_bytes()))?;
         state.wake_driver();
         Ok(())
     }
@@ -235,7 +275,7 @@ impl Client {
         ) -> Result<mcp_sansio::RequestId, UsageError>,
     ) -> Result<ResponseFuture, Error> {
         let mut state = self.shared.lock();
-        let id = send(&mut state.conn, Instant::now(), options.request)?;
+        let id = send(state.conn(), Instant::now(), options.request)?;
         state.calls.insert(id.clone(), Slot { waker: None, result: None, on_progress: options.on_progress });
         state.wake_driver();
         drop(state);
@@ -398,32 +438,32 @@ impl Client {
 
     /// The server's `serverInfo`, once ready.
     pub fn server_info(&self) -> Option<Implementation> {
-        self.shared.lock().conn.server_info().cloned()
+        self.shared.lock().conn().server_info().cloned()
     }
 
     /// The server's capabilities, once ready.
     pub fn server_capabilities(&self) -> Option<ServerCapabilities> {
-        self.shared.lock().conn.server_capabilities().cloned()
+        self.shared.lock().conn().server_capabilities().cloned()
     }
 
     /// The server's `instructions`, if any.
     pub fn instructions(&self) -> Option<String> {
-        self.shared.lock().conn.instructions().map(str::to_owned)
+        self.shared.lock().conn().instructions().map(str::to_owned)
     }
 
     /// The negotiated protocol version, once ready.
     pub fn protocol_version(&self) -> Option<ProtocolVersion> {
-        self.shared.lock().conn.protocol_version()
+        self.shared.lock().conn().protocol_version()
     }
 
     /// Where the connection is in its life.
     pub fn status(&self) -> Status {
-        self.shared.lock().conn.status()
+        self.shared.lock().conn().status()
     }
 
     /// Counters of what the engine saw (invalid messages, late responses, …).
     pub fn stats(&self) -> mcp_sansio::Stats {
-        self.shared.lock().conn.stats()
+        self.shared.lock().conn().stats()
     }
 
     /// The server process id, for stdio servers.
@@ -440,7 +480,7 @@ impl Client {
     pub async fn close(&self) {
         {
             let mut state = self.shared.lock();
-            state.conn.close(Instant::now());
+            state.conn().close(Instant::now());
             state.wake_driver();
         }
         self.closed().await;

@@ -10,12 +10,14 @@ use std::time::Instant;
 
 use async_io::Timer;
 use futures_lite::{AsyncRead, AsyncWrite};
+use mcp_sansio::http::{HttpAction, StreamId};
 use mcp_sansio::{ErrorObject, Event, RequestId, ServerNotification, ServerRequest};
 use serde::Serialize;
 use serde_json::value::RawValue;
 
 use crate::handler::{ClientHandler, HandlerFuture};
-use crate::shared::{ProgressFn, Shared};
+use crate::http::{BodyStream, HttpResponse, HttpTransport};
+use crate::shared::{Engine, ProgressFn, Shared};
 use crate::stdio::ServerProcess;
 
 type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
@@ -30,6 +32,10 @@ const ROUNDS_PER_POLL: usize = 32;
 /// How long the driver tries to write what is still queued once the connection closed. A
 /// server that stopped reading its stdin must not keep the shutdown waiting forever.
 const FINAL_FLUSH_LIMIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Most body chunks read from one HTTP exchange per round, so one busy stream cannot starve
+/// the others.
+const CHUNKS_PER_ROUND: usize = 16;
 
 /// How long stderr is still read after the server process is gone. Past it, whatever holds
 /// the pipe open escaped the process group, and the driver stops listening.
@@ -65,9 +71,29 @@ pub struct Driver {
     drain_until: Option<Timer>,
     /// Once the connection closed: when to stop trying to flush and shut down anyway.
     flush_until: Option<Instant>,
+    /// For HTTP: the transport and the exchanges in flight.
+    http: Option<HttpIo>,
     /// Buffers reused every round, so the hot path does not allocate.
     events: Vec<Event>,
     completions: Vec<(RequestId, Result<Box<RawValue>, mcp_sansio::RequestError>)>,
+}
+
+/// The HTTP side of a driver: the transport executing the session's requests, and the
+/// exchanges in flight.
+struct HttpIo {
+    transport: Arc<dyn HttpTransport>,
+    exchanges: Vec<Exchange>,
+    actions: Vec<HttpAction>,
+}
+
+struct Exchange {
+    id: StreamId,
+    state: ExchangeState,
+}
+
+enum ExchangeState {
+    Head(BoxFuture<io::Result<HttpResponse>>),
+    Body(BodyStream),
 }
 
 impl fmt::Debug for Driver {
@@ -104,9 +130,24 @@ impl Driver {
             shutdown: None,
             drain_until: None,
             flush_until: None,
+            http: None,
             events: Vec::new(),
             completions: Vec::new(),
         }
+    }
+
+    /// A driver for an HTTP session: requests go through `transport`.
+    pub(crate) fn http(
+        shared: Arc<Shared>,
+        transport: Arc<dyn HttpTransport>,
+        handler: Arc<dyn ClientHandler>,
+    ) -> Self {
+        let mut driver = Self::new(shared, futures_lite::io::empty(), futures_lite::io::sink(), handler);
+        driver.reader = None;
+        driver.writer = None;
+        driver.read_buf = Box::default();
+        driver.http = Some(HttpIo { transport, exchanges: Vec::new(), actions: Vec::new() });
+        driver
     }
 
     pub(crate) fn with_process(mut self, process: ServerProcess) -> Self {
@@ -126,16 +167,28 @@ impl Driver {
         let mut progress_calls: Vec<(ProgressFn, mcp_sansio::schema::ProgressNotificationParams)> =
             Vec::new();
         let mut new_requests = Vec::new();
-        let (deadline, closed) = {
+        progressed |= self.poll_exchanges(cx, now);
+        let (deadline, closed, http_finished) = {
             let mut state = self.shared.lock();
             state.set_driver_waker(cx.waker());
-            if state.conn.poll_timeout().is_some_and(|at| at <= now) {
-                state.conn.handle_timeout(now);
+            if state.engine.poll_timeout().is_some_and(|at| at <= now) {
+                state.engine.handle_timeout(now);
             }
-            while let Some(transmit) = state.conn.poll_transmit() {
-                self.out.extend_from_slice(transmit.bytes());
+            match &mut state.engine {
+                Engine::Stream(conn) => {
+                    while let Some(transmit) = conn.poll_transmit() {
+                        self.out.extend_from_slice(transmit.bytes());
+                    }
+                }
+                Engine::Http(session) => {
+                    if let Some(http) = self.http.as_mut() {
+                        while let Some(action) = session.poll_action(now) {
+                            http.actions.push(action);
+                        }
+                    }
+                }
             }
-            while let Some(event) = state.conn.poll_event() {
+            while let Some(event) = state.conn().poll_event() {
                 self.events.push(event);
             }
             for event in self.events.drain(..) {
@@ -177,8 +230,13 @@ impl Driver {
                     other => tracing::debug!(?other, "unhandled event"),
                 }
             }
-            (state.conn.poll_timeout(), state.conn.is_closed())
+            let http_finished = match &state.engine {
+                Engine::Http(session) => session.is_finished(),
+                Engine::Stream(_) => false,
+            };
+            (state.engine.poll_timeout(), state.engine.conn().is_closed(), http_finished)
         };
+        progressed |= self.start_exchanges();
         // Progress callbacks run outside the lock (they may call the client), and before the
         // responses of the same batch are delivered, so a caller has seen all the progress
         // that preceded its result.
@@ -203,8 +261,12 @@ impl Driver {
         progressed |= self.write(cx, now);
         progressed |= self.poll_tasks(cx);
         self.background.retain_mut(|work| work.as_mut().poll(cx).is_pending());
-        let deadline =
-            if closed { Some(*self.flush_until.get_or_insert(now + FINAL_FLUSH_LIMIT)) } else { deadline };
+        let is_http = self.http.is_some();
+        let deadline = if closed && !is_http {
+            Some(*self.flush_until.get_or_insert(now + FINAL_FLUSH_LIMIT))
+        } else {
+            deadline
+        };
         if let Some(deadline) = deadline {
             if self.timer_at != Some(deadline) {
                 self.timer.set_at(deadline);
@@ -216,7 +278,12 @@ impl Driver {
             }
         }
         let flushed = self.out_pos >= self.out.len() && !self.needs_flush;
-        if closed && (flushed || self.flush_until.is_some_and(|at| at <= now)) {
+        let done = if is_http {
+            http_finished
+        } else {
+            closed && (flushed || self.flush_until.is_some_and(|at| at <= now))
+        };
+        if done {
             self.begin_shutdown();
             progressed = true;
         }
@@ -229,17 +296,17 @@ impl Driver {
             Poll::Pending => false,
             Poll::Ready(Ok(0)) => {
                 self.reader = None;
-                self.shared.lock().conn.feed_eof(now);
+                self.shared.lock().conn().feed_eof(now);
                 true
             }
             Poll::Ready(Ok(n)) => {
-                self.shared.lock().conn.feed(now, &self.read_buf[..n]);
+                self.shared.lock().conn().feed(now, &self.read_buf[..n]);
                 true
             }
             Poll::Ready(Err(e)) if e.kind() == io::ErrorKind::Interrupted => true,
             Poll::Ready(Err(e)) => {
                 self.reader = None;
-                self.shared.lock().conn.transport_error(now, format!("reading from the server: {e}"));
+                self.shared.lock().conn().transport_error(now, format!("reading from the server: {e}"));
                 true
             }
         }
@@ -288,8 +355,93 @@ impl Driver {
             self.out.clear();
             self.out_pos = 0;
             self.needs_flush = false;
-            self.shared.lock().conn.transport_error(now, format!("writing to the server: {e}"));
+            self.shared.lock().conn().transport_error(now, format!("writing to the server: {e}"));
             progressed = true;
+        }
+        progressed
+    }
+
+    /// Executes the session's new requests and drops the exchanges it aborted.
+    fn start_exchanges(&mut self) -> bool {
+        let Some(http) = self.http.as_mut() else { return false };
+        let progressed = !http.actions.is_empty();
+        for action in http.actions.drain(..) {
+            match action {
+                HttpAction::Send(request) => {
+                    tracing::trace!(?request, "HTTP request");
+                    let id = request.stream();
+                    let state = ExchangeState::Head(http.transport.send(request));
+                    http.exchanges.push(Exchange { id, state });
+                }
+                HttpAction::Abort(id) => http.exchanges.retain(|e| e.id != id),
+                other => tracing::debug!(?other, "unhandled HTTP action"),
+            }
+        }
+        progressed
+    }
+
+    /// Moves what the HTTP exchanges received into the session.
+    fn poll_exchanges(&mut self, cx: &mut Context<'_>, now: Instant) -> bool {
+        let Some(http) = self.http.as_mut() else { return false };
+        let mut progressed = false;
+        let mut i = 0;
+        'exchanges: while i < http.exchanges.len() {
+            let exchange = &mut http.exchanges[i];
+            let id = exchange.id;
+            if let ExchangeState::Head(future) = &mut exchange.state {
+                match future.as_mut().poll(cx) {
+                    Poll::Pending => {
+                        i += 1;
+                        continue;
+                    }
+                    Poll::Ready(Ok(response)) => {
+                        progressed = true;
+                        let HttpResponse { status, headers, body } = response;
+                        let mut state = self.shared.lock();
+                        if let Engine::Http(session) = &mut state.engine {
+                            let headers = headers.iter().map(|(n, v)| (n.as_str(), v.as_slice()));
+                            session.handle_response_head(now, id, status, headers);
+                        }
+                        exchange.state = ExchangeState::Body(body);
+                    }
+                    Poll::Ready(Err(error)) => {
+                        progressed = true;
+                        if let Engine::Http(session) = &mut self.shared.lock().engine {
+                            session.handle_response_error(now, id, &error.to_string());
+                        }
+                        http.exchanges.swap_remove(i);
+                        continue;
+                    }
+                }
+            }
+            let ExchangeState::Body(body) = &mut exchange.state else { unreachable!("the head arrived") };
+            for _ in 0..CHUNKS_PER_ROUND {
+                let item = match body.as_mut().poll_next(cx) {
+                    Poll::Pending => {
+                        i += 1;
+                        continue 'exchanges;
+                    }
+                    Poll::Ready(item) => item,
+                };
+                progressed = true;
+                let mut state = self.shared.lock();
+                let Engine::Http(session) = &mut state.engine else { return progressed };
+                match item {
+                    Some(Ok(chunk)) => session.handle_response_body(now, id, &chunk),
+                    Some(Err(error)) => {
+                        session.handle_response_error(now, id, &error.to_string());
+                        http.exchanges.swap_remove(i);
+                        continue 'exchanges;
+                    }
+                    None => {
+                        session.handle_response_end(now, id);
+                        http.exchanges.swap_remove(i);
+                        continue 'exchanges;
+                    }
+                }
+            }
+            // This one has more; the others get their turn first.
+            i += 1;
         }
         progressed
     }
@@ -302,8 +454,8 @@ impl Driver {
                 let (id, _) = self.tasks.swap_remove(i);
                 let mut state = self.shared.lock();
                 let sent = match outcome {
-                    Ok(raw) => state.conn.respond(&id, Ok(&*raw)),
-                    Err(error) => state.conn.respond::<RawValue>(&id, Err(error)),
+                    Ok(raw) => state.conn().respond(&id, Ok(&*raw)),
+                    Err(error) => state.conn().respond::<RawValue>(&id, Err(error)),
                 };
                 if let Err(error) = sent {
                     tracing::debug!(%id, %error, "answer to a server request not sent");
@@ -322,6 +474,7 @@ impl Driver {
         // Closing our ends tells the server to exit: EOF on its stdin, EPIPE on its stdout.
         self.writer = None;
         self.reader = None;
+        self.http = None;
         self.tasks.clear();
         self.timer_at = None;
         let process = self.process.take();

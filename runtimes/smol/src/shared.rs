@@ -7,6 +7,9 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::Waker;
 
+use std::time::Instant;
+
+use mcp_sansio::http::HttpSession;
 use mcp_sansio::schema::ProgressNotificationParams;
 use mcp_sansio::{ClientConnection, RequestError, RequestId, ServerNotification};
 use serde_json::value::RawValue;
@@ -25,8 +28,46 @@ pub(crate) struct Slot {
     pub(crate) on_progress: Option<ProgressFn>,
 }
 
+/// The engine behind a connection: the bare connection on a byte stream, or the HTTP session
+/// wrapped around it. One per connection, so the variants' size difference does not matter.
+#[allow(clippy::large_enum_variant)]
+pub(crate) enum Engine {
+    Stream(ClientConnection),
+    Http(HttpSession),
+}
+
+impl Engine {
+    pub(crate) fn conn(&self) -> &ClientConnection {
+        match self {
+            Engine::Stream(conn) => conn,
+            Engine::Http(session) => session.connection(),
+        }
+    }
+
+    pub(crate) fn conn_mut(&mut self) -> &mut ClientConnection {
+        match self {
+            Engine::Stream(conn) => conn,
+            Engine::Http(session) => session.connection_mut(),
+        }
+    }
+
+    pub(crate) fn poll_timeout(&self) -> Option<Instant> {
+        match self {
+            Engine::Stream(conn) => conn.poll_timeout(),
+            Engine::Http(session) => session.poll_timeout(),
+        }
+    }
+
+    pub(crate) fn handle_timeout(&mut self, now: Instant) {
+        match self {
+            Engine::Stream(conn) => conn.handle_timeout(now),
+            Engine::Http(session) => session.handle_timeout(now),
+        }
+    }
+}
+
 pub(crate) struct State {
-    pub(crate) conn: ClientConnection,
+    pub(crate) engine: Engine,
     pub(crate) calls: HashMap<RequestId, Slot>,
     driver_waker: Option<Waker>,
     /// Tasks waiting for the handshake to end or for the driver to finish.
@@ -40,10 +81,10 @@ pub(crate) struct State {
 }
 
 impl Shared {
-    pub(crate) fn new(conn: ClientConnection) -> Arc<Self> {
+    pub(crate) fn new(engine: Engine) -> Arc<Self> {
         Arc::new(Self {
             state: Mutex::new(State {
-                conn,
+                engine,
                 calls: HashMap::new(),
                 driver_waker: None,
                 watchers: Vec::new(),
@@ -63,6 +104,11 @@ impl Shared {
 }
 
 impl State {
+    /// The connection (inside the HTTP session, for HTTP).
+    pub(crate) fn conn(&mut self) -> &mut ClientConnection {
+        self.engine.conn_mut()
+    }
+
     /// Remembers the driver's waker, to wake it after a command queued output.
     pub(crate) fn set_driver_waker(&mut self, waker: &Waker) {
         if !self.driver_waker.as_ref().is_some_and(|w| w.will_wake(waker)) {
