@@ -781,3 +781,32 @@ proptest::proptest! {
         proptest::prop_assert!(net.nothing_sent());
     }
 }
+
+#[test]
+fn requests_wait_for_the_standalone_stream_head() {
+    // A server may send a request-unrelated message (an elicitation from inside a tool) on the
+    // GET stream only; requests therefore wait until that stream is open (or refused).
+    let mut net = Net::ready(HttpConfig::new(URL));
+    let get = net.next();
+    assert_eq!(get.method(), HttpMethod::Get);
+    let id = net.list_tools();
+    assert!(net.nothing_sent(), "held until the GET stream's head");
+    net.head(&get, 200, "text/event-stream", None);
+    let post = net.next();
+    assert_eq!(id_of(&post), json!(1));
+    net.reply(&post, 200, "application/json", &result_line(1, json!({"tools": []})));
+    assert_eq!(responses(&net.events())[0].0, id);
+
+    // A GET that fails (or is refused) releases them too.
+    let mut net = Net::ready(HttpConfig::new(URL));
+    let get = net.next();
+    net.list_tools();
+    net.session.handle_response_error(net.now, get.stream(), "connection reset");
+    assert_eq!(net.next().method(), HttpMethod::Post);
+    // And one that never answers holds them for connect_timeout at most.
+    let mut net = Net::ready(HttpConfig::new(URL).connect_timeout(Duration::from_secs(2)));
+    let _get = net.next();
+    net.list_tools();
+    net.advance(Duration::from_secs(2));
+    assert_eq!(net.next().method(), HttpMethod::Post);
+}

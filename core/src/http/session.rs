@@ -199,6 +199,10 @@ pub struct HttpSession {
     held: VecDeque<Outgoing>,
     reconnects: Vec<Reconnect>,
     standalone: Standalone,
+    /// A fresh standalone `GET` whose head has not come yet: requests wait for it, so that a
+    /// server message unrelated to any request (an elicitation sent from a tool, say) has a
+    /// stream to travel on. Some servers drop such messages when no `GET` stream is open.
+    gate: Option<StreamId>,
     reinit: Option<Reinit>,
     /// Set once the connection closed: when to stop waiting for the `DELETE`.
     closing: bool,
@@ -226,6 +230,7 @@ impl HttpSession {
             held: VecDeque::new(),
             reconnects: Vec::new(),
             standalone: Standalone::Idle,
+            gate: None,
             reinit: None,
             closing: false,
             events: Vec::new(),
@@ -358,6 +363,9 @@ impl HttpSession {
             }
             _ => Body::Unexpected(content_type),
         };
+        if self.gate == Some(stream) {
+            self.gate = None;
+        }
         let takes_session =
             success && matches!(s.role, Role::Post { initialize: true, .. } | Role::Reinitialize);
         if let (true, Some(id), Mode::Streamable) = (takes_session, session_id, &self.mode) {
@@ -502,6 +510,17 @@ impl HttpSession {
             GetKind::Resume(out) => out.request.is_some_and(|id| conn.awaits(id)),
             GetKind::Standalone => true,
         });
+        if self.gate.is_some_and(|id| !self.streams.contains_key(&id)) {
+            self.gate = None;
+        }
+        if self.gate.is_none() && self.reinit.is_none() && matches!(self.mode, Mode::Streamable) {
+            // What waited for the standalone stream's head (see `gate`).
+            while let Some(out) = self.held.pop_front() {
+                if out.request.is_none_or(|id| self.conn.awaits(id)) {
+                    self.post(now, out, false);
+                }
+            }
+        }
         if self.standalone == Standalone::Idle
             && self.config.standalone_stream
             && matches!(self.mode, Mode::Streamable)
@@ -516,7 +535,7 @@ impl HttpSession {
     /// Sends a message now, or holds it until the session can take it.
     fn dispatch(&mut self, now: Instant, out: Outgoing) {
         let waiting = match &self.mode {
-            Mode::Streamable => self.reinit.is_some(),
+            Mode::Streamable => self.reinit.is_some() || (self.gate.is_some() && out.request.is_some()),
             Mode::Legacy { endpoint, .. } => endpoint.is_none(),
         };
         if waiting {
@@ -592,7 +611,11 @@ impl HttpSession {
         }
         let deadline = matches!(kind, GetKind::Standalone).then(|| now + self.config.connect_timeout);
         let url = self.config.url.clone();
+        let fresh = matches!(kind, GetKind::Standalone) && attempts == 0;
         let stream = self.new_stream(Role::Get { kind, attempts, decoder }, deadline);
+        if fresh {
+            self.gate = Some(stream);
+        }
         tracing::debug!(%stream, attempts, "opening an event stream");
         self.actions.push_back(HttpAction::Send(HttpRequest {
             stream,
@@ -1043,6 +1066,7 @@ impl HttpSession {
         self.reconnects.clear();
         self.held.clear();
         self.reinit = None;
+        self.gate = None;
         if let (Mode::Streamable, Some(_)) = (&self.mode, &self.session_id) {
             let headers = self.base_headers(ACCEPT_POST);
             let url = self.config.url.clone();
