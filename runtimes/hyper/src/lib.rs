@@ -14,6 +14,29 @@
 //! - Each connection runs on a detached task on smol's global executor.
 //! - Header values are never logged; connection events are logged with `tracing` at debug level.
 //!
+//! Most applications only hand the transport to the smol client:
+//!
+//! ```no_run
+//! use mcp_hyper::HyperTransport;
+//! use mcp_smol::ClientBuilder;
+//! use mcp_smol::mcp_sansio::http::HttpConfig;
+//! use mcp_smol::mcp_sansio::schema::Implementation;
+//!
+//! smol::block_on(async {
+//!     let http = HttpConfig::new("http://127.0.0.1:3000/mcp").header("Authorization", "Bearer t");
+//!     let client = ClientBuilder::new(Implementation::new("my-app", "1.0.0"))
+//!         .spawn_http(http, HyperTransport::new())
+//!         .await?;
+//!     println!("{:?}", client.list_all_tools().await?);
+//!     client.close().await;
+//!     Ok::<_, mcp_smol::Error>(())
+//! })
+//! # .unwrap();
+//! ```
+//!
+//! The transport can also be driven by hand, for a custom loop around the engine's
+//! [`HttpSession`](mcp_smol::mcp_sansio::http::HttpSession):
+//!
 //! ```no_run
 //! use mcp_hyper::HyperTransport;
 //! use mcp_smol::HttpTransport;
@@ -56,3 +79,8 @@ mod transport;
 pub use transport::{DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_IDLE_PER_HOST, HyperTransport, HyperTransportBuilder};
 
 pub use rustls;
+
+/// The workspace README's examples (stdio and HTTP), compiled as doc tests so that they stay true.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+struct ReadmeDoctests;

@@ -52,8 +52,3 @@ pub use notifications::Notifications;
 pub use stdio::{DEFAULT_INHERITED_ENV, DEFAULT_SHUTDOWN_STEP, ServerCommand, StderrSink};
 
 pub use mcp_sansio;
-
-/// The README's examples, compiled as doc tests so that they stay true.
-#[cfg(doctest)]
-#[doc = include_str!("../../../README.md")]
-struct ReadmeDoctests;
