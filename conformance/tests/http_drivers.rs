@@ -1,0 +1,352 @@
+//! The HTTP driver suite: the same client test-suite, run with each HTTP transport (`mcp-hyper`,
+//! `mcp-surf`) against real servers on 127.0.0.1:
+//! - `@modelcontextprotocol/server-everything` (TypeScript SDK) in `streamableHttp` mode,
+//! - the same server in `sse` mode (the 2024-11-05 HTTP+SSE transport, reached through the
+//!   client's fallback),
+//! - a server built with the official Python SDK (`conformance/peers/python_server.py`) in
+//!   streamable-http mode.
+//!
+//! Each test starts its server on a free port and kills it by PID at the end. They need Node,
+//! Python and the peer packages, which `.ci/install-peers` installs; `.ci/interop` runs them with
+//! `MCP_EVERYTHING_SERVER` and `MCP_PYTHON_PATH` set. Plain `cargo test` skips them (they are
+//! `#[ignore]`d), and running them without the variables fails loudly.
+
+use std::net::{TcpListener, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use mcp_sansio::http::HttpConfig;
+use mcp_sansio::schema::{
+    CallToolRequestParams, CallToolResult, ClientCapabilities, ContentBlock, CreateMessageRequestParams,
+    CreateMessageResult, ElicitRequestParams, ElicitResult, Implementation, ListChangedCapability,
+    ListRootsResult, Root, SamplingContent,
+};
+use mcp_sansio::{ProtocolVersion, ServerNotification};
+use mcp_smol::{
+    CallOptions, Client, ClientBuilder, ClientHandler, HandlerFuture, HttpTransport, Notifications,
+};
+use serde_json::json;
+
+/// A peer server process, killed (by PID) and reaped when dropped.
+struct Peer {
+    child: Child,
+    url: String,
+}
+
+impl Drop for Peer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// Starts `command` and waits until it accepts connections on `port`.
+fn start(mut command: Command, port: u16, path: &str) -> Peer {
+    command.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
+    let child = command.spawn().unwrap_or_else(|e| panic!("starting {command:?}: {e}"));
+    let peer = Peer { child, url: format!("http://127.0.0.1:{port}{path}") };
+    let start = Instant::now();
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(start.elapsed() < Duration::from_secs(30), "{command:?} never listened on {port}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    peer
+}
+
+fn everything_entry() -> String {
+    std::env::var("MCP_EVERYTHING_SERVER")
+        .expect("MCP_EVERYTHING_SERVER must point at server-everything's dist/index.js: run .ci/interop")
+}
+
+fn everything(mode: &str, path: &str) -> Peer {
+    everything_on(free_port(), mode, path)
+}
+
+fn everything_on(port: u16, mode: &str, path: &str) -> Peer {
+    // server-everything has no host setting: the preload makes it listen on 127.0.0.1 only.
+    let preload = concat!(env!("CARGO_MANIFEST_DIR"), "/peers/bind-localhost.cjs");
+    let mut command = Command::new("node");
+    command.arg("--require").arg(preload).arg(everything_entry()).arg(mode).env("PORT", port.to_string());
+    start(command, port, path)
+}
+
+fn python() -> Peer {
+    python_on(free_port())
+}
+
+fn python_on(port: u16) -> Peer {
+    let pythonpath = std::env::var("MCP_PYTHON_PATH")
+        .expect("MCP_PYTHON_PATH must point at the Python SDK's install dir: run .ci/interop");
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/peers/python_server.py");
+    let mut command = Command::new("python3");
+    command.arg(script).arg("--port").arg(port.to_string()).env("PYTHONPATH", pythonpath);
+    start(command, port, "/mcp")
+}
+
+struct Handler;
+
+impl ClientHandler for Handler {
+    fn list_roots(&self) -> HandlerFuture<ListRootsResult> {
+        Box::pin(async {
+            Ok(ListRootsResult::new(vec![Root::new("file:///tmp/http-interop").with_name("interop")]))
+        })
+    }
+
+    fn create_message(&self, params: CreateMessageRequestParams) -> HandlerFuture<CreateMessageResult> {
+        let prompt = params.messages[0].content.blocks()[0].as_text().unwrap_or("").to_owned();
+        Box::pin(async move {
+            Ok(CreateMessageResult::new("http-model", SamplingContent::text(format!("reply to {prompt}")))
+                .with_stop_reason("endTurn"))
+        })
+    }
+
+    fn elicit(&self, _params: ElicitRequestParams) -> HandlerFuture<ElicitResult> {
+        let content = json!({"name": "Ada", "check": true, "integer": 7});
+        Box::pin(async move { Ok(ElicitResult::accept(content.as_object().cloned().unwrap_or_default())) })
+    }
+}
+
+/// Connects with every client capability, subscribing to notifications before the driver runs
+/// so that none sent right after the handshake is missed.
+async fn connect(url: &str, transport: impl HttpTransport) -> (Client, Notifications) {
+    let capabilities = ClientCapabilities {
+        roots: Some(ListChangedCapability { list_changed: Some(true) }),
+        sampling: Some(Default::default()),
+        elicitation: Some(Default::default()),
+        ..Default::default()
+    };
+    let (client, driver) = ClientBuilder::new(Implementation::new("mcp-sansio-http-interop", "0.1.0"))
+        .configure(|c| c.with_capabilities(capabilities))
+        .handler(Handler)
+        .connect_http(HttpConfig::new(url).header("Authorization", "Bearer interop-token"), transport);
+    let notifications = client.notifications();
+    smol::spawn(driver).detach();
+    client.ready().await.unwrap_or_else(|e| panic!("connecting to {url}: {e}"));
+    (client, notifications)
+}
+
+fn text(result: &CallToolResult) -> String {
+    result.content.iter().filter_map(ContentBlock::as_text).collect::<Vec<_>>().join("\n")
+}
+
+async fn wait_for_tool(client: &Client, name: &str) {
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(10) {
+        if client.list_all_tools().await.unwrap().iter().any(|t| t.name == name) {
+            return;
+        }
+        async_io::Timer::after(Duration::from_millis(50)).await;
+    }
+    panic!("tool {name} never appeared");
+}
+
+/// Waits (bounded) for a notification matching `want`.
+async fn expect_notification(notifications: &mut Notifications, want: impl Fn(&ServerNotification) -> bool) {
+    let deadline = async_io::Timer::after(Duration::from_secs(10));
+    let found = futures_lite::future::or(
+        async {
+            while let Some(n) = notifications.next().await {
+                if want(&n) {
+                    return true;
+                }
+            }
+            false
+        },
+        async {
+            deadline.await;
+            false
+        },
+    )
+    .await;
+    assert!(found, "the expected notification never arrived");
+}
+
+fn progress_options(seen: &Arc<Mutex<Vec<f64>>>) -> CallOptions {
+    let sink = seen.clone();
+    CallOptions::default().on_progress(move |p| sink.lock().unwrap().push(p.progress))
+}
+
+/// The suite against server-everything, in either HTTP mode.
+async fn everything_suite(url: &str, transport: impl HttpTransport, legacy: bool) {
+    let (client, mut notifications) = connect(url, transport).await;
+    assert_eq!(client.server_info().unwrap().name, "mcp-servers/everything");
+    assert_eq!(client.protocol_version(), Some(ProtocolVersion::V2025_11_25));
+    wait_for_tool(&client, "trigger-sampling-request").await;
+
+    // Tools, with progress.
+    let echo = client.call_tool("echo", json!({"message": "hi"})).await.unwrap();
+    assert_eq!(text(&echo), "Echo: hi");
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let params = CallToolRequestParams::new("trigger-long-running-operation")
+        .with_arguments(json!({"duration": 1, "steps": 4}).as_object().unwrap().clone());
+    let done = client.call_tool_with(&params, progress_options(&seen)).await.unwrap();
+    assert!(text(&done).starts_with("Long running operation completed"), "{}", text(&done));
+    assert_eq!(*seen.lock().unwrap(), [1.0, 2.0, 3.0, 4.0]);
+
+    // Concurrent calls share the session.
+    let calls = (0..8).map(|i| {
+        let client = client.clone();
+        smol::spawn(async move { client.call_tool("get-sum", json!({"a": i, "b": 1})).await })
+    });
+    for (i, call) in calls.collect::<Vec<_>>().into_iter().enumerate() {
+        assert_eq!(text(&call.await.unwrap()), format!("The sum of {i} and 1 is {}.", i + 1));
+    }
+
+    // Resources and prompts.
+    assert_eq!(client.list_all_resources().await.unwrap().len(), 7);
+    let features = client.read_resource("demo://resource/static/document/features.md").await.unwrap();
+    assert!(features.contents[0].as_text().unwrap().starts_with("# Everything Server"));
+    let weather = client.get_prompt("args-prompt", [("city", "Paris"), ("state", "TX")]).await.unwrap();
+    assert_eq!(weather.messages[0].content.as_text(), Some("What's weather in Paris, TX?"));
+
+    // Server→client requests, answered by POST.
+    let sampled =
+        client.call_tool("trigger-sampling-request", json!({"prompt": "say hi", "maxTokens": 20})).await;
+    let sampled = text(&sampled.unwrap());
+    assert!(sampled.contains("http-model"), "{sampled}");
+    let elicited = text(&client.call_tool("trigger-elicitation-request", json!({})).await.unwrap());
+    assert!(elicited.contains("Ada"), "{elicited}");
+
+    // Unprompted server messages: the roots request the server sends after the handshake comes on
+    // the GET stream (the only stream, for the legacy transport), and so do log messages.
+    let start = Instant::now();
+    loop {
+        let roots = text(&client.call_tool("get-roots-list", json!({})).await.unwrap());
+        if roots.contains("file:///tmp/http-interop") {
+            break;
+        }
+        assert!(start.elapsed() < Duration::from_secs(10), "roots never arrived: {roots}");
+        async_io::Timer::after(Duration::from_millis(100)).await;
+    }
+    client.call_tool("toggle-simulated-logging", json!({})).await.unwrap();
+    expect_notification(&mut notifications, |n| matches!(n, ServerNotification::LoggingMessage(_))).await;
+    let _ = legacy;
+    assert!(client.close_within(Duration::from_secs(10)).await, "close took too long");
+}
+
+/// The suite against the Python SDK server.
+async fn python_suite(url: &str, transport: impl HttpTransport) {
+    let (client, mut notifications) = connect(url, transport).await;
+    let echo = client.call_tool("echo", json!({"message": "hi"})).await.unwrap();
+    assert_eq!(text(&echo), "Echo: hi");
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let params = CallToolRequestParams::new("long_running")
+        .with_arguments(json!({"steps": 3, "delay_ms": 20}).as_object().unwrap().clone());
+    let done = client.call_tool_with(&params, progress_options(&seen)).await.unwrap();
+    assert!(text(&done).contains('3'), "{}", text(&done));
+    assert_eq!(seen.lock().unwrap().len(), 3);
+
+    let readme = client.read_resource("demo://readme").await.unwrap();
+    assert!(!readme.contents.is_empty());
+    let item = client.read_resource("demo://items/42").await.unwrap();
+    assert!(item.contents[0].as_text().unwrap().contains("42"));
+    let greeting = client.get_prompt("greeting", [("name", "Ada")]).await.unwrap();
+    assert!(greeting.messages[0].content.as_text().unwrap().contains("Ada"));
+
+    let sampled = text(&client.call_tool("sample", json!({"prompt": "say hi"})).await.unwrap());
+    assert!(sampled.contains("reply to say hi"), "{sampled}");
+    let elicited = text(&client.call_tool("elicit", json!({"message": "who?"})).await.unwrap());
+    assert!(elicited.contains("Ada"), "{elicited}");
+    let roots = text(&client.call_tool("list_roots", json!({})).await.unwrap());
+    assert!(roots.contains("file:///tmp/http-interop"), "{roots}");
+    client.call_tool("log", json!({"message": "hello log"})).await.unwrap();
+    expect_notification(&mut notifications, |n| matches!(n, ServerNotification::LoggingMessage(_))).await;
+    client.call_tool("notify_changes", json!({})).await.unwrap();
+    expect_notification(&mut notifications, |n| matches!(n, ServerNotification::ToolListChanged)).await;
+    let failed = client.call_tool("fail", json!({})).await.unwrap();
+    assert_eq!(failed.is_error, Some(true));
+    assert!(client.close_within(Duration::from_secs(10)).await, "close took too long");
+}
+
+/// A server restarted on the same port has forgotten the session (server-everything answers
+/// 400, the Python SDK 404): the client re-initializes and re-sends the call, transparently.
+async fn expiry_suite(start: impl Fn(u16) -> Peer, transport: impl HttpTransport) {
+    let port = free_port();
+    let peer = start(port);
+    let (client, _notifications) = connect(&peer.url, transport).await;
+    assert_eq!(text(&client.call_tool("echo", json!({"message": "before"})).await.unwrap()), "Echo: before");
+    drop(peer);
+    let _peer = start(port);
+    let after = client.call_tool("echo", json!({"message": "after"})).await.unwrap();
+    assert_eq!(text(&after), "Echo: after");
+    assert!(client.close_within(Duration::from_secs(10)).await, "close took too long");
+}
+
+fn hyper() -> mcp_hyper::HyperTransport {
+    mcp_hyper::HyperTransport::new()
+}
+
+fn surf() -> mcp_surf::SurfTransport {
+    mcp_surf::SurfTransport::new()
+}
+
+#[test]
+#[ignore = "needs server-everything: run .ci/interop"]
+fn hyper_everything_streamable_http() {
+    let peer = everything("streamableHttp", "/mcp");
+    smol::block_on(everything_suite(&peer.url, hyper(), false));
+}
+
+#[test]
+#[ignore = "needs server-everything: run .ci/interop"]
+fn hyper_everything_legacy_sse() {
+    let peer = everything("sse", "/sse");
+    smol::block_on(everything_suite(&peer.url, hyper(), true));
+}
+
+#[test]
+#[ignore = "needs the Python SDK: run .ci/interop"]
+fn hyper_python_streamable_http() {
+    let peer = python();
+    smol::block_on(python_suite(&peer.url, hyper()));
+}
+
+#[test]
+#[ignore = "needs server-everything: run .ci/interop"]
+fn surf_everything_streamable_http() {
+    let peer = everything("streamableHttp", "/mcp");
+    smol::block_on(everything_suite(&peer.url, surf(), false));
+}
+
+#[test]
+#[ignore = "needs server-everything: run .ci/interop"]
+fn surf_everything_legacy_sse() {
+    let peer = everything("sse", "/sse");
+    smol::block_on(everything_suite(&peer.url, surf(), true));
+}
+
+#[test]
+#[ignore = "needs the Python SDK: run .ci/interop"]
+fn surf_python_streamable_http() {
+    let peer = python();
+    smol::block_on(python_suite(&peer.url, surf()));
+}
+
+#[test]
+#[ignore = "needs server-everything: run .ci/interop"]
+fn hyper_everything_session_expiry() {
+    smol::block_on(expiry_suite(|port| everything_on(port, "streamableHttp", "/mcp"), hyper()));
+}
+
+#[test]
+#[ignore = "needs the Python SDK: run .ci/interop"]
+fn hyper_python_session_expiry() {
+    smol::block_on(expiry_suite(python_on, hyper()));
+}
+
+#[test]
+#[ignore = "needs server-everything: run .ci/interop"]
+fn surf_everything_session_expiry() {
+    smol::block_on(expiry_suite(|port| everything_on(port, "streamableHttp", "/mcp"), surf()));
+}
+
+#[test]
+#[ignore = "needs the Python SDK: run .ci/interop"]
+fn surf_python_session_expiry() {
+    smol::block_on(expiry_suite(python_on, surf()));
+}
