@@ -68,19 +68,23 @@ impl HttpTransport for SurfTransport {
             // libcurl re-sends a request by itself when the kept-alive connection it picked turns
             // out to be dead (the server restarted, say), but it cannot rewind the streamed body
             // surf hands it, and gives up with CURLE_SEND_FAIL_REWIND. Nothing reached a live
-            // server then, so one retry on a fresh connection is safe.
-            let retry = request.clone();
-            match send_once(&client, request).await {
-                Err(Failure::Rewind(_)) => match send_once(&client, retry).await {
-                    Ok(response) => Ok(response),
-                    Err(Failure::Rewind(e) | Failure::Other(e)) => Err(e),
-                },
-                Ok(response) => Ok(response),
-                Err(Failure::Other(e)) => Err(e),
+            // server then, so retrying is safe; each failed attempt retires one dead connection
+            // from libcurl's cache, which may hold several.
+            let mut attempts = 1;
+            loop {
+                match send_once(&client, request.clone()).await {
+                    Ok(response) => return Ok(response),
+                    Err(Failure::Rewind(e)) if attempts >= MAX_ATTEMPTS => return Err(e),
+                    Err(Failure::Rewind(_)) => attempts += 1,
+                    Err(Failure::Other(e)) => return Err(e),
+                }
             }
         })
     }
 }
+
+/// Attempts per request when libcurl finds dead kept-alive connections (see `send`).
+const MAX_ATTEMPTS: usize = 8;
 
 /// Why one attempt failed.
 enum Failure {
