@@ -6,18 +6,19 @@
 //! `cargo test` skips them (they are `#[ignore]`d), and running them without the variable fails
 //! loudly rather than passing vacuously.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use common::{Handler, text, wait_for_tool};
 use mcp_sansio::schema::{
-    CallTool, CallToolRequestParams, ClientCapabilities, CompleteRequestParams, CompletionContext,
-    CompletionReference, ContentBlock, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
-    ElicitResult, Implementation, ListChangedCapability, ListRootsResult, LoggingLevel, ResourceContents,
-    Root, SamplingContent,
+    CallTool, CallToolRequestParams, CompleteRequestParams, CompletionContext, CompletionReference,
+    ContentBlock, Implementation, LoggingLevel, ResourceContents,
 };
 use mcp_sansio::{ProtocolVersion, ServerNotification};
-use mcp_smol::{CallOptions, Client, ClientBuilder, ClientHandler, HandlerFuture, ServerCommand};
+use mcp_smol::{CallOptions, Client, ClientBuilder, ServerCommand};
 use serde_json::json;
 
 fn everything() -> ServerCommand {
@@ -26,59 +27,14 @@ fn everything() -> ServerCommand {
     ServerCommand::new("node").args([entry.as_str(), "stdio"]).stderr(mcp_smol::StderrSink::Discard)
 }
 
-struct Handler;
-
-impl ClientHandler for Handler {
-    fn list_roots(&self) -> HandlerFuture<ListRootsResult> {
-        Box::pin(async {
-            Ok(ListRootsResult::new(vec![Root::new("file:///tmp/interop").with_name("interop")]))
-        })
-    }
-
-    fn create_message(&self, params: CreateMessageRequestParams) -> HandlerFuture<CreateMessageResult> {
-        let prompt = params.messages[0].content.blocks()[0].as_text().unwrap_or("").to_owned();
-        Box::pin(async move {
-            Ok(CreateMessageResult::new("interop-model", SamplingContent::text(format!("reply to {prompt}")))
-                .with_stop_reason("endTurn"))
-        })
-    }
-
-    fn elicit(&self, _params: ElicitRequestParams) -> HandlerFuture<ElicitResult> {
-        let content = json!({"name": "Ada", "check": true, "integer": 7});
-        Box::pin(async move { Ok(ElicitResult::accept(content.as_object().cloned().unwrap_or_default())) })
-    }
-}
-
 async fn connect() -> Client {
-    let capabilities = ClientCapabilities {
-        roots: Some(ListChangedCapability { list_changed: Some(true) }),
-        sampling: Some(Default::default()),
-        elicitation: Some(Default::default()),
-        ..Default::default()
-    };
+    let capabilities = common::capabilities();
     ClientBuilder::new(Implementation::new("mcp-sansio-interop", "0.1.0"))
         .configure(|c| c.with_capabilities(capabilities))
         .handler(Handler)
         .spawn_stdio(&everything())
         .await
         .expect("connect to server-everything")
-}
-
-fn text(result: &mcp_sansio::schema::CallToolResult) -> String {
-    result.content.iter().filter_map(ContentBlock::as_text).collect::<Vec<_>>().join("\n")
-}
-
-/// Waits (bounded) until `tools/list` shows `name`: server-everything registers the tools that
-/// depend on client capabilities only after `notifications/initialized`.
-async fn wait_for_tool(client: &Client, name: &str) {
-    let start = Instant::now();
-    while start.elapsed() < Duration::from_secs(10) {
-        if client.list_all_tools().await.unwrap().iter().any(|t| t.name == name) {
-            return;
-        }
-        async_io::Timer::after(Duration::from_millis(50)).await;
-    }
-    panic!("tool {name} never appeared");
 }
 
 #[test]

@@ -11,21 +11,18 @@
 //! `MCP_EVERYTHING_SERVER` and `MCP_PYTHON_PATH` set. Plain `cargo test` skips them (they are
 //! `#[ignore]`d), and running them without the variables fails loudly.
 
+mod common;
+
 use std::net::{TcpListener, TcpStream};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use common::{Handler, text, wait_for_tool};
 use mcp_sansio::http::HttpConfig;
-use mcp_sansio::schema::{
-    CallToolRequestParams, CallToolResult, ClientCapabilities, ContentBlock, CreateMessageRequestParams,
-    CreateMessageResult, ElicitRequestParams, ElicitResult, Implementation, ListChangedCapability,
-    ListRootsResult, Root, SamplingContent,
-};
+use mcp_sansio::schema::{CallToolRequestParams, Implementation};
 use mcp_sansio::{ProtocolVersion, ServerNotification};
-use mcp_smol::{
-    CallOptions, Client, ClientBuilder, ClientHandler, HandlerFuture, HttpTransport, Notifications,
-};
+use mcp_smol::{CallOptions, Client, ClientBuilder, HttpTransport, Notifications};
 use serde_json::json;
 
 /// A peer server process, killed (by PID) and reaped when dropped.
@@ -88,38 +85,10 @@ fn python_on(port: u16) -> Peer {
     start(command, port, "/mcp")
 }
 
-struct Handler;
-
-impl ClientHandler for Handler {
-    fn list_roots(&self) -> HandlerFuture<ListRootsResult> {
-        Box::pin(async {
-            Ok(ListRootsResult::new(vec![Root::new("file:///tmp/http-interop").with_name("interop")]))
-        })
-    }
-
-    fn create_message(&self, params: CreateMessageRequestParams) -> HandlerFuture<CreateMessageResult> {
-        let prompt = params.messages[0].content.blocks()[0].as_text().unwrap_or("").to_owned();
-        Box::pin(async move {
-            Ok(CreateMessageResult::new("http-model", SamplingContent::text(format!("reply to {prompt}")))
-                .with_stop_reason("endTurn"))
-        })
-    }
-
-    fn elicit(&self, _params: ElicitRequestParams) -> HandlerFuture<ElicitResult> {
-        let content = json!({"name": "Ada", "check": true, "integer": 7});
-        Box::pin(async move { Ok(ElicitResult::accept(content.as_object().cloned().unwrap_or_default())) })
-    }
-}
-
 /// Connects with every client capability, subscribing to notifications before the driver runs
 /// so that none sent right after the handshake is missed.
 async fn connect(url: &str, transport: impl HttpTransport) -> (Client, Notifications) {
-    let capabilities = ClientCapabilities {
-        roots: Some(ListChangedCapability { list_changed: Some(true) }),
-        sampling: Some(Default::default()),
-        elicitation: Some(Default::default()),
-        ..Default::default()
-    };
+    let capabilities = common::capabilities();
     let (client, driver) = ClientBuilder::new(Implementation::new("mcp-sansio-http-interop", "0.1.0"))
         .configure(|c| c.with_capabilities(capabilities))
         .handler(Handler)
@@ -128,21 +97,6 @@ async fn connect(url: &str, transport: impl HttpTransport) -> (Client, Notificat
     smol::spawn(driver).detach();
     client.ready().await.unwrap_or_else(|e| panic!("connecting to {url}: {e}"));
     (client, notifications)
-}
-
-fn text(result: &CallToolResult) -> String {
-    result.content.iter().filter_map(ContentBlock::as_text).collect::<Vec<_>>().join("\n")
-}
-
-async fn wait_for_tool(client: &Client, name: &str) {
-    let start = Instant::now();
-    while start.elapsed() < Duration::from_secs(10) {
-        if client.list_all_tools().await.unwrap().iter().any(|t| t.name == name) {
-            return;
-        }
-        async_io::Timer::after(Duration::from_millis(50)).await;
-    }
-    panic!("tool {name} never appeared");
 }
 
 /// Waits (bounded) for a notification matching `want`.
@@ -208,7 +162,7 @@ async fn everything_suite(url: &str, transport: impl HttpTransport, legacy: bool
     let sampled =
         client.call_tool("trigger-sampling-request", json!({"prompt": "say hi", "maxTokens": 20})).await;
     let sampled = text(&sampled.unwrap());
-    assert!(sampled.contains("http-model"), "{sampled}");
+    assert!(sampled.contains("interop-model"), "{sampled}");
     let elicited = text(&client.call_tool("trigger-elicitation-request", json!({})).await.unwrap());
     assert!(elicited.contains("Ada"), "{elicited}");
 
@@ -217,7 +171,7 @@ async fn everything_suite(url: &str, transport: impl HttpTransport, legacy: bool
     let start = Instant::now();
     loop {
         let roots = text(&client.call_tool("get-roots-list", json!({})).await.unwrap());
-        if roots.contains("file:///tmp/http-interop") {
+        if roots.contains("file:///tmp/interop") {
             break;
         }
         assert!(start.elapsed() < Duration::from_secs(10), "roots never arrived: {roots}");
@@ -253,7 +207,7 @@ async fn python_suite(url: &str, transport: impl HttpTransport) {
     let elicited = text(&client.call_tool("elicit", json!({"message": "who?"})).await.unwrap());
     assert!(elicited.contains("Ada"), "{elicited}");
     let roots = text(&client.call_tool("list_roots", json!({})).await.unwrap());
-    assert!(roots.contains("file:///tmp/http-interop"), "{roots}");
+    assert!(roots.contains("file:///tmp/interop"), "{roots}");
     client.call_tool("log", json!({"message": "hello log"})).await.unwrap();
     expect_notification(&mut notifications, |n| matches!(n, ServerNotification::LoggingMessage(_))).await;
     client.call_tool("notify_changes", json!({})).await.unwrap();

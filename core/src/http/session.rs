@@ -545,6 +545,28 @@ impl HttpSession {
         }
     }
 
+    /// Starts an exchange: registers its stream and asks the driver to send the request.
+    fn start_exchange(
+        &mut self,
+        method: HttpMethod,
+        url: String,
+        headers: Vec<(Cow<'static, str>, String)>,
+        body: Vec<u8>,
+        role: Role,
+        deadline: Option<Instant>,
+    ) -> StreamId {
+        let stream = self.new_stream(role, deadline);
+        self.actions.push_back(HttpAction::Send(HttpRequest { stream, method, url, headers, body }));
+        stream
+    }
+
+    /// The headers of a `POST` carrying JSON.
+    fn post_headers(&self) -> Vec<(Cow<'static, str>, String)> {
+        let mut headers = self.base_headers(ACCEPT_POST);
+        headers.push((Cow::Borrowed("Content-Type"), "application/json".to_owned()));
+        headers
+    }
+
     fn new_stream(&mut self, role: Role, deadline: Option<Instant>) -> StreamId {
         let id = StreamId(self.next_stream);
         self.next_stream += 1;
@@ -575,22 +597,15 @@ impl HttpSession {
             Mode::Legacy { endpoint: Some(endpoint), .. } => endpoint.clone(),
             Mode::Legacy { endpoint: None, .. } => return self.held.push_back(out),
         };
-        let mut headers = self.base_headers(ACCEPT_POST);
-        headers.push((Cow::Borrowed("Content-Type"), "application/json".to_owned()));
+        let headers = self.post_headers();
         // A request's own deadline bounds the wait for its response; everything else gets the
         // connect timeout.
         let deadline = out.request.is_none().then(|| now + self.config.connect_timeout);
         let mut out = out;
         // Only a request may need re-sending (after a session expiry); the rest is moved.
         let body = if out.request.is_some() { out.body.clone() } else { std::mem::take(&mut out.body) };
-        let stream = self.new_stream(Role::Post { out, answered: false, initialize }, deadline);
-        self.actions.push_back(HttpAction::Send(HttpRequest {
-            stream,
-            method: HttpMethod::Post,
-            url,
-            headers,
-            body,
-        }));
+        let role = Role::Post { out, answered: false, initialize };
+        self.start_exchange(HttpMethod::Post, url, headers, body, role, deadline);
     }
 
     fn open_get(&mut self, now: Instant, kind: GetKind, attempts: u32, decoder: SseDecoder) {
@@ -612,18 +627,12 @@ impl HttpSession {
         let deadline = matches!(kind, GetKind::Standalone).then(|| now + self.config.connect_timeout);
         let url = self.config.url.clone();
         let fresh = matches!(kind, GetKind::Standalone) && attempts == 0;
-        let stream = self.new_stream(Role::Get { kind, attempts, decoder }, deadline);
+        let role = Role::Get { kind, attempts, decoder };
+        let stream = self.start_exchange(HttpMethod::Get, url, headers, Vec::new(), role, deadline);
         if fresh {
             self.gate = Some(stream);
         }
         tracing::debug!(%stream, attempts, "opening an event stream");
-        self.actions.push_back(HttpAction::Send(HttpRequest {
-            stream,
-            method: HttpMethod::Get,
-            url,
-            headers,
-            body: Vec::new(),
-        }));
     }
 
     fn on_sse_item(&mut self, now: Instant, s: &mut Stream, item: Result<SseEvent, SseError>) {
@@ -925,18 +934,10 @@ impl HttpSession {
             }
             self.reconnects.retain(|r| !matches!(r.kind, GetKind::Standalone));
             self.standalone = Standalone::Idle;
-            let mut headers = self.base_headers(ACCEPT_POST);
+            let mut headers = self.post_headers();
             headers.retain(|(name, _)| !name.eq_ignore_ascii_case("mcp-protocol-version"));
-            headers.push((Cow::Borrowed("Content-Type"), "application/json".to_owned()));
             let url = self.config.url.clone();
-            let stream = self.new_stream(Role::Reinitialize, None);
-            self.actions.push_back(HttpAction::Send(HttpRequest {
-                stream,
-                method: HttpMethod::Post,
-                url,
-                headers,
-                body,
-            }));
+            self.start_exchange(HttpMethod::Post, url, headers, body, Role::Reinitialize, None);
         }
         if retry {
             if let Some(reinit) = self.reinit.as_mut() {
@@ -981,23 +982,15 @@ impl HttpSession {
         if let Some(reinit) = self.reinit.as_mut() {
             reinit.answered = true;
         }
-        let mut headers = self.base_headers(ACCEPT_POST);
-        headers.push((Cow::Borrowed("Content-Type"), "application/json".to_owned()));
+        let headers = self.post_headers();
         let url = self.config.url.clone();
         let deadline = Some(now + self.config.connect_timeout);
-        let stream = self.new_stream(Role::ReinitializedNotice, deadline);
         let mut body = Vec::new();
         crate::jsonrpc::encode_notification(&mut body, "notifications/initialized", None);
         if body.last() == Some(&b'\n') {
             body.pop();
         }
-        self.actions.push_back(HttpAction::Send(HttpRequest {
-            stream,
-            method: HttpMethod::Post,
-            url,
-            headers,
-            body,
-        }));
+        self.start_exchange(HttpMethod::Post, url, headers, body, Role::ReinitializedNotice, deadline);
     }
 
     /// The new session is complete: send what waited for it.
@@ -1022,14 +1015,8 @@ impl HttpSession {
         let mut headers = self.base_headers(ACCEPT_SSE);
         headers.push((Cow::Borrowed("Accept"), ACCEPT_SSE.to_owned()));
         let url = self.config.url.clone();
-        let stream = self.new_stream(Role::LegacyGet, Some(now + self.config.connect_timeout));
-        self.actions.push_back(HttpAction::Send(HttpRequest {
-            stream,
-            method: HttpMethod::Get,
-            url,
-            headers,
-            body: Vec::new(),
-        }));
+        let deadline = Some(now + self.config.connect_timeout);
+        self.start_exchange(HttpMethod::Get, url, headers, Vec::new(), Role::LegacyGet, deadline);
     }
 
     fn on_endpoint(&mut self, now: Instant, reference: &str) {
@@ -1070,14 +1057,8 @@ impl HttpSession {
         if let (Mode::Streamable, Some(_)) = (&self.mode, &self.session_id) {
             let headers = self.base_headers(ACCEPT_POST);
             let url = self.config.url.clone();
-            let stream = self.new_stream(Role::Delete, Some(now + self.config.close_timeout));
-            self.actions.push_back(HttpAction::Send(HttpRequest {
-                stream,
-                method: HttpMethod::Delete,
-                url,
-                headers,
-                body: Vec::new(),
-            }));
+            let deadline = Some(now + self.config.close_timeout);
+            self.start_exchange(HttpMethod::Delete, url, headers, Vec::new(), Role::Delete, deadline);
         }
     }
 }
