@@ -210,7 +210,8 @@ async fn python_suite(url: &str, transport: impl HttpTransport) {
     assert!(roots.contains("file:///tmp/interop"), "{roots}");
     client.call_tool("log", json!({"message": "hello log"})).await.unwrap();
     expect_notification(&mut notifications, |n| matches!(n, ServerNotification::LoggingMessage(_))).await;
-    client.call_tool("notify_changes", json!({})).await.unwrap();
+    // Sent on the GET stream (not in answer to any request).
+    client.call_tool("notify_changes", json!({"standalone": true})).await.unwrap();
     expect_notification(&mut notifications, |n| matches!(n, ServerNotification::ToolListChanged)).await;
     let failed = client.call_tool("fail", json!({})).await.unwrap();
     assert_eq!(failed.is_error, Some(true));

@@ -85,8 +85,9 @@
 //! - **Proxies.** libcurl honours the proxy environment variables (`http_proxy`,
 //!   `HTTPS_PROXY`, `ALL_PROXY`, `NO_PROXY`).
 //! - **Logging.** When a `log` or `tracing` subscriber enables debug output for the `isahc`
-//!   target, isahc logs libcurl's verbose trace, request header lines included: keep that
-//!   target below debug wherever requests carry credentials.
+//!   target, isahc logs libcurl's verbose trace, request header lines included (at trace
+//!   level, target `isahc::wire`): keep that target below debug wherever requests carry
+//!   credentials.
 //! - **Threads.** Each [`SurfTransport::new`] starts a libcurl multi handle on a thread of its
 //!   own; clones share it. Dropping the last clone (and the last response body) waits for that
 //!   thread to exit.
