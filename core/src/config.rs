@@ -45,7 +45,13 @@ pub struct ClientConfig {
     /// application answers those server requests (see [`Event::Request`](crate::Event::Request));
     /// undeclared ones are refused by the engine with `-32601`.
     pub capabilities: ClientCapabilities,
-    /// Versions the client accepts, most preferred first; the first is the one requested.
+    /// Versions the client accepts, most preferred first.
+    ///
+    /// The era follows from them: only `initialize`-era versions (the default for now) →
+    /// `initialize` with the first; only 2026-07-28 → `server/discover`, no fallback; both
+    /// (dual-era, e.g. [`ProtocolVersion::ALL`]) → probe with `server/discover`, and fall back to
+    /// `initialize` when the server answers with anything but a discover result or a recognised
+    /// modern error, or not within `discover_timeout`.
     pub versions: Vec<ProtocolVersion>,
     /// Idle timeout of a request (reset by progress notifications unless disabled per request).
     pub request_timeout: Duration,
@@ -58,6 +64,12 @@ pub struct ClientConfig {
     pub keep_alive: Option<Duration>,
     /// Maximum size of one incoming message in bytes; longer ones are dropped unread.
     pub max_message_size: usize,
+    /// How long a dual-era client waits for the `server/discover` probe before it takes the
+    /// server for a legacy one and sends `initialize` (default 10 s).
+    pub discover_timeout: Duration,
+    /// How many times a 2026-07-28 server may answer one request with `input_required` before
+    /// the request fails (default 16).
+    pub max_input_rounds: u32,
 }
 
 impl ClientConfig {
@@ -72,6 +84,8 @@ impl ClientConfig {
             handshake_timeout: DEFAULT_HANDSHAKE_TIMEOUT,
             keep_alive: None,
             max_message_size: DEFAULT_MAX_MESSAGE_SIZE,
+            discover_timeout: Duration::from_secs(10),
+            max_input_rounds: 16,
         }
     }
 
@@ -110,6 +124,18 @@ impl ClientConfig {
     /// Enables keep-alive pings after `interval` of silence from the server.
     pub fn with_keep_alive(mut self, interval: Duration) -> Self {
         self.keep_alive = Some(interval);
+        self
+    }
+
+    /// Sets how long the dual-era `server/discover` probe waits before falling back to `initialize`.
+    pub fn with_discover_timeout(mut self, timeout: Duration) -> Self {
+        self.discover_timeout = timeout;
+        self
+    }
+
+    /// Sets how many `input_required` rounds one request may take.
+    pub fn with_max_input_rounds(mut self, rounds: u32) -> Self {
+        self.max_input_rounds = rounds;
         self
     }
 

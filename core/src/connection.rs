@@ -11,7 +11,7 @@ use crate::config::{ClientConfig, RequestOptions};
 use crate::error::UsageError;
 use crate::event::{CloseReason, Event, RequestError, ServerNotification, ServerRequest};
 use crate::framing::{Frame, LineFramer};
-use crate::jsonrpc::{self, ErrorObject, InvalidMessage, Message};
+use crate::jsonrpc::{self, ErrorObject, InvalidMessage, Message, error_codes};
 use crate::schema::{
     self, CancelledNotificationParams, InitializeRequestParams, InitializeResult, Request, ServerCapabilities,
 };
@@ -89,6 +89,8 @@ pub struct Stats {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum PendingKind {
     Initialize,
+    /// The 2026-07-28 `server/discover` probe.
+    Discover,
     KeepAlive,
     User,
 }
@@ -101,17 +103,47 @@ struct Pending {
     max_total: Duration,
     max_total_at: Instant,
     reset_on_progress: bool,
+    /// The id the request currently has on the wire: its own id, or the id of its latest
+    /// retry after an `input_required` answer (2026-07-28).
+    wire: i64,
+    /// What a 2026-07-28 multi round-trip retry needs: the method and the params first sent.
+    retry: Option<Box<Retry>>,
+}
+
+/// A request that may be retried with `inputResponses` (2026-07-28).
+#[derive(Debug)]
+struct Retry {
+    method: String,
+    params: Vec<u8>,
+    rounds: u32,
+    /// The round in progress: the opaque state to echo and the answers gathered so far.
+    state: Option<Box<RawValue>>,
+    waiting: BTreeSet<String>,
+    answers: schema::JsonObject,
 }
 
 #[derive(Debug)]
 struct Session {
     version: ProtocolVersion,
-    init: InitializeResult,
+    capabilities: ServerCapabilities,
+    server_info: Option<schema::Implementation>,
+    instructions: Option<String>,
+    init: Option<InitializeResult>,
+    discover: Option<schema::DiscoverResult>,
+    /// 2026-07-28: the `_meta` every request carries.
+    meta: Option<schema::JsonObject>,
 }
 
 #[derive(Debug)]
 enum Phase {
-    Initializing { requested: ProtocolVersion },
+    /// 2026-07-28: `server/discover` sent (a probe when legacy versions are accepted too).
+    Discovering {
+        requested: ProtocolVersion,
+        retried: bool,
+    },
+    Initializing {
+        requested: ProtocolVersion,
+    },
     Ready(Box<Session>),
     Closed(CloseReason),
 }
@@ -155,12 +187,20 @@ pub struct ClientConnection {
     events: VecDeque<Event>,
     last_received: Instant,
     keep_alive_ping: Option<i64>,
+    /// 2026-07-28: the log level sent in every request's `_meta` (`logging/setLevel` is gone).
+    log_level: Option<schema::LoggingLevel>,
+    /// 2026-07-28: the wire ids of multi round-trip retries → the request's own id.
+    retries: BTreeMap<i64, i64>,
+    /// 2026-07-28: the ids under which input requests were handed to the application as
+    /// [`Event::Request`] → (the request's own id, the server's key).
+    inputs: BTreeMap<RequestId, (i64, String)>,
     scratch: Vec<u8>,
     stats: Stats,
 }
 
 impl ClientConnection {
-    /// Creates a connection and queues the `initialize` request.
+    /// Creates a connection and queues its first request: `initialize`, or `server/discover`
+    /// when 2026-07-28 is among the accepted versions (see [`ClientConfig::versions`]).
     pub fn new(config: ClientConfig, now: Instant) -> Self {
         let requested = config.versions.first().copied().unwrap_or(ProtocolVersion::LATEST_LEGACY);
         let mut conn = Self {
@@ -174,10 +214,27 @@ impl ClientConnection {
             events: VecDeque::new(),
             last_received: now,
             keep_alive_ping: None,
+            log_level: None,
+            retries: BTreeMap::new(),
+            inputs: BTreeMap::new(),
             scratch: Vec::new(),
             stats: Stats::default(),
             config,
         };
+        match conn.config.versions.iter().copied().find(|v| v.is_modern()) {
+            Some(modern) => conn.start_discover(now, modern, false),
+            None => {
+                let legacy = conn.config.versions.iter().copied().find(|v| !v.is_modern());
+                conn.start_initialize(now, legacy.unwrap_or(ProtocolVersion::LATEST_LEGACY));
+            }
+        }
+        conn
+    }
+
+    /// Queues `initialize` for `requested`.
+    fn start_initialize(&mut self, now: Instant, requested: ProtocolVersion) {
+        self.phase = Phase::Initializing { requested };
+        let conn = self;
         let params = InitializeRequestParams {
             protocol_version: requested.as_str().to_owned(),
             capabilities: conn.config.capabilities.clone(),
@@ -189,7 +246,54 @@ impl ClientConnection {
         // Plain data structs serialize infallibly into a Vec.
         let _ = serde_json::to_writer(&mut params_json, &params);
         conn.start(now, PendingKind::Initialize, "initialize", Some(&params_json), timeout, timeout, false);
-        conn
+    }
+
+    /// Queues `server/discover` for `requested`: a probe with the (short) discover timeout when
+    /// legacy versions are accepted too, else the first request with the handshake timeout.
+    fn start_discover(&mut self, now: Instant, requested: ProtocolVersion, retried: bool) {
+        self.phase = Phase::Discovering { requested, retried };
+        let meta = self.modern_meta(requested);
+        let mut params = Vec::new();
+        let _ = serde_json::to_writer(&mut params, &serde_json::json!({ "_meta": meta }));
+        let timeout =
+            if self.accepts_legacy() { self.config.discover_timeout } else { self.config.handshake_timeout };
+        self.start(now, PendingKind::Discover, "server/discover", Some(&params), timeout, timeout, false);
+    }
+
+    /// The legacy version to request, in the configuration's order of preference.
+    fn preferred_legacy(&self) -> ProtocolVersion {
+        self.config
+            .versions
+            .iter()
+            .copied()
+            .find(|v| !v.is_modern())
+            .unwrap_or(ProtocolVersion::LATEST_LEGACY)
+    }
+
+    /// Drops the multi round-trip bookkeeping of request `id` (now finished).
+    fn forget_retry(&mut self, id: i64, wire: i64) {
+        if wire != id {
+            self.retries.remove(&wire);
+        }
+        if !self.inputs.is_empty() {
+            self.inputs.retain(|_, (owner, _)| *owner != id);
+        }
+    }
+
+    /// Whether the configuration accepts an `initialize`-era version.
+    fn accepts_legacy(&self) -> bool {
+        self.config.versions.iter().any(|v| !v.is_modern())
+    }
+
+    /// The `_meta` every 2026-07-28 request carries: version, capabilities, client info.
+    fn modern_meta(&self, version: ProtocolVersion) -> schema::JsonObject {
+        let mut meta = schema::JsonObject::new();
+        meta.insert(schema::META_PROTOCOL_VERSION.into(), version.as_str().into());
+        let capabilities = serde_json::to_value(&self.config.capabilities).unwrap_or_default();
+        meta.insert(schema::META_CLIENT_CAPABILITIES.into(), capabilities);
+        let info = serde_json::to_value(&self.config.client_info).unwrap_or_default();
+        meta.insert(schema::META_CLIENT_INFO.into(), info);
+        meta
     }
 
     // ----- getters -----
@@ -197,7 +301,7 @@ impl ClientConnection {
     /// Where the connection is in its life.
     pub fn status(&self) -> Status {
         match &self.phase {
-            Phase::Initializing { .. } => Status::Initializing,
+            Phase::Initializing { .. } | Phase::Discovering { .. } => Status::Initializing,
             Phase::Ready(_) => Status::Ready,
             Phase::Closed(reason) => Status::Closed(reason.clone()),
         }
@@ -215,22 +319,27 @@ impl ClientConnection {
 
     /// The server's `serverInfo`, once ready.
     pub fn server_info(&self) -> Option<&schema::Implementation> {
-        self.session().map(|s| &s.init.server_info)
+        self.session().and_then(|s| s.server_info.as_ref())
     }
 
     /// The server's capabilities, once ready.
     pub fn server_capabilities(&self) -> Option<&ServerCapabilities> {
-        self.session().map(|s| &s.init.capabilities)
+        self.session().map(|s| &s.capabilities)
     }
 
     /// The server's `instructions`, if it gave any.
     pub fn instructions(&self) -> Option<&str> {
-        self.session().and_then(|s| s.init.instructions.as_deref())
+        self.session().and_then(|s| s.instructions.as_deref())
     }
 
     /// The whole `initialize` result, once ready.
     pub fn initialize_result(&self) -> Option<&InitializeResult> {
-        self.session().map(|s| &s.init)
+        self.session().and_then(|s| s.init.as_ref())
+    }
+
+    /// The `server/discover` result, once ready on a 2026-07-28 connection.
+    pub fn discover_result(&self) -> Option<&schema::DiscoverResult> {
+        self.session().and_then(|s| s.discover.as_ref())
     }
 
     /// The configuration the connection was made with.
@@ -264,13 +373,18 @@ impl ClientConnection {
     /// Whether a request of any kind (the application's, `initialize`, a keep-alive `ping`)
     /// with this id still awaits its response.
     pub(crate) fn awaits(&self, id: i64) -> bool {
-        self.pending.contains_key(&id)
+        let own = self.retries.get(&id).copied().unwrap_or(id);
+        self.pending.get(&own).is_some_and(|p| p.wire == id)
     }
 
     /// The transport lost request `id` (an HTTP error status, a stream that ended before the
     /// response): the request fails with `error`. Losing `initialize` or a keep-alive `ping`
     /// closes the connection, since nothing can go on without them.
-    pub(crate) fn fail_request(&mut self, id: i64, error: RequestError) {
+    pub(crate) fn fail_request(&mut self, wire: i64, error: RequestError) {
+        if !self.awaits(wire) {
+            return;
+        }
+        let id = self.retries.remove(&wire).unwrap_or(wire);
         let Some(pending) = self.pending.remove(&id) else { return };
         self.deadlines.remove(&(pending.deadline, id));
         match pending.kind {
@@ -278,9 +392,12 @@ impl ClientConnection {
                 tracing::debug!(id, %error, "request failed by the transport");
                 self.events.push_back(Event::Response { id: RequestId::Number(id), result: Err(error) });
             }
-            PendingKind::Initialize | PendingKind::KeepAlive => {
-                let what =
-                    if pending.kind == PendingKind::Initialize { "initialize" } else { "keep-alive ping" };
+            PendingKind::Initialize | PendingKind::Discover | PendingKind::KeepAlive => {
+                let what = match pending.kind {
+                    PendingKind::Initialize => "initialize",
+                    PendingKind::Discover => "server/discover",
+                    _ => "keep-alive ping",
+                };
                 self.shut(CloseReason::Transport(format!("{what} failed: {error}")));
             }
         }
@@ -294,7 +411,7 @@ impl ClientConnection {
     /// The session, or why commands cannot be sent now.
     fn ready_session(&self) -> Result<&Session, UsageError> {
         match &self.phase {
-            Phase::Initializing { .. } => Err(UsageError::NotReady),
+            Phase::Initializing { .. } | Phase::Discovering { .. } => Err(UsageError::NotReady),
             Phase::Closed(reason) => Err(UsageError::Closed(reason.clone())),
             Phase::Ready(session) => Ok(session),
         }
@@ -358,6 +475,16 @@ impl ClientConnection {
                 PendingKind::Initialize => {
                     return self.shut(CloseReason::HandshakeTimeout(pending.timeout));
                 }
+                PendingKind::Discover => {
+                    // No answer to the probe: a legacy server that ignores unknown requests
+                    // before `initialize` (or a modern one too slow for the probe).
+                    if let (Phase::Discovering { .. }, true) = (&self.phase, self.accepts_legacy()) {
+                        tracing::debug!("no answer to server/discover: falling back to initialize");
+                        self.start_initialize(now, self.preferred_legacy());
+                        continue;
+                    }
+                    return self.shut(CloseReason::HandshakeTimeout(pending.timeout));
+                }
                 PendingKind::KeepAlive => {
                     return self.shut(CloseReason::KeepAliveTimeout(pending.timeout));
                 }
@@ -368,7 +495,8 @@ impl ClientConnection {
                         (RequestError::Timeout(pending.timeout), "timed out")
                     };
                     tracing::debug!(id, reason, "request failed by deadline");
-                    self.send_cancelled(id, Some(reason));
+                    self.send_cancelled(pending.wire, Some(reason));
+                    self.forget_retry(id, pending.wire);
                     self.events.push_back(Event::Response { id: RequestId::Number(id), result: Err(error) });
                 }
             }
@@ -440,14 +568,52 @@ impl ClientConnection {
         options: RequestOptions,
     ) -> Result<RequestId, UsageError> {
         let session = self.ready_session()?;
-        if method == "initialize" {
+        if method == "initialize" || (session.version.is_modern() && method == "server/discover") {
             return Err(UsageError::ReservedMethod(method.to_owned()));
         }
-        if let Err(capability) = capability::check_server(method, &session.init.capabilities, session.version)
-        {
+        let version = session.version;
+        if version.is_modern() {
+            match removed_in_modern(method) {
+                Some(Removed::Gone(replacement)) => {
+                    return Err(UsageError::NotInVersion { method: method.to_owned(), version, replacement });
+                }
+                Some(Removed::LogLevel) => return self.set_modern_log_level(params),
+                None => {}
+            }
+        }
+        if let Err(capability) = capability::check_server(method, &session.capabilities, session.version) {
             return Err(UsageError::CapabilityNotSupported { method: method.to_owned(), capability });
         }
+        let modern_meta = session.meta.clone();
         let id = self.next_id;
+        if let Some(mut meta) = modern_meta {
+            if let Some(level) = self.log_level {
+                meta.insert(schema::META_LOG_LEVEL.into(), serde_json::to_value(level).unwrap_or_default());
+            }
+            if let Some(extra) = options.meta {
+                meta.extend(extra);
+            }
+            let params =
+                with_meta(params, options.progress.then_some(id), Some(&meta))?.map(|p| p.into_owned());
+            let params = params.unwrap_or_else(|| b"{}".to_vec());
+            let timeout = options.timeout.unwrap_or(self.config.request_timeout);
+            let max_total = options.max_total.unwrap_or(self.config.max_total);
+            let reset = options.reset_on_progress.unwrap_or(true);
+            let id = self.start(now, PendingKind::User, method, Some(&params), timeout, max_total, reset);
+            if matches!(method, "tools/call" | "resources/read" | "prompts/get") {
+                if let Some(pending) = self.pending.get_mut(&id) {
+                    pending.retry = Some(Box::new(Retry {
+                        method: method.to_owned(),
+                        params,
+                        rounds: 0,
+                        state: None,
+                        waiting: BTreeSet::new(),
+                        answers: schema::JsonObject::new(),
+                    }));
+                }
+            }
+            return Ok(RequestId::Number(id));
+        }
         let params = with_meta(params, options.progress.then_some(id), options.meta.as_ref())?;
         let timeout = options.timeout.unwrap_or(self.config.request_timeout);
         let max_total = options.max_total.unwrap_or(self.config.max_total);
@@ -456,11 +622,28 @@ impl ClientConnection {
         Ok(RequestId::Number(id))
     }
 
+    /// `logging/setLevel` on a 2026-07-28 connection: the level goes into every later
+    /// request's `_meta` instead, and the call succeeds at once without a message.
+    fn set_modern_log_level(&mut self, params: Option<&[u8]>) -> Result<RequestId, UsageError> {
+        let params: schema::SetLevelRequestParams = serde_json::from_slice(params.unwrap_or(b"{}"))
+            .map_err(|e| UsageError::InvalidParams(e.to_string()))?;
+        self.log_level = Some(params.level);
+        let id = self.next_id;
+        self.next_id += 1;
+        self.events
+            .push_back(Event::Response { id: RequestId::Number(id), result: Ok(empty_object().to_owned()) });
+        Ok(RequestId::Number(id))
+    }
+
     /// Sends a notification (for example `notifications/roots/list_changed`).
     pub fn notify(&mut self, method: &str, params: Option<&[u8]>) -> Result<(), UsageError> {
-        self.ready_session()?;
+        let version = self.ready_session()?.version;
         if method == "notifications/initialized" {
             return Err(UsageError::ReservedMethod(method.to_owned()));
+        }
+        if version.is_modern() && method == "notifications/roots/list_changed" {
+            // Roots are asked for per request now (multi round-trip input).
+            return Err(UsageError::NotInVersion { method: method.to_owned(), version, replacement: None });
         }
         if let Some(params) = params {
             check_json(params)?;
@@ -481,6 +664,9 @@ impl ClientConnection {
     ) -> Result<(), UsageError> {
         if let Phase::Closed(reason) = &self.phase {
             return Err(UsageError::Closed(reason.clone()));
+        }
+        if let Some((owner, key)) = self.inputs.remove(id) {
+            return self.answer_input(owner, key, outcome.map(serde_json::to_value));
         }
         let Some(cancelled) = self.server_requests.remove(id) else {
             return Err(UsageError::UnknownServerRequest(id.clone()));
@@ -510,10 +696,13 @@ impl ClientConnection {
             RequestId::Number(n) if self.is_pending(id) => *n,
             _ => return Err(UsageError::UnknownRequest(id.clone())),
         };
+        let mut wire = n;
         if let Some(pending) = self.pending.remove(&n) {
             self.deadlines.remove(&(pending.deadline, n));
+            wire = pending.wire;
+            self.forget_retry(n, wire);
         }
-        self.send_cancelled(n, reason);
+        self.send_cancelled(wire, reason);
         self.events.push_back(Event::Response {
             id: id.clone(),
             result: Err(RequestError::Cancelled(reason.map(str::to_owned))),
@@ -570,7 +759,10 @@ impl ClientConnection {
 
     fn keep_alive_at(&self) -> Option<Instant> {
         match (self.config.keep_alive, self.keep_alive_ping, &self.phase) {
-            (Some(interval), None, Phase::Ready(_)) => Some(self.last_received + interval),
+            // 2026-07-28 has no `ping`.
+            (Some(interval), None, Phase::Ready(session)) if !session.version.is_modern() => {
+                Some(self.last_received + interval)
+            }
             _ => None,
         }
     }
@@ -595,8 +787,19 @@ impl ClientConnection {
         let max_total_at = now + max_total;
         let deadline = (now + timeout).min(max_total_at);
         self.deadlines.insert((deadline, id));
-        self.pending
-            .insert(id, Pending { kind, deadline, timeout, max_total, max_total_at, reset_on_progress });
+        self.pending.insert(
+            id,
+            Pending {
+                kind,
+                deadline,
+                timeout,
+                max_total,
+                max_total_at,
+                reset_on_progress,
+                wire: id,
+                retry: None,
+            },
+        );
         id
     }
 
@@ -637,6 +840,8 @@ impl ClientConnection {
         tracing::debug!(%reason, "connection closed");
         self.deadlines.clear();
         self.server_requests.clear();
+        self.retries.clear();
+        self.inputs.clear();
         for (id, pending) in std::mem::take(&mut self.pending) {
             if pending.kind == PendingKind::User {
                 self.events.push_back(Event::Response {
@@ -672,7 +877,7 @@ impl ClientConnection {
                     }
                     self.stats.messages_received += 1;
                     match message {
-                        Ok(Message::Response { id, result }) => self.on_response(id, result),
+                        Ok(Message::Response { id, result }) => self.on_response(now, id, result),
                         Ok(Message::Notification { method, params }) => {
                             self.on_notification(now, &method, params)
                         }
@@ -684,32 +889,294 @@ impl ClientConnection {
         }
     }
 
-    fn on_response(&mut self, id: RequestId, result: Result<&RawValue, ErrorObject>) {
-        let n = match id {
+    fn on_response(&mut self, now: Instant, id: RequestId, result: Result<&RawValue, ErrorObject>) {
+        let wire = match id {
             RequestId::Number(n) => n,
             RequestId::String(_) => {
                 self.stats.unknown_responses += 1;
                 return;
             }
         };
-        let Some(pending) = self.pending.remove(&n) else {
-            if (0..self.next_id).contains(&n) {
+        // A multi round-trip retry answers under its own wire id; an earlier round's id is stale.
+        let n = self.retries.get(&wire).copied().unwrap_or(wire);
+        let current = self.pending.get(&n).is_some_and(|p| p.wire == wire);
+        let Some(pending) = current.then(|| self.pending.remove(&n)).flatten() else {
+            if (0..self.next_id).contains(&wire) {
                 self.stats.late_responses += 1;
             } else {
                 self.stats.unknown_responses += 1;
             }
-            tracing::debug!(id = n, "response to no pending request ignored");
+            tracing::debug!(id = wire, "response to no pending request ignored");
             return;
         };
         self.deadlines.remove(&(pending.deadline, n));
         match pending.kind {
             PendingKind::User => {
+                let pending = match result {
+                    Ok(raw) if pending.retry.is_some() && raw.get().contains("\"input_required\"") => {
+                        match self.on_input_required(n, pending, raw) {
+                            Some(pending) => pending,
+                            None => return,
+                        }
+                    }
+                    _ => pending,
+                };
+                self.forget_retry(n, pending.wire);
                 let result = result.map(RawValue::to_owned).map_err(RequestError::Server);
-                self.events.push_back(Event::Response { id, result });
+                self.events.push_back(Event::Response { id: RequestId::Number(n), result });
             }
             PendingKind::KeepAlive => self.keep_alive_ping = None,
             PendingKind::Initialize => self.on_initialize_result(result),
+            PendingKind::Discover => self.on_discover_result(now, result),
         }
+    }
+
+    /// A 2026-07-28 `input_required` result for request `n`: hands the input requests to the
+    /// application (as [`Event::Request`]s) and retries once they are all answered. Returns the
+    /// pending request back when the result is not `input_required` after all.
+    fn on_input_required(&mut self, n: i64, mut pending: Pending, raw: &RawValue) -> Option<Pending> {
+        #[derive(serde::Deserialize)]
+        struct InputRequired<'a> {
+            #[serde(rename = "resultType")]
+            result_type: Option<&'a str>,
+            #[serde(rename = "inputRequests", borrow, default)]
+            input_requests: Option<BTreeMap<String, &'a RawValue>>,
+            #[serde(rename = "requestState", borrow, default)]
+            request_state: Option<&'a RawValue>,
+        }
+        #[derive(serde::Deserialize)]
+        struct Input<'a> {
+            method: String,
+            #[serde(borrow, default)]
+            params: Option<&'a RawValue>,
+        }
+        let parsed = match serde_json::from_str::<InputRequired<'_>>(raw.get()) {
+            Ok(parsed) if parsed.result_type == Some("input_required") => parsed,
+            _ => return Some(pending),
+        };
+        let retry = pending.retry.as_mut()?;
+        retry.rounds += 1;
+        if retry.rounds > self.config.max_input_rounds {
+            let error = RequestError::TooManyInputRounds(self.config.max_input_rounds);
+            self.finish_failed(n, pending, error);
+            return None;
+        }
+        retry.state = parsed.request_state.map(RawValue::to_owned);
+        retry.answers.clear();
+        retry.waiting.clear();
+        let mut requests = Vec::new();
+        for (key, raw_input) in parsed.input_requests.unwrap_or_default() {
+            let input = match serde_json::from_str::<Input<'_>>(raw_input.get()) {
+                Ok(input) => input,
+                Err(e) => {
+                    let error = RequestError::InvalidInputRequest(format!("input request {key:?}: {e}"));
+                    self.finish_failed(n, pending, error);
+                    return None;
+                }
+            };
+            if !capability::client_declared(&input.method, &self.config.capabilities) {
+                let error = RequestError::InvalidInputRequest(format!(
+                    "input request {key:?} is {}, a capability the client did not declare",
+                    input.method
+                ));
+                self.finish_failed(n, pending, error);
+                return None;
+            }
+            let request = match input.method.as_str() {
+                "roots/list" => Ok(ServerRequest::ListRoots),
+                "sampling/createMessage" => decode_params(&input.method, input.params)
+                    .map(|p| ServerRequest::CreateMessage(Box::new(p))),
+                "elicitation/create" => {
+                    decode_params(&input.method, input.params).map(|p| ServerRequest::Elicit(Box::new(p)))
+                }
+                other => {
+                    let error = RequestError::InvalidInputRequest(format!(
+                        "input request {key:?}: unknown kind {other}"
+                    ));
+                    self.finish_failed(n, pending, error);
+                    return None;
+                }
+            };
+            match request {
+                Ok(request) => requests.push((key, request)),
+                Err(e) => {
+                    let error = RequestError::InvalidInputRequest(format!("input request {key:?}: {e}"));
+                    self.finish_failed(n, pending, error);
+                    return None;
+                }
+            }
+        }
+        let retry = pending.retry.as_mut()?;
+        for (key, request) in requests {
+            let id = RequestId::String(format!("input/{n}/{key}"));
+            retry.waiting.insert(key.clone());
+            self.inputs.insert(id.clone(), (n, key));
+            self.events.push_back(Event::Request { id, request });
+        }
+        let ready = retry.waiting.is_empty();
+        // The whole exchange stays under the request's deadline.
+        self.deadlines.insert((pending.deadline, n));
+        self.pending.insert(n, pending);
+        if ready {
+            self.send_retry(n);
+        }
+        None
+    }
+
+    /// The application answered input request `key` of request `owner` (2026-07-28).
+    fn answer_input(
+        &mut self,
+        owner: i64,
+        key: String,
+        outcome: Result<serde_json::Result<serde_json::Value>, ErrorObject>,
+    ) -> Result<(), UsageError> {
+        let value = match outcome {
+            Ok(Ok(value)) => value,
+            Ok(Err(e)) => return Err(UsageError::InvalidParams(e.to_string())),
+            Err(error) => {
+                // No per-input error exists on the wire: the request is abandoned.
+                if let Some(pending) = self.pending.remove(&owner) {
+                    self.deadlines.remove(&(pending.deadline, owner));
+                    self.finish_failed(owner, pending, RequestError::InputRefused(error));
+                }
+                return Ok(());
+            }
+        };
+        let Some(retry) = self.pending.get_mut(&owner).and_then(|p| p.retry.as_mut()) else { return Ok(()) };
+        retry.waiting.remove(&key);
+        retry.answers.insert(key, value);
+        if retry.waiting.is_empty() {
+            self.send_retry(owner);
+        }
+        Ok(())
+    }
+
+    /// Re-sends request `n` with the inputs gathered and the state to echo, under a new id.
+    fn send_retry(&mut self, n: i64) {
+        let wire = self.next_id;
+        let Some(pending) = self.pending.get_mut(&n) else { return };
+        let Some(retry) = pending.retry.as_mut() else { return };
+        let mut params: schema::JsonObject = serde_json::from_slice(&retry.params).unwrap_or_default();
+        if !retry.answers.is_empty() {
+            params.insert(
+                "inputResponses".into(),
+                serde_json::Value::Object(std::mem::take(&mut retry.answers)),
+            );
+        }
+        if let Some(state) = retry.state.take() {
+            if let Ok(value) = serde_json::from_str::<serde_json::Value>(state.get()) {
+                params.insert("requestState".into(), value);
+            }
+        }
+        let method = retry.method.clone();
+        let old = std::mem::replace(&mut pending.wire, wire);
+        self.next_id += 1;
+        if old != n {
+            self.retries.remove(&old);
+        }
+        self.retries.insert(wire, n);
+        let params = serde_json::to_vec(&params).unwrap_or_else(|_| b"{}".to_vec());
+        let mut bytes = Vec::with_capacity(64 + params.len());
+        jsonrpc::encode_request(&mut bytes, &RequestId::Number(wire), &method, Some(&params));
+        self.queue_with(bytes, Some(wire));
+    }
+
+    /// Ends request `n` (already out of the pending table and its deadline set) with `error`.
+    fn finish_failed(&mut self, n: i64, pending: Pending, error: RequestError) {
+        self.forget_retry(n, pending.wire);
+        self.events.push_back(Event::Response { id: RequestId::Number(n), result: Err(error) });
+    }
+
+    fn on_discover_result(&mut self, now: Instant, result: Result<&RawValue, ErrorObject>) {
+        let Phase::Discovering { requested, retried } = self.phase else { return };
+        match result {
+            Ok(raw) => {
+                let discover = match serde_json::from_str::<schema::DiscoverResult>(raw.get()) {
+                    Ok(discover) => discover,
+                    Err(e) => {
+                        let reason = CloseReason::InvalidInitializeResult(format!("server/discover: {e}"));
+                        return self.not_modern(now, reason);
+                    }
+                };
+                let supported: Vec<ProtocolVersion> =
+                    discover.supported_versions.iter().filter_map(|v| v.parse().ok()).collect();
+                let version = if discover.supported_versions.is_empty() || supported.contains(&requested) {
+                    Some(requested)
+                } else {
+                    self.mutual_modern(&supported)
+                };
+                match version {
+                    Some(version) => self.ready_modern(version, discover),
+                    None => self.after_unsupported(now, requested, &discover.supported_versions),
+                }
+            }
+            Err(error) if error.code == error_codes::UNSUPPORTED_PROTOCOL_VERSION => {
+                let offered: Vec<String> = error
+                    .data
+                    .as_ref()
+                    .and_then(|d| d.get("supported"))
+                    .and_then(|s| s.as_array())
+                    .map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect())
+                    .unwrap_or_default();
+                let supported: Vec<ProtocolVersion> = offered.iter().filter_map(|v| v.parse().ok()).collect();
+                match self.mutual_modern(&supported) {
+                    Some(version) if !retried && version != requested => {
+                        self.start_discover(now, version, true)
+                    }
+                    _ => self.after_unsupported(now, requested, &offered),
+                }
+            }
+            // A modern server that refused: not a reason to try the legacy handshake.
+            Err(error)
+                if error.code == error_codes::HEADER_MISMATCH
+                    || error.code == error_codes::MISSING_REQUIRED_CLIENT_CAPABILITY =>
+            {
+                self.shut(CloseReason::InitializeRefused(error))
+            }
+            // Anything else: a legacy server (which answers unknown methods as it likes).
+            Err(error) => self.not_modern(now, CloseReason::InitializeRefused(error)),
+        }
+    }
+
+    /// The server is not a modern one: `initialize` if legacy versions are accepted.
+    fn not_modern(&mut self, now: Instant, reason: CloseReason) {
+        if self.accepts_legacy() {
+            tracing::debug!(%reason, "not a 2026-07-28 server: falling back to initialize");
+            self.start_initialize(now, self.preferred_legacy());
+        } else {
+            self.shut(reason);
+        }
+    }
+
+    /// A modern server that offers no modern version the client accepts.
+    fn after_unsupported(&mut self, now: Instant, requested: ProtocolVersion, offered: &[String]) {
+        let legacy_offered =
+            offered.iter().filter_map(|v| v.parse::<ProtocolVersion>().ok()).any(|v| !v.is_modern());
+        if self.accepts_legacy() && (offered.is_empty() || legacy_offered) {
+            return self.start_initialize(now, self.preferred_legacy());
+        }
+        let accepted = self.config.versions.iter().map(|v| v.as_str()).collect::<Vec<_>>().join(", ");
+        self.shut(CloseReason::UnsupportedVersion { requested, offered: offered.join(", "), accepted });
+    }
+
+    /// The first modern version in the client's order of preference that `supported` has.
+    fn mutual_modern(&self, supported: &[ProtocolVersion]) -> Option<ProtocolVersion> {
+        self.config.versions.iter().copied().find(|v| v.is_modern() && supported.contains(v))
+    }
+
+    fn ready_modern(&mut self, version: ProtocolVersion, discover: schema::DiscoverResult) {
+        let session = Session {
+            version,
+            capabilities: discover.capabilities.clone(),
+            server_info: discover.server_info(),
+            instructions: discover.instructions.clone(),
+            init: None,
+            meta: Some(self.modern_meta(version)),
+            discover: Some(discover),
+        };
+        tracing::debug!(%version, "ready (2026-07-28, no initialize)");
+        self.phase = Phase::Ready(Box::new(session));
+        self.events.push_back(Event::Ready { protocol_version: version });
     }
 
     fn on_initialize_result(&mut self, result: Result<&RawValue, ErrorObject>) {
@@ -722,7 +1189,7 @@ impl ClientConnection {
             },
         };
         let version = match init.protocol_version.parse::<ProtocolVersion>() {
-            Ok(v) if self.config.versions.contains(&v) => v,
+            Ok(v) if self.config.versions.contains(&v) && !v.is_modern() => v,
             _ => {
                 let accepted = self.config.versions.iter().map(|v| v.as_str()).collect::<Vec<_>>().join(", ");
                 return self.shut(CloseReason::UnsupportedVersion {
@@ -736,7 +1203,16 @@ impl ClientConnection {
         jsonrpc::encode_notification(&mut bytes, "notifications/initialized", None);
         self.queue(bytes);
         tracing::debug!(%version, server = %init.server_info.name, "initialized");
-        self.phase = Phase::Ready(Box::new(Session { version, init }));
+        let session = Session {
+            version,
+            capabilities: init.capabilities.clone(),
+            server_info: Some(init.server_info.clone()),
+            instructions: init.instructions.clone(),
+            init: Some(init),
+            discover: None,
+            meta: None,
+        };
+        self.phase = Phase::Ready(Box::new(session));
         self.events.push_back(Event::Ready { protocol_version: version });
     }
 
@@ -830,6 +1306,25 @@ impl ClientConnection {
                 self.queue_response(&id, Err(&ErrorObject::invalid_params(detail)));
             }
         }
+    }
+}
+
+/// What a 2026-07-28 connection does with a method that era removed.
+enum Removed {
+    /// Refused locally, naming the replacement if there is one.
+    Gone(Option<&'static str>),
+    /// `logging/setLevel`: the level moves into each request's `_meta`.
+    LogLevel,
+}
+
+fn removed_in_modern(method: &str) -> Option<Removed> {
+    match method {
+        "ping" => Some(Removed::Gone(Some("any request: every request is answered or times out"))),
+        "logging/setLevel" => Some(Removed::LogLevel),
+        "resources/subscribe" | "resources/unsubscribe" => {
+            Some(Removed::Gone(Some("subscriptions/listen with resourceSubscriptions")))
+        }
+        _ => None,
     }
 }
 

@@ -33,4 +33,18 @@ pub enum UsageError {
     /// `initialize` and `notifications/initialized` belong to the engine.
     #[error("{0} is sent by the engine itself")]
     ReservedMethod(String),
+    /// The negotiated protocol version has no such method (for example `ping` on 2026-07-28).
+    #[error("{method} does not exist in protocol version {version}{}", replacement_suffix(.replacement))]
+    NotInVersion {
+        /// The method.
+        method: String,
+        /// The negotiated version.
+        version: crate::ProtocolVersion,
+        /// What replaces it, if anything.
+        replacement: Option<&'static str>,
+    },
+}
+
+fn replacement_suffix(replacement: &Option<&'static str>) -> String {
+    replacement.map(|r| format!("; use {r}")).unwrap_or_default()
 }

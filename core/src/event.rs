@@ -145,6 +145,18 @@ pub enum RequestError {
     /// before the response arrived and could not be resumed.
     #[error("transport failed before a response: {0}")]
     Transport(String),
+    /// 2026-07-28 multi round-trip request: the server kept asking for input past the limit
+    /// ([`ClientConfig::max_input_rounds`](crate::ClientConfig)).
+    #[error("the server asked for input {0} times without completing the request")]
+    TooManyInputRounds(u32),
+    /// 2026-07-28 multi round-trip request: the server asked for input the client cannot give
+    /// (an undeclared capability, an unknown kind, malformed params).
+    #[error("the server asked for input the client cannot give: {0}")]
+    InvalidInputRequest(String),
+    /// 2026-07-28 multi round-trip request: the application's handler failed to produce the
+    /// input the server asked for, so the request was abandoned.
+    #[error("the input the server asked for could not be provided: {0}")]
+    InputRefused(ErrorObject),
 }
 
 fn body_suffix(body: &str) -> String {
@@ -184,8 +196,8 @@ pub enum CloseReason {
     /// The `initialize` result did not decode.
     #[error("invalid initialize result: {0}")]
     InvalidInitializeResult(String),
-    /// No `initialize` response within the handshake timeout.
-    #[error("no initialize response within {0:?}")]
+    /// No `initialize` (or `server/discover`) response within the handshake timeout.
+    #[error("no initialize or discover response within {0:?}")]
     HandshakeTimeout(Duration),
     /// A keep-alive ping went unanswered: the server is presumed dead.
     #[error("keep-alive ping unanswered within {0:?}")]

@@ -27,6 +27,13 @@ pub mod error_codes {
     pub const RESOURCE_NOT_FOUND: i64 = -32002;
     /// MCP 2025-11-25: the server needs the user to complete a URL-mode elicitation first.
     pub const URL_ELICITATION_REQUIRED: i64 = -32042;
+    /// 2026-07-28: HTTP headers and body disagree, or required headers are missing.
+    pub const HEADER_MISMATCH: i64 = -32020;
+    /// 2026-07-28: the request needs a client capability the request did not declare.
+    pub const MISSING_REQUIRED_CLIENT_CAPABILITY: i64 = -32021;
+    /// 2026-07-28: the request's protocol version is not one the server speaks
+    /// (`data.supported` lists those it does).
+    pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
 }
 
 /// A JSON-RPC error object, as received in an error response or sent in one.

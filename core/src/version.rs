@@ -17,6 +17,10 @@ pub enum ProtocolVersion {
     V2025_06_18,
     /// 2025-11-25: icons, URL elicitation, sampling with tools, tasks, SSE polling.
     V2025_11_25,
+    /// 2026-07-28: the modern, stateless era: no `initialize`; every request carries its
+    /// version, capabilities and client info in `_meta`; `server/discover`; multi round-trip
+    /// requests.
+    V2026_07_28,
 }
 
 impl ProtocolVersion {
@@ -31,6 +35,23 @@ impl ProtocolVersion {
     /// The newest version of the `initialize` era.
     pub const LATEST_LEGACY: ProtocolVersion = ProtocolVersion::V2025_11_25;
 
+    /// Every version of the modern (stateless, per-request `_meta`) era, oldest first.
+    pub const MODERN: &'static [ProtocolVersion] = &[ProtocolVersion::V2026_07_28];
+
+    /// Every version this crate speaks, oldest first.
+    pub const ALL: &'static [ProtocolVersion] = &[
+        ProtocolVersion::V2024_11_05,
+        ProtocolVersion::V2025_03_26,
+        ProtocolVersion::V2025_06_18,
+        ProtocolVersion::V2025_11_25,
+        ProtocolVersion::V2026_07_28,
+    ];
+
+    /// Whether this version belongs to the modern era (no `initialize` handshake).
+    pub fn is_modern(self) -> bool {
+        self >= ProtocolVersion::V2026_07_28
+    }
+
     /// The version string on the wire, e.g. `"2025-06-18"`.
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -38,6 +59,7 @@ impl ProtocolVersion {
             ProtocolVersion::V2025_03_26 => "2025-03-26",
             ProtocolVersion::V2025_06_18 => "2025-06-18",
             ProtocolVersion::V2025_11_25 => "2025-11-25",
+            ProtocolVersion::V2026_07_28 => "2026-07-28",
         }
     }
 
@@ -63,7 +85,7 @@ impl FromStr for ProtocolVersion {
     type Err = UnknownVersion;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        ProtocolVersion::LEGACY
+        ProtocolVersion::ALL
             .iter()
             .copied()
             .find(|v| v.as_str() == s)
@@ -77,11 +99,13 @@ mod tests {
 
     #[test]
     fn round_trips_and_orders() {
-        for v in ProtocolVersion::LEGACY {
+        for v in ProtocolVersion::ALL {
             assert_eq!(v.as_str().parse::<ProtocolVersion>().unwrap(), *v);
         }
         assert!(ProtocolVersion::V2024_11_05 < ProtocolVersion::V2025_11_25);
         assert!("2026-13-01".parse::<ProtocolVersion>().is_err());
         assert!(!ProtocolVersion::V2024_11_05.has_completions_capability());
+        assert!(ProtocolVersion::V2026_07_28.is_modern() && !ProtocolVersion::LATEST_LEGACY.is_modern());
+        assert!(ProtocolVersion::LEGACY.iter().chain(ProtocolVersion::MODERN).eq(ProtocolVersion::ALL));
     }
 }

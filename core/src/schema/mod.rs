@@ -17,6 +17,7 @@ use serde::de::DeserializeOwned;
 
 mod completion;
 mod content;
+mod discover;
 mod elicitation;
 mod lifecycle;
 mod logging;
@@ -31,6 +32,7 @@ mod tools;
 
 pub use completion::*;
 pub use content::*;
+pub use discover::*;
 pub use elicitation::*;
 pub use lifecycle::*;
 pub use logging::*;

@@ -1,0 +1,63 @@
+//! The 2026-07-28 ("modern") era: `server/discover`, the per-request `_meta` keys, cache hints
+//! and multi round-trip requests (`input_required` results).
+
+use serde::{Deserialize, Serialize};
+
+use super::{Implementation, JsonObject, ServerCapabilities, request};
+
+/// `_meta` key: the protocol version of a modern request (required).
+pub const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+/// `_meta` key: the client's capabilities for this request (required).
+pub const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+/// `_meta` key: the client's identity (recommended on every request).
+pub const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
+/// `_meta` key: the log level wanted for this request; absent means no log messages.
+pub const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
+/// `_meta` key on results: the server's identity.
+pub const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+
+/// Result of `server/discover` (2026-07-28).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DiscoverResult {
+    /// Always `"complete"` for this result.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result_type: Option<String>,
+    /// The protocol versions the server speaks.
+    #[serde(default)]
+    pub supported_versions: Vec<String>,
+    /// What the server offers.
+    #[serde(default)]
+    pub capabilities: ServerCapabilities,
+    /// Guidance for the model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<String>,
+    /// How long the result may be reused, in milliseconds (absent or negative: 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttl_ms: Option<i64>,
+    /// `"public"` or `"private"`: who may share a cached copy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_scope: Option<String>,
+    /// The server's identity as some servers send it (the schema puts it in `_meta`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_info: Option<Implementation>,
+    /// Result metadata, with `io.modelcontextprotocol/serverInfo`.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<JsonObject>,
+}
+
+impl DiscoverResult {
+    /// The server's identity: from `_meta` first, else the top-level field.
+    pub fn server_info(&self) -> Option<Implementation> {
+        self.meta
+            .as_ref()
+            .and_then(|m| m.get(META_SERVER_INFO))
+            .and_then(|v| serde_json::from_value(v.clone()).ok())
+            .or_else(|| self.server_info.clone())
+    }
+}
+
+request!(
+    /// `server/discover` (2026-07-28): the server's versions, capabilities and instructions.
+    Discover, "server/discover", super::EmptyParams, DiscoverResult
+);

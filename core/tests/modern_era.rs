@@ -1,0 +1,340 @@
+//! MCP 2026-07-28 on simulated time: the `server/discover` probe and the dual-era fallback, the
+//! per-request `_meta`, version retry after -32022, multi round-trip requests, removed methods.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::time::Duration;
+
+use common::{Harness, config, result_line};
+use mcp_sansio::schema::{
+    CallTool, CallToolRequestParams, ClientCapabilities, ElicitResult, ListRootsResult, Ping, Root, SetLevel,
+    SetLevelRequestParams,
+};
+use mcp_sansio::{
+    ClientConfig, CloseReason, ErrorObject, Event, ProtocolVersion, RequestError, RequestId, RequestOptions,
+    ServerRequest, Status, UsageError,
+};
+use serde_json::{Value, json};
+
+fn dual() -> ClientConfig {
+    config().with_versions(&[ProtocolVersion::V2026_07_28, ProtocolVersion::V2025_11_25])
+}
+
+fn modern_only() -> ClientConfig {
+    config().with_versions(&[ProtocolVersion::V2026_07_28])
+}
+
+fn discover_result(id: i64, supported: &[&str]) -> String {
+    result_line(
+        id,
+        json!({
+            "resultType": "complete",
+            "supportedVersions": supported,
+            "capabilities": {"tools": {"listChanged": true}, "resources": {}, "prompts": {}, "logging": {}},
+            "instructions": "modern server",
+            "ttlMs": 60000,
+            "cacheScope": "public",
+            "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "modern-server", "version": "1.0"}}
+        }),
+    )
+}
+
+fn error_line(id: i64, code: i64, data: Value) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": "no", "data": data}}).to_string()
+}
+
+fn call(h: &mut Harness, name: &str) -> RequestId {
+    let params = CallToolRequestParams::new(name);
+    h.conn.send::<CallTool>(h.now, &params, RequestOptions::default()).unwrap()
+}
+
+/// A harness that went through discovery: modern, ready.
+fn modern_ready(config: ClientConfig) -> Harness {
+    let mut h = Harness::new(config);
+    let probe = h.sent().remove(0);
+    assert_eq!(probe["method"], "server/discover");
+    h.server(&discover_result(0, &["2026-07-28", "2025-11-25"]));
+    assert!(matches!(h.events()[..], [Event::Ready { protocol_version: ProtocolVersion::V2026_07_28 }]));
+    h
+}
+
+#[test]
+fn probe_carries_the_request_meta_and_a_result_makes_the_connection_modern() {
+    let mut h = Harness::new(dual());
+    let probe = h.sent().remove(0);
+    assert_eq!(probe["method"], "server/discover");
+    let meta = &probe["params"]["_meta"];
+    assert_eq!(meta["io.modelcontextprotocol/protocolVersion"], "2026-07-28");
+    assert!(meta["io.modelcontextprotocol/clientCapabilities"].is_object());
+    assert_eq!(meta["io.modelcontextprotocol/clientInfo"]["name"], "test-client");
+    h.server(&discover_result(0, &["2026-07-28"]));
+    assert!(matches!(h.events()[..], [Event::Ready { protocol_version: ProtocolVersion::V2026_07_28 }]));
+    assert!(h.sent().is_empty(), "no initialize, no notifications/initialized");
+    assert_eq!(h.conn.server_info().unwrap().name, "modern-server");
+    assert_eq!(h.conn.instructions(), Some("modern server"));
+    assert!(h.conn.server_capabilities().unwrap().tools.is_some());
+    assert_eq!(h.conn.discover_result().unwrap().ttl_ms, Some(60000));
+    assert!(h.conn.initialize_result().is_none());
+
+    // Every request carries the metadata, the caller's own `_meta` and progress token too.
+    let mut meta = mcp_sansio::schema::JsonObject::new();
+    meta.insert("trace".into(), json!("t-1"));
+    let params = CallToolRequestParams::new("echo");
+    h.conn.send::<CallTool>(h.now, &params, RequestOptions::default().with_progress().meta(meta)).unwrap();
+    let sent = h.sent().remove(0);
+    let meta = &sent["params"]["_meta"];
+    assert_eq!(meta["io.modelcontextprotocol/protocolVersion"], "2026-07-28");
+    assert_eq!(meta["io.modelcontextprotocol/clientInfo"]["version"], "0.1.0");
+    assert_eq!(meta["trace"], "t-1");
+    assert_eq!(meta["progressToken"], 1);
+    assert_eq!(meta.get("io.modelcontextprotocol/logLevel"), None, "no log level unless asked for");
+}
+
+#[test]
+fn any_other_error_or_silence_falls_back_to_initialize() {
+    // Legacy servers answer unknown pre-initialize methods as they like: never keyed to one code.
+    for code in [-32601, -32602, -32600, -32000, 1] {
+        let mut h = Harness::new(dual());
+        h.sent();
+        h.server(&error_line(0, code, Value::Null));
+        let init = h.sent().remove(0);
+        assert_eq!(init["method"], "initialize", "after error {code}");
+        assert_eq!(init["params"]["protocolVersion"], "2025-11-25");
+        h.ready_with(
+            &common::init_result("2025-11-25", common::full_server_capabilities())
+                .replace("\"id\":0", "\"id\":1"),
+        );
+        assert_eq!(h.conn.protocol_version(), Some(ProtocolVersion::V2025_11_25));
+    }
+    // No answer within the discover timeout.
+    let mut h = Harness::new(dual().with_discover_timeout(Duration::from_secs(3)));
+    h.sent();
+    h.advance(Duration::from_millis(2999));
+    assert!(h.sent().is_empty());
+    h.advance(Duration::from_millis(1));
+    assert_eq!(h.sent().remove(0)["method"], "initialize");
+    // A late answer to the probe is ignored (counted, not acted on).
+    h.server(&discover_result(0, &["2026-07-28"]));
+    assert_eq!(h.conn.status(), Status::Initializing);
+    assert_eq!(h.conn.stats().late_responses, 1);
+}
+
+#[test]
+fn unsupported_version_error_retries_with_a_mutual_version() {
+    // -32022 naming a version the client speaks: retried (once) with it, never a fallback.
+    let mut h = Harness::new(modern_only());
+    h.sent();
+    h.server(&error_line(0, -32022, json!({"supported": ["2026-07-28"], "requested": "2026-07-28"})));
+    // Same version again would loop: it is not retried, and no legacy version is accepted.
+    assert!(matches!(h.events().last(), Some(Event::Closed(CloseReason::UnsupportedVersion { .. }))));
+
+    // A dual-era client told only legacy versions are supported goes to initialize.
+    let mut h = Harness::new(dual());
+    h.sent();
+    h.server(&error_line(0, -32022, json!({"supported": ["2025-06-18"], "requested": "2026-07-28"})));
+    assert_eq!(h.sent().remove(0)["method"], "initialize");
+
+    // A modern-only client offered nothing it speaks closes with both sides named.
+    let mut h = Harness::new(modern_only());
+    h.sent();
+    h.server(&error_line(0, -32022, json!({"supported": ["2099-01-01"], "requested": "2026-07-28"})));
+    let events = h.events();
+    let Some(Event::Closed(reason)) = events.last() else { panic!("{events:?}") };
+    assert!(
+        reason.to_string().contains("2099-01-01") && reason.to_string().contains("2026-07-28"),
+        "{reason}"
+    );
+
+    // A recognised modern refusal is not a reason to try initialize.
+    let mut h = Harness::new(dual());
+    h.sent();
+    h.server(&error_line(0, -32021, json!({"requiredCapabilities": {"elicitation": {}}})));
+    assert!(h.sent().is_empty());
+    assert!(
+        matches!(h.events().last(), Some(Event::Closed(CloseReason::InitializeRefused(e))) if e.code == -32021)
+    );
+}
+
+#[test]
+fn a_modern_only_client_does_not_fall_back() {
+    let mut h = Harness::new(modern_only());
+    h.sent();
+    h.server(&error_line(0, -32601, Value::Null));
+    assert!(h.sent().is_empty());
+    assert!(matches!(h.events().last(), Some(Event::Closed(CloseReason::InitializeRefused(_)))));
+}
+
+#[test]
+fn removed_methods_fail_locally_or_map_to_their_replacement() {
+    let mut h = modern_ready(dual());
+    let err = h.conn.send::<Ping>(h.now, &Default::default(), RequestOptions::default()).unwrap_err();
+    assert!(matches!(err, UsageError::NotInVersion { ref method, .. } if method == "ping"), "{err}");
+    let subscribe =
+        h.conn.send_request(h.now, "resources/subscribe", Some(br#"{"uri":"x"}"#), RequestOptions::default());
+    assert!(subscribe.unwrap_err().to_string().contains("subscriptions/listen"));
+    assert!(h.conn.notify("notifications/roots/list_changed", None).is_err());
+
+    // logging/setLevel: answered at once, nothing sent; the level rides on later requests.
+    let params: SetLevelRequestParams = serde_json::from_value(json!({"level": "warning"})).unwrap();
+    let id = h.conn.send::<SetLevel>(h.now, &params, RequestOptions::default()).unwrap();
+    assert!(h.sent().is_empty());
+    assert!(matches!(&h.events()[..], [Event::Response { id: got, result: Ok(_) }] if *got == id));
+    call(&mut h, "echo");
+    assert_eq!(h.sent()[0]["params"]["_meta"]["io.modelcontextprotocol/logLevel"], "warning");
+}
+
+fn mrtr_config() -> ClientConfig {
+    let capabilities: ClientCapabilities =
+        serde_json::from_value(json!({"roots": {}, "elicitation": {"form": {}}, "sampling": {}})).unwrap();
+    dual().with_capabilities(capabilities)
+}
+
+fn input_required(id: i64, requests: Value, state: Option<&str>) -> String {
+    let mut result = json!({"resultType": "input_required", "inputRequests": requests});
+    if let Some(state) = state {
+        result["requestState"] = json!(state);
+    }
+    result_line(id, result)
+}
+
+#[test]
+fn multi_round_trip_with_each_input_kind() {
+    let mut h = modern_ready(mrtr_config());
+    let id = call(&mut h, "book_flight");
+    let first = h.sent().remove(0);
+    assert_eq!(first["id"], 1);
+    h.server(&input_required(
+        1,
+        json!({
+            "who": {"method": "elicitation/create", "params": {"message": "Name?", "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}}}},
+            "where": {"method": "roots/list"},
+            "llm": {"method": "sampling/createMessage", "params": {"messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}], "maxTokens": 5}}
+        }),
+        Some("opaque-état-1"),
+    ));
+    let events = h.events();
+    assert_eq!(events.len(), 3, "{events:?}");
+    assert!(h.sent().is_empty(), "nothing is retried before every input is in");
+    assert!(h.conn.is_pending(&id));
+    let mut kinds = Vec::new();
+    for event in events {
+        let Event::Request { id: input, request } = event else { panic!("{event:?}") };
+        match request {
+            ServerRequest::Elicit(_) => {
+                kinds.push("elicit");
+                let content = json!({"name": "Ada"}).as_object().cloned().unwrap();
+                h.conn.respond(&input, Ok(&ElicitResult::accept(content))).unwrap();
+            }
+            ServerRequest::ListRoots => {
+                kinds.push("roots");
+                h.conn.respond(&input, Ok(&ListRootsResult::new(vec![Root::new("file:///w")]))).unwrap();
+            }
+            ServerRequest::CreateMessage(_) => {
+                kinds.push("sampling");
+                let answer =
+                    json!({"role": "assistant", "content": {"type": "text", "text": "yo"}, "model": "m"});
+                h.conn.respond(&input, Ok(&answer)).unwrap();
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    kinds.sort_unstable();
+    assert_eq!(kinds, ["elicit", "roots", "sampling"]);
+    let retry = h.sent().remove(0);
+    assert_eq!(retry["method"], "tools/call");
+    assert_ne!(retry["id"], first["id"], "a retry is a new request");
+    assert_eq!(retry["params"]["name"], "book_flight");
+    assert_eq!(retry["params"]["requestState"], "opaque-état-1", "echoed exactly");
+    assert_eq!(retry["params"]["inputResponses"]["who"]["content"]["name"], "Ada");
+    assert_eq!(retry["params"]["inputResponses"]["where"]["roots"][0]["uri"], "file:///w");
+    assert_eq!(retry["params"]["inputResponses"]["llm"]["model"], "m");
+    assert_eq!(retry["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"], "2026-07-28");
+    // A stale answer under the first id is ignored; the retry's answer completes the call.
+    h.server(&result_line(1, json!({"content": []})));
+    assert!(h.events().is_empty());
+    let retry_id = retry["id"].as_i64().unwrap();
+    h.server(&result_line(
+        retry_id,
+        json!({"resultType": "complete", "content": [{"type": "text", "text": "booked"}]}),
+    ));
+    let events = h.events();
+    assert!(
+        matches!(&events[..], [Event::Response { id: got, result: Ok(raw) }] if *got == id && raw.get().contains("booked"))
+    );
+}
+
+#[test]
+fn state_only_rounds_retry_at_once_and_rounds_are_bounded() {
+    let mut h = modern_ready(mrtr_config().with_max_input_rounds(3));
+    let id = call(&mut h, "poll");
+    let mut wire = h.sent().remove(0)["id"].as_i64().unwrap();
+    for round in 1..=3 {
+        h.server(&result_line(
+            wire,
+            json!({"resultType": "input_required", "requestState": format!("s{round}")}),
+        ));
+        let retry = h.sent().remove(0);
+        assert_eq!(retry["params"]["requestState"], format!("s{round}"));
+        assert!(retry["params"].get("inputResponses").is_none());
+        wire = retry["id"].as_i64().unwrap();
+    }
+    h.server(&result_line(wire, json!({"resultType": "input_required", "requestState": "s4"})));
+    let events = h.events();
+    assert!(
+        matches!(&events[..], [Event::Response { id: got, result: Err(RequestError::TooManyInputRounds(3)) }] if *got == id),
+        "{events:?}"
+    );
+    assert!(h.sent().is_empty());
+}
+
+#[test]
+fn a_refused_input_abandons_the_request_and_the_deadline_covers_the_whole_exchange() {
+    let mut h = modern_ready(mrtr_config());
+    let id = call(&mut h, "needs_input");
+    h.sent();
+    h.server(&input_required(1, json!({"k": {"method": "roots/list"}}), None));
+    let Some(Event::Request { id: input, .. }) = h.events().pop() else { panic!() };
+    h.conn.respond::<Value>(&input, Err(ErrorObject::internal("no roots today"))).unwrap();
+    let events = h.events();
+    assert!(
+        matches!(&events[..], [Event::Response { id: got, result: Err(RequestError::InputRefused(_)) }] if *got == id)
+    );
+    assert!(h.sent().is_empty());
+
+    // Undeclared input kinds are refused without asking the application.
+    let mut h = modern_ready(dual());
+    let id = call(&mut h, "needs_input");
+    h.sent();
+    h.server(&input_required(1, json!({"k": {"method": "roots/list"}}), None));
+    assert!(
+        matches!(&h.events()[..], [Event::Response { id: got, result: Err(RequestError::InvalidInputRequest(_)) }] if *got == id)
+    );
+
+    // The call's deadline keeps running while inputs are gathered; the cancellation names the
+    // id the server knows (the latest retry's).
+    let mut h = modern_ready(mrtr_config().with_request_timeout(Duration::from_secs(5)));
+    let id = call(&mut h, "slow");
+    h.sent();
+    h.advance(Duration::from_secs(2));
+    h.server(&result_line(1, json!({"resultType": "input_required", "requestState": "x"})));
+    let wire = h.sent().remove(0)["id"].clone();
+    h.advance(Duration::from_secs(3));
+    let events = h.events();
+    assert!(
+        matches!(&events[..], [Event::Response { id: got, result: Err(RequestError::Timeout(_)) }] if *got == id)
+    );
+    let cancel = h.sent().remove(0);
+    assert_eq!(cancel["method"], "notifications/cancelled");
+    assert_eq!(cancel["params"]["requestId"], wire);
+}
+
+#[test]
+fn results_without_input_required_pass_through_untouched() {
+    let mut h = modern_ready(mrtr_config());
+    let id = call(&mut h, "plain");
+    h.sent();
+    // A result mentioning the words elsewhere is still a plain result.
+    h.server(&result_line(1, json!({"content": [{"type": "text", "text": "\"input_required\""}]})));
+    assert!(matches!(&h.events()[..], [Event::Response { id: got, result: Ok(_) }] if *got == id));
+}
