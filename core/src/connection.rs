@@ -110,6 +110,10 @@ struct Pending {
     retry: Option<Box<Retry>>,
 }
 
+/// `Pending::wire` while a 2026-07-28 request waits for the application's input: no message of
+/// it is in flight (ids are never negative).
+const NO_WIRE: i64 = -1;
+
 /// A request that may be retried with `inputResponses` (2026-07-28).
 #[derive(Debug)]
 struct Retry {
@@ -280,6 +284,22 @@ impl ClientConnection {
         }
     }
 
+    /// Whether request `id` is the legacy `initialize`.
+    pub(crate) fn is_initialize(&self, id: i64) -> bool {
+        self.pending.get(&id).is_some_and(|p| p.kind == PendingKind::Initialize)
+    }
+
+    /// The version a 2026-07-28 message is sent under (the `MCP-Protocol-Version` header over
+    /// HTTP): the probed version while discovering, the negotiated one once ready; `None` on a
+    /// legacy connection.
+    pub(crate) fn modern_version(&self) -> Option<ProtocolVersion> {
+        match &self.phase {
+            Phase::Discovering { requested, .. } => Some(*requested),
+            Phase::Ready(session) if session.version.is_modern() => Some(session.version),
+            _ => None,
+        }
+    }
+
     /// Whether the configuration accepts an `initialize`-era version.
     fn accepts_legacy(&self) -> bool {
         self.config.versions.iter().any(|v| !v.is_modern())
@@ -380,7 +400,7 @@ impl ClientConnection {
     /// The transport lost request `id` (an HTTP error status, a stream that ended before the
     /// response): the request fails with `error`. Losing `initialize` or a keep-alive `ping`
     /// closes the connection, since nothing can go on without them.
-    pub(crate) fn fail_request(&mut self, wire: i64, error: RequestError) {
+    pub(crate) fn fail_request(&mut self, now: Instant, wire: i64, error: RequestError) {
         if !self.awaits(wire) {
             return;
         }
@@ -392,12 +412,13 @@ impl ClientConnection {
                 tracing::debug!(id, %error, "request failed by the transport");
                 self.events.push_back(Event::Response { id: RequestId::Number(id), result: Err(error) });
             }
-            PendingKind::Initialize | PendingKind::Discover | PendingKind::KeepAlive => {
-                let what = match pending.kind {
-                    PendingKind::Initialize => "initialize",
-                    PendingKind::Discover => "server/discover",
-                    _ => "keep-alive ping",
-                };
+            PendingKind::Discover => {
+                // No answer that a modern server would give: try the legacy handshake.
+                self.not_modern(now, CloseReason::Transport(format!("server/discover failed: {error}")));
+            }
+            PendingKind::Initialize | PendingKind::KeepAlive => {
+                let what =
+                    if pending.kind == PendingKind::Initialize { "initialize" } else { "keep-alive ping" };
                 self.shut(CloseReason::Transport(format!("{what} failed: {error}")));
             }
         }
@@ -495,7 +516,9 @@ impl ClientConnection {
                         (RequestError::Timeout(pending.timeout), "timed out")
                     };
                     tracing::debug!(id, reason, "request failed by deadline");
-                    self.send_cancelled(pending.wire, Some(reason));
+                    if pending.wire != NO_WIRE {
+                        self.send_cancelled(pending.wire, Some(reason));
+                    }
                     self.forget_retry(id, pending.wire);
                     self.events.push_back(Event::Response { id: RequestId::Number(id), result: Err(error) });
                 }
@@ -702,7 +725,9 @@ impl ClientConnection {
             wire = pending.wire;
             self.forget_retry(n, wire);
         }
-        self.send_cancelled(wire, reason);
+        if wire != NO_WIRE {
+            self.send_cancelled(wire, reason);
+        }
         self.events.push_back(Event::Response {
             id: id.clone(),
             result: Err(RequestError::Cancelled(reason.map(str::to_owned))),
@@ -1014,6 +1039,11 @@ impl ClientConnection {
             self.events.push_back(Event::Request { id, request });
         }
         let ready = retry.waiting.is_empty();
+        // This round is over on the wire: until the retry goes out, nothing is in flight.
+        if pending.wire != n {
+            self.retries.remove(&pending.wire);
+        }
+        pending.wire = NO_WIRE;
         // The whole exchange stays under the request's deadline.
         self.deadlines.insert((pending.deadline, n));
         self.pending.insert(n, pending);
@@ -1071,7 +1101,7 @@ impl ClientConnection {
         let method = retry.method.clone();
         let old = std::mem::replace(&mut pending.wire, wire);
         self.next_id += 1;
-        if old != n {
+        if old != n && old != NO_WIRE {
             self.retries.remove(&old);
         }
         self.retries.insert(wire, n);
@@ -1120,9 +1150,8 @@ impl ClientConnection {
                     .unwrap_or_default();
                 let supported: Vec<ProtocolVersion> = offered.iter().filter_map(|v| v.parse().ok()).collect();
                 match self.mutual_modern(&supported) {
-                    Some(version) if !retried && version != requested => {
-                        self.start_discover(now, version, true)
-                    }
+                    // Retried once, even with the same version (the server asked for a retry).
+                    Some(version) if !retried => self.start_discover(now, version, true),
                     _ => self.after_unsupported(now, requested, &offered),
                 }
             }

@@ -810,3 +810,130 @@ fn requests_wait_for_the_standalone_stream_head() {
     net.advance(Duration::from_secs(2));
     assert_eq!(net.next().method(), HttpMethod::Post);
 }
+
+fn modern_config() -> ClientConfig {
+    config()
+        .with_versions(&[mcp_sansio::ProtocolVersion::V2026_07_28, mcp_sansio::ProtocolVersion::V2025_11_25])
+}
+
+fn discover_json(id: i64) -> String {
+    result_line(
+        id,
+        json!({"resultType": "complete", "supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}, "resources": {}},
+               "ttlMs": 0, "cacheScope": "private", "serverInfo": {"name": "modern", "version": "1"}}),
+    )
+}
+
+#[test]
+fn modern_requests_carry_version_method_and_name_headers_and_no_session() {
+    let mut net = Net::with_config(HttpConfig::new(URL), modern_config());
+    let probe = net.next();
+    assert_eq!(method_of(&probe), "server/discover");
+    assert_eq!(probe.header("mcp-protocol-version"), Some("2026-07-28"));
+    assert_eq!(probe.header("mcp-method"), Some("server/discover"));
+    assert_eq!(probe.header("mcp-name"), None);
+    net.head(&probe, 200, "application/json", Some("ignored-session"));
+    net.body(&probe, &discover_json(0));
+    net.end(&probe);
+    assert!(matches!(net.events()[..], [Event::Ready { .. }]));
+    assert_eq!(net.session.connection().server_info().unwrap().name, "modern");
+    assert!(net.nothing_sent(), "no initialized notification and no GET stream");
+    assert_eq!(net.session.session_id(), None);
+
+    let params = mcp_sansio::schema::CallToolRequestParams::new("get_wéather");
+    net.session
+        .connection_mut()
+        .send::<mcp_sansio::schema::CallTool>(net.now, &params, RequestOptions::default())
+        .unwrap();
+    let call = net.next();
+    assert_eq!(call.header("mcp-method"), Some("tools/call"));
+    assert_eq!(call.header("mcp-name"), Some("=?base64?Z2V0X3fDqWF0aGVy?="));
+    assert_eq!(call.header("mcp-protocol-version"), Some("2026-07-28"));
+    assert_eq!(call.header("mcp-session-id"), None);
+    let read = mcp_sansio::schema::ReadResourceRequestParams::new("file:///a b.txt");
+    net.session
+        .connection_mut()
+        .send::<mcp_sansio::schema::ReadResource>(net.now, &read, RequestOptions::default())
+        .unwrap();
+    assert_eq!(net.next().header("mcp-name"), Some("file:///a b.txt"));
+    net.session.connection_mut().close(net.now);
+    net.pump();
+    assert!(net.nothing_sent(), "no DELETE without a session");
+    assert!(net.session.is_finished());
+}
+
+#[test]
+fn modern_version_refusal_in_a_400_is_retried_not_a_fallback() {
+    let mut net = Net::with_config(HttpConfig::new(URL), modern_config());
+    let probe = net.next();
+    let refusal = json!({"jsonrpc": "2.0", "id": 0, "error": {"code": -32022, "message": "Unsupported protocol version",
+                         "data": {"supported": ["2026-07-28"], "requested": "2026-07-28"}}});
+    net.reply(&probe, 400, "application/json", &refusal.to_string());
+    let again = net.next();
+    assert_eq!(method_of(&again), "server/discover");
+    assert_eq!(id_of(&again), json!(1));
+    assert_eq!(again.header("mcp-protocol-version"), Some("2026-07-28"));
+    net.reply(&again, 200, "application/json", &discover_json(1));
+    assert!(matches!(net.events()[..], [Event::Ready { .. }]));
+}
+
+#[test]
+fn a_legacy_http_server_gets_initialize_after_the_modern_probe() {
+    for (status, body) in [
+        (404, ""),
+        (400, "Bad Request"),
+        (200, r#"{"jsonrpc":"2.0","id":0,"error":{"code":-32601,"message":"nope"}}"#),
+    ] {
+        let mut net = Net::with_config(HttpConfig::new(URL), modern_config());
+        let probe = net.next();
+        net.reply(&probe, status, "application/json", body);
+        let init = net.next();
+        assert_eq!(method_of(&init), "initialize", "after {status} {body:?}");
+        assert_eq!(init.header("mcp-method"), None, "legacy requests carry no Mcp-Method");
+        assert_eq!(init.header("mcp-protocol-version"), None);
+        net.head(&init, 200, "application/json", Some("s1"));
+        net.body(
+            &init,
+            &init_result("2025-11-25", full_server_capabilities()).replace("\"id\":0", "\"id\":1"),
+        );
+        net.end(&init);
+        assert!(matches!(net.events()[..], [Event::Ready { .. }]));
+        assert_eq!(method_of(&net.next()), "notifications/initialized");
+        assert_eq!(net.next().method(), HttpMethod::Get, "the legacy GET stream");
+    }
+}
+
+#[test]
+fn an_input_required_round_over_http_ends_its_stream_cleanly_and_retries_with_headers() {
+    let capabilities: mcp_sansio::schema::ClientCapabilities =
+        serde_json::from_value(json!({"elicitation": {"form": {}}})).unwrap();
+    let mut net = Net::with_config(HttpConfig::new(URL), modern_config().with_capabilities(capabilities));
+    let probe = net.next();
+    net.reply(&probe, 200, "application/json", &discover_json(0));
+    net.events();
+    let params = mcp_sansio::schema::CallToolRequestParams::new("confirm_me");
+    let id = net
+        .session
+        .connection_mut()
+        .send::<mcp_sansio::schema::CallTool>(net.now, &params, RequestOptions::default())
+        .unwrap();
+    let first = net.next();
+    let round = json!({"resultType": "input_required", "requestState": "st",
+                       "inputRequests": {"ok": {"method": "elicitation/create", "params": {"message": "sure?", "requestedSchema": {"type": "object", "properties": {}}}}}});
+    net.reply(&first, 200, "application/json", &result_line(1, round));
+    let events = net.events();
+    let [Event::Request { id: input, .. }] = &events[..] else { panic!("{events:?}") };
+    assert!(net.aborted.is_empty());
+    net.session.connection_mut().respond(input, Ok(&json!({"action": "accept", "content": {}}))).unwrap();
+    let retry = net.next();
+    assert_eq!(id_of(&retry), json!(2));
+    assert_eq!(retry.header("mcp-name"), Some("confirm_me"));
+    assert_eq!(json_of(&retry)["params"]["requestState"], "st");
+    net.reply(
+        &retry,
+        200,
+        "application/json",
+        &result_line(2, json!({"resultType": "complete", "content": []})),
+    );
+    assert!(matches!(&net.events()[..], [Event::Response { id: got, result: Ok(_) }] if *got == id));
+}

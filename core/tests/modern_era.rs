@@ -122,11 +122,22 @@ fn any_other_error_or_silence_falls_back_to_initialize() {
 
 #[test]
 fn unsupported_version_error_retries_with_a_mutual_version() {
-    // -32022 naming a version the client speaks: retried (once) with it, never a fallback.
+    // -32022 naming a version the client speaks: retried once with it (a new request), never a
+    // fallback; a second refusal ends it.
+    let mut h = Harness::new(dual());
+    h.sent();
+    h.server(&error_line(0, -32022, json!({"supported": ["2026-07-28"], "requested": "2026-07-28"})));
+    let retry = h.sent().remove(0);
+    assert_eq!(retry["method"], "server/discover");
+    assert_eq!(retry["id"], 1);
+    assert_eq!(retry["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"], "2026-07-28");
+    h.server(&discover_result(1, &["2026-07-28"]));
+    assert!(matches!(h.events()[..], [Event::Ready { protocol_version: ProtocolVersion::V2026_07_28 }]));
     let mut h = Harness::new(modern_only());
     h.sent();
     h.server(&error_line(0, -32022, json!({"supported": ["2026-07-28"], "requested": "2026-07-28"})));
-    // Same version again would loop: it is not retried, and no legacy version is accepted.
+    h.sent();
+    h.server(&error_line(1, -32022, json!({"supported": ["2026-07-28"], "requested": "2026-07-28"})));
     assert!(matches!(h.events().last(), Some(Event::Closed(CloseReason::UnsupportedVersion { .. }))));
 
     // A dual-era client told only legacy versions are supported goes to initialize.

@@ -11,6 +11,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use mcp_hyper::HyperTransport;
+use mcp_sansio::ProtocolVersion;
 use mcp_sansio::http::HttpConfig;
 use mcp_sansio::schema::{ClientCapabilities, ElicitRequestParams, ElicitResult, Implementation, JsonObject};
 use mcp_smol::{ClientBuilder, ClientHandler, HandlerFuture};
@@ -59,13 +60,25 @@ fn arguments_for(schema: &JsonObject) -> Value {
     Value::Object(arguments)
 }
 
+/// The versions to offer: the runner names the protocol version of the scenario in
+/// `MCP_CONFORMANCE_PROTOCOL_VERSION`; 2026-07-28 makes the client dual-era (modern first).
+fn versions() -> Vec<ProtocolVersion> {
+    let wanted = std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION").ok().and_then(|v| v.parse().ok());
+    match wanted {
+        Some(version @ ProtocolVersion::V2026_07_28) => {
+            std::iter::once(version).chain(ProtocolVersion::LEGACY.iter().rev().copied()).collect()
+        }
+        _ => ProtocolVersion::LEGACY.iter().rev().copied().collect(),
+    }
+}
+
 async fn run(url: String) -> Result<(), String> {
     let capabilities = ClientCapabilities {
         elicitation: Some(JsonObject::from_iter([("form".to_owned(), json!({}))])),
         ..Default::default()
     };
     let client = ClientBuilder::new(Implementation::new("mcp-sansio-conformance", env!("CARGO_PKG_VERSION")))
-        .configure(|config| config.with_capabilities(capabilities))
+        .configure(|config| config.with_capabilities(capabilities).with_versions(&versions()))
         .handler(AcceptDefaults)
         .spawn_http(HttpConfig::new(url), HyperTransport::new())
         .await
@@ -89,6 +102,31 @@ async fn run(url: String) -> Result<(), String> {
                 }
             }
             Err(e) => outcome = Err(format!("listing tools: {e}")),
+        }
+    }
+    // Exercise the methods that name a target too (resources/read, prompts/get).
+    if client.server_capabilities().is_some_and(|c| c.resources.is_some()) {
+        match client.list_all_resources().await {
+            Ok(resources) => {
+                for resource in resources.iter().take(4) {
+                    if let Err(e) = client.read_resource(&resource.uri).await {
+                        eprintln!("reading {}: {e}", resource.uri);
+                    }
+                }
+            }
+            Err(e) => eprintln!("listing resources: {e}"),
+        }
+    }
+    if client.server_capabilities().is_some_and(|c| c.prompts.is_some()) {
+        match client.list_all_prompts().await {
+            Ok(prompts) => {
+                for prompt in prompts.iter().take(4) {
+                    if let Err(e) = client.get_prompt(&prompt.name, Vec::<(String, String)>::new()).await {
+                        eprintln!("getting {}: {e}", prompt.name);
+                    }
+                }
+            }
+            Err(e) => eprintln!("listing prompts: {e}"),
         }
     }
     client.close().await;

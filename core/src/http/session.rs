@@ -211,17 +211,15 @@ pub struct HttpSession {
 }
 
 impl HttpSession {
-    /// Creates a session for `http`'s URL; the connection queues `initialize` at once.
+    /// Creates a session for `http`'s URL; the connection queues its first request at once
+    /// (`initialize`, or `server/discover` when 2026-07-28 is among the versions).
     ///
-    /// Over HTTP the session speaks the `initialize` era (2024-11-05 … 2025-11-25) for now: the
-    /// 2026-07-28 versions in `config` are set aside (2026-07-28 over HTTP needs its own headers
-    /// and era detection, which are not built yet); a configuration with only 2026-07-28 falls
-    /// back to the legacy versions.
-    pub fn new(http: HttpConfig, mut config: ClientConfig, now: Instant) -> Self {
-        config.versions.retain(|v| !v.is_modern());
-        if config.versions.is_empty() {
-            config.versions = ProtocolVersion::LEGACY.iter().rev().copied().collect();
-        }
+    /// On a 2026-07-28 connection every POST carries `MCP-Protocol-Version`, `Mcp-Method` and,
+    /// for `tools/call`, `prompts/get` and `resources/read`, `Mcp-Name`; there is no session, no
+    /// GET stream and no `DELETE`. A dual-era client whose `server/discover` is refused without a
+    /// recognised modern error (an empty or non-JSON-RPC 4xx body, any other JSON-RPC error)
+    /// falls back to `initialize`, and from there to HTTP+SSE.
+    pub fn new(http: HttpConfig, config: ClientConfig, now: Instant) -> Self {
         Self::with_connection(http, ClientConnection::new(config, now))
     }
 
@@ -484,7 +482,8 @@ impl HttpSession {
             if body.last() == Some(&b'\n') {
                 body.pop();
             }
-            let initialize = self.initialize.is_none() && request == Some(0);
+            let initialize =
+                self.initialize.is_none() && request.is_some_and(|id| self.conn.is_initialize(id));
             if initialize {
                 self.initialize = Some(body.clone());
             }
@@ -531,6 +530,7 @@ impl HttpSession {
             }
         }
         if self.standalone == Standalone::Idle
+            && self.conn.modern_version().is_none()
             && self.config.standalone_stream
             && matches!(self.mode, Mode::Streamable)
             && self.reinit.is_none()
@@ -593,7 +593,8 @@ impl HttpSession {
             if let Some(id) = &self.session_id {
                 headers.push((Cow::Borrowed("Mcp-Session-Id"), id.clone()));
             }
-            if let Some(v) = self.conn.protocol_version().filter(|&v| v >= ProtocolVersion::V2025_06_18) {
+            let version = self.conn.modern_version().or_else(|| self.conn.protocol_version());
+            if let Some(v) = version.filter(|&v| v >= ProtocolVersion::V2025_06_18) {
                 headers.push((Cow::Borrowed("MCP-Protocol-Version"), v.as_str().to_owned()));
             }
         }
@@ -606,7 +607,17 @@ impl HttpSession {
             Mode::Legacy { endpoint: Some(endpoint), .. } => endpoint.clone(),
             Mode::Legacy { endpoint: None, .. } => return self.held.push_back(out),
         };
-        let headers = self.post_headers();
+        let mut headers = self.post_headers();
+        if self.conn.modern_version().is_some() {
+            // 2026-07-28: the method (and the name it acts on) in headers, for routing.
+            let (method, name) = method_and_name(&out.body);
+            if let Some(method) = method {
+                if let Some(name) = name {
+                    headers.push((Cow::Borrowed("Mcp-Name"), header_value(&name)));
+                }
+                headers.push((Cow::Borrowed("Mcp-Method"), header_value(&method)));
+            }
+        }
         // A request's own deadline bounds the wait for its response; everything else gets the
         // connect timeout.
         let deadline = out.request.is_none().then(|| now + self.config.connect_timeout);
@@ -757,7 +768,7 @@ impl HttpSession {
             // No response at all: the connection failed or the headers never came.
             let End::Failed(why) = end else { return };
             match pending {
-                Some(id) => self.conn.fail_request(id, RequestError::Transport(why.to_owned())),
+                Some(id) => self.conn.fail_request(now, id, RequestError::Transport(why.to_owned())),
                 None => tracing::warn!(error = why, "a message to the server was lost"),
             }
             return;
@@ -771,7 +782,7 @@ impl HttpSession {
                 return self.start_legacy(now, status, out);
             }
             if streamable && self.session_id.is_some() && session_gone(status, &buf) {
-                return self.session_expired(out);
+                return self.session_expired(now, out);
             }
             let Some(id) = pending else {
                 tracing::warn!(status, "the server refused a notification or an answer");
@@ -782,7 +793,7 @@ impl HttpSession {
                 self.conn.feed_message(now, &buf);
             }
             if self.conn.awaits(id) {
-                self.conn.fail_request(id, RequestError::HttpStatus { status, body: excerpt(&buf) });
+                self.conn.fail_request(now, id, RequestError::HttpStatus { status, body: excerpt(&buf) });
             }
             return;
         }
@@ -798,6 +809,7 @@ impl HttpSession {
                 self.schedule(now, GetKind::Resume(out), attempts, decoder);
             }
             (Body::Unexpected(content_type), _) => self.conn.fail_request(
+                now,
                 id,
                 RequestError::Transport(format!(
                     "the server answered HTTP {status} with content type {content_type:?}, which cannot carry \
@@ -810,6 +822,7 @@ impl HttpSession {
                     End::Failed(why) => format!("broke ({why})"),
                 };
                 self.conn.fail_request(
+                now,
                     id,
                     RequestError::Transport(format!(
                         "the response stream {how} without the response, and the server gave no event id \
@@ -845,7 +858,7 @@ impl HttpSession {
             if let (GetKind::Resume(_), Body::Error(buf)) = (&kind, &body) {
                 if session_gone(status.unwrap_or(0), buf) {
                     let GetKind::Resume(out) = kind else { unreachable!() };
-                    return self.session_expired(out);
+                    return self.session_expired(now, out);
                 }
             }
         }
@@ -868,7 +881,7 @@ impl HttpSession {
                         _ => RequestError::Transport(format!("resuming the response stream failed: {why}")),
                     };
                     if let Some(id) = out.request {
-                        self.conn.fail_request(id, error);
+                        self.conn.fail_request(now, id, error);
                     }
                 }
             }
@@ -887,7 +900,7 @@ impl HttpSession {
                 }
                 GetKind::Resume(out) => {
                     if let Some(id) = out.request {
-                        self.conn.fail_request(id, RequestError::Transport(what));
+                        self.conn.fail_request(now, id, RequestError::Transport(what));
                     }
                 }
             }
@@ -914,14 +927,14 @@ impl HttpSession {
     }
 
     /// The server forgot the session: start a new one and re-send `out` once.
-    fn session_expired(&mut self, out: Outgoing) {
+    fn session_expired(&mut self, now: Instant, out: Outgoing) {
         let pending = out.request.filter(|&id| self.conn.awaits(id));
         if let Some(id) = pending {
             if out.retried {
                 let error = RequestError::Transport(
                     "the server forgot the session again right after a re-initialization".to_owned(),
                 );
-                self.conn.fail_request(id, error);
+                self.conn.fail_request(now, id, error);
             }
         }
         let retry = pending.is_some() && !out.retried;
@@ -1072,6 +1085,59 @@ impl HttpSession {
     }
 }
 
+/// The method of an outgoing message and, for the methods that name their target, the name:
+/// `params.name` for `tools/call` and `prompts/get`, `params.uri` for `resources/read`.
+fn method_and_name(body: &[u8]) -> (Option<String>, Option<String>) {
+    #[derive(Deserialize)]
+    struct Params<'a> {
+        #[serde(borrow, default)]
+        name: Option<Cow<'a, str>>,
+        #[serde(borrow, default)]
+        uri: Option<Cow<'a, str>>,
+    }
+    #[derive(Deserialize)]
+    struct Message<'a> {
+        #[serde(borrow, default)]
+        method: Option<Cow<'a, str>>,
+        #[serde(borrow, default)]
+        params: Option<Params<'a>>,
+    }
+    let Ok(message) = serde_json::from_slice::<Message<'_>>(body) else { return (None, None) };
+    let Some(method) = message.method else { return (None, None) };
+    let name = match (&*method, message.params) {
+        ("tools/call" | "prompts/get", Some(params)) => params.name.map(Cow::into_owned),
+        ("resources/read", Some(params)) => params.uri.map(Cow::into_owned),
+        _ => None,
+    };
+    (Some(method.into_owned()), name)
+}
+
+/// A header value as 2026-07-28 sends it: as is when it is printable ASCII without leading or
+/// trailing white space, else `=?base64?<Base64 of the UTF-8 bytes>?=`.
+pub(crate) fn header_value(value: &str) -> String {
+    let plain = value.bytes().all(|b| (0x20..0x7f).contains(&b))
+        && !value.starts_with([' ', '\t'])
+        && !value.ends_with([' ', '\t']);
+    if plain { value.to_owned() } else { format!("=?base64?{}?=", base64(value.as_bytes())) }
+}
+
+/// Standard Base64 with padding.
+fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let n = chunk.iter().enumerate().fold(0u32, |n, (i, &b)| n | u32::from(b) << (16 - 8 * i));
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(char::from(ALPHABET[(n >> (18 - 6 * i)) as usize & 63]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
 /// Header values the session accepts as a session id: visible ASCII, as the spec requires.
 fn is_visible_ascii(value: &str) -> bool {
     !value.is_empty() && value.bytes().all(|b| (0x21..=0x7e).contains(&b))
@@ -1130,6 +1196,28 @@ mod tests {
         assert!(!is_response_to(br#"{"jsonrpc":"2.0","id":3,"method":"ping"}"#, 3));
         assert!(!is_response_to(br#"{"jsonrpc":"2.0","id":"3","result":{}}"#, 3));
         assert!(!is_response_to(b"not json", 3));
+    }
+
+    #[test]
+    fn header_values_and_base64() {
+        assert_eq!(base64(b""), "");
+        assert_eq!(base64(b"f"), "Zg==");
+        assert_eq!(base64(b"fo"), "Zm8=");
+        assert_eq!(base64(b"foo"), "Zm9v");
+        assert_eq!(base64(b"foobar"), "Zm9vYmFy");
+        assert_eq!(header_value("get_weather"), "get_weather");
+        assert_eq!(header_value("file:///a b.txt"), "file:///a b.txt");
+        assert_eq!(header_value(""), "");
+        assert_eq!(header_value("héllo"), "=?base64?aMOpbGxv?=");
+        assert_eq!(header_value(" padded"), "=?base64?IHBhZGRlZA==?=");
+        assert_eq!(header_value("line\nbreak"), "=?base64?bGluZQpicmVhaw==?=");
+        assert_eq!(
+            method_and_name(
+                br#"{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"demo://x"}}"#
+            ),
+            (Some("resources/read".into()), Some("demo://x".into()))
+        );
+        assert_eq!(method_and_name(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#), (None, None));
     }
 
     #[test]
