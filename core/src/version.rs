@@ -47,6 +47,17 @@ impl ProtocolVersion {
         ProtocolVersion::V2026_07_28,
     ];
 
+    /// Every version, in order of preference (newest first) for a dual-era client: pass it to
+    /// [`ClientConfig::with_versions`](crate::ClientConfig::with_versions) to probe for
+    /// 2026-07-28 and fall back to the newest `initialize`-era version.
+    pub const DUAL_ERA: &'static [ProtocolVersion] = &[
+        ProtocolVersion::V2026_07_28,
+        ProtocolVersion::V2025_11_25,
+        ProtocolVersion::V2025_06_18,
+        ProtocolVersion::V2025_03_26,
+        ProtocolVersion::V2024_11_05,
+    ];
+
     /// Whether this version belongs to the modern era (no `initialize` handshake).
     pub fn is_modern(self) -> bool {
         self >= ProtocolVersion::V2026_07_28

@@ -15,6 +15,9 @@ pub(crate) const INVALID_PARAMS: i64 = -32602;
 pub(crate) const INTERNAL_ERROR: i64 = -32603;
 /// MCP: the requested resource does not exist.
 pub(crate) const RESOURCE_NOT_FOUND: i64 = -32002;
+/// MCP 2026-07-28: the request's `_meta` protocol version is not spoken here (`data:
+/// {supported, requested}`).
+pub(crate) const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
 
 /// A JSON-RPC error object (`{code, message, data?}`).
 #[derive(Debug, Clone, PartialEq)]

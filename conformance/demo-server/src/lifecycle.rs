@@ -1,4 +1,5 @@
-//! `initialize`: protocol version negotiation, capabilities and server info.
+//! `initialize`: protocol version negotiation, capabilities and server info (shared with the
+//! 2026-07-28 `server/discover`).
 
 use serde_json::{Map, Value, json};
 
@@ -18,7 +19,21 @@ pub(crate) fn negotiate(requested: &str) -> &'static str {
     SUPPORTED_VERSIONS.iter().copied().find(|known| *known == requested).unwrap_or(LATEST_VERSION)
 }
 
-/// The server capabilities announced in the `initialize` result.
+/// The guidance for the model, in the `initialize` and `server/discover` results.
+pub(crate) const INSTRUCTIONS: &str = "A deterministic demo server: try the `echo` tool, the \
+                                       `demo://readme` resource or the `greeting` prompt.";
+
+/// The server's identity (`Implementation`): `serverInfo` of `initialize`, and
+/// `_meta["io.modelcontextprotocol/serverInfo"]` of 2026-07-28 results.
+pub(crate) fn server_info() -> Value {
+    json!({
+        "name": SERVER_NAME,
+        "title": "MCP demo server",
+        "version": env!("CARGO_PKG_VERSION"),
+    })
+}
+
+/// The server capabilities announced in the `initialize` and `server/discover` results.
 pub(crate) fn capabilities() -> Value {
     json!({
         "tools": { "listChanged": true },
@@ -38,13 +53,8 @@ pub(crate) fn initialize(params: &Map<String, Value>) -> Result<Value, RpcError>
     Ok(json!({
         "protocolVersion": negotiate(requested),
         "capabilities": capabilities(),
-        "serverInfo": {
-            "name": SERVER_NAME,
-            "title": "MCP demo server",
-            "version": env!("CARGO_PKG_VERSION"),
-        },
-        "instructions": "A deterministic demo server: try the `echo` tool, the `demo://readme` \
-                         resource or the `greeting` prompt.",
+        "serverInfo": server_info(),
+        "instructions": INSTRUCTIONS,
     }))
 }
 
@@ -68,5 +78,21 @@ mod tests {
         let result = initialize(&params).expect("initialize");
         assert_eq!(result["protocolVersion"], "2025-03-26");
         assert_eq!(result["serverInfo"]["name"], SERVER_NAME);
+    }
+
+    #[test]
+    fn initialize_result_keeps_its_identity_and_instructions() {
+        let params = json!({"protocolVersion": "2025-11-25"}).as_object().cloned().expect("object");
+        let result = initialize(&params).expect("initialize");
+        assert_eq!(
+            result["serverInfo"],
+            json!({"name": "mcp-demo-server", "title": "MCP demo server", "version": env!("CARGO_PKG_VERSION")})
+        );
+        assert_eq!(
+            result["instructions"],
+            "A deterministic demo server: try the `echo` tool, the `demo://readme` resource or the \
+             `greeting` prompt."
+        );
+        assert!(result.get("resultType").is_none());
     }
 }

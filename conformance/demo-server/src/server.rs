@@ -1,6 +1,11 @@
 //! The server state and message routing: requests, notifications, batches, cancellation and
 //! server→client requests.
 //!
+//! Every request is routed by era first (see [`Server::select_era`]): legacy requests
+//! (`initialize` era) go through [`Server::call_method`] unchanged, 2026-07-28 requests (with
+//! per-request `_meta`) through [`Server::call_modern_method`], whose results carry
+//! `resultType` and, for lists and reads, the cache hints.
+//!
 //! Threading model: one reader thread (the caller of [`Server::handle_line`]) routes every
 //! message. Quick requests are answered inline, in order. Tool calls that may block (sleeps,
 //! progress loops, server→client requests, stderr bursts) run on their own thread, are tracked
@@ -16,8 +21,12 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
-use super::jsonrpc::{self, INTERNAL_ERROR, INVALID_REQUEST, Incoming, PARSE_ERROR, RpcError};
+use super::jsonrpc::{
+    self, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, Incoming, PARSE_ERROR, RESOURCE_NOT_FOUND,
+    RpcError,
+};
 use super::logging::LogFilter;
+use super::modern::{self, Era, EraCell, Listeners, RequestMeta};
 use super::options::Options;
 use super::output::Output;
 use super::pagination::paginate;
@@ -47,6 +56,10 @@ pub(crate) struct Server {
     pending: Mutex<HashMap<String, mpsc::Sender<Result<Value, Value>>>>,
     /// The counter behind server→client request ids (`srv-1`, `srv-2`, ...).
     next_request: AtomicU64,
+    /// How the session opened (`initialize` or a 2026-07-28 request).
+    era: EraCell,
+    /// The open 2026-07-28 `subscriptions/listen` streams.
+    listeners: Listeners,
 }
 
 /// Where the response to one request goes.
@@ -78,6 +91,8 @@ impl Server {
             cancelled: Mutex::new(Vec::new()),
             pending: Mutex::new(HashMap::new()),
             next_request: AtomicU64::new(0),
+            era: EraCell::default(),
+            listeners: Listeners::default(),
         }
     }
 
@@ -89,6 +104,11 @@ impl Server {
     /// Sends a notification to the client.
     pub(crate) fn notify(&self, method: &str, params: Value) {
         self.send(&jsonrpc::notification(method, params));
+    }
+
+    /// Sends the change notifications every open `subscriptions/listen` stream asked for.
+    pub(crate) fn notify_listeners(&self) {
+        self.listeners.notify_changes(|message| self.send(message));
     }
 
     /// The ids seen in `notifications/cancelled` so far.
@@ -180,24 +200,131 @@ impl Server {
         params: Map<String, Value>,
         reply: Reply,
     ) -> bool {
-        if method == "tools/call" {
-            match tools::prepare(&params) {
-                Ok(call) if call.tool.blocking => return self.spawn_tool_call(id, call, reply),
-                Ok(call) => {
-                    // Nothing can cancel an inline call (the reader thread is busy running it), so
-                    // the flag stays down and `Err(Cancelled)` cannot happen.
-                    let never_cancelled = AtomicBool::new(false);
-                    if let Ok(outcome) = call.run(self, &never_cancelled) {
-                        self.deliver(reply, jsonrpc::response(&id, outcome));
-                    }
-                }
-                Err(error) => self.deliver(reply, jsonrpc::failure(&id, &error)),
+        match self.select_era(method, &params) {
+            Ok(Some(meta)) => return self.handle_modern_request(id, method, &params, meta, reply),
+            Ok(None) => {}
+            Err(error) => {
+                self.deliver(reply, jsonrpc::failure(&id, &error));
+                return false;
             }
-            return false;
+        }
+        if method == "tools/call" {
+            return match tools::prepare(&params) {
+                Ok(call) => self.call_tool(id, call, reply),
+                Err(error) => {
+                    self.deliver(reply, jsonrpc::failure(&id, &error));
+                    false
+                }
+            };
         }
         let outcome = self.call_method(method, &params);
         self.deliver(reply, jsonrpc::response(&id, outcome));
         false
+    }
+
+    /// Decides the era of a request: `Ok(None)` for legacy, `Ok(Some(meta))` for 2026-07-28.
+    ///
+    /// `initialize` is legacy and makes the session legacy. A request whose `_meta` carries
+    /// `io.modelcontextprotocol/protocolVersion` is modern (whatever the session): `-32022` for
+    /// a version not spoken with per-request metadata, `-32601` for a method the modern era
+    /// lacks, `-32602` for a missing `clientCapabilities` or a bad log level; the first valid
+    /// one makes a fresh session modern. Any other request is legacy, except `server/discover`
+    /// and every request of a session that opened modern, which are modern requests missing
+    /// their `_meta` (`-32602`, or `-32601` for a method the modern era lacks).
+    fn select_era(&self, method: &str, params: &Map<String, Value>) -> Result<Option<RequestMeta>, RpcError> {
+        if method == "initialize" {
+            self.era.initialized();
+            return Ok(None);
+        }
+        if modern::requested_version(params)?.is_none() {
+            if method == "server/discover" || self.era.get() == Era::Modern {
+                return Err(if modern::is_method(method) {
+                    modern::missing_meta(method)
+                } else {
+                    RpcError::method_not_found(method)
+                });
+            }
+            return Ok(None);
+        }
+        self.era.modern_request();
+        if !modern::is_method(method) {
+            return Err(RpcError::method_not_found(method));
+        }
+        RequestMeta::parse(method, params).map(Some)
+    }
+
+    /// Answers a 2026-07-28 request (its `_meta` validated into `meta`).
+    fn handle_modern_request(
+        self: &Arc<Self>,
+        id: Value,
+        method: &str,
+        params: &Map<String, Value>,
+        meta: RequestMeta,
+        reply: Reply,
+    ) -> bool {
+        match method {
+            "tools/call" => match tools::prepare_modern(params, meta) {
+                Ok(call) => self.call_tool(id, call, reply),
+                Err(error) => {
+                    self.deliver(reply, jsonrpc::failure(&id, &error));
+                    false
+                }
+            },
+            "subscriptions/listen" => {
+                // An open stream is never answered; only a failure to open one is.
+                if let Err(error) = self.listeners.listen(&id, params, |message| self.send(message)) {
+                    self.deliver(reply, jsonrpc::failure(&id, &error));
+                }
+                false
+            }
+            _ => {
+                let outcome = self.call_modern_method(method, params);
+                self.deliver(reply, jsonrpc::response(&id, outcome));
+                false
+            }
+        }
+    }
+
+    /// Runs a validated tool call: inline, or on its own thread when it may block (returns
+    /// `true`).
+    fn call_tool(self: &Arc<Self>, id: Value, call: ToolCall, reply: Reply) -> bool {
+        if call.tool.blocking {
+            return self.spawn_tool_call(id, call, reply);
+        }
+        // Nothing can cancel an inline call (the reader thread is busy running it), so the flag
+        // stays down and `Err(Cancelled)` cannot happen.
+        let never_cancelled = AtomicBool::new(false);
+        if let Ok(outcome) = call.run(self, &never_cancelled) {
+            self.deliver(reply, jsonrpc::response(&id, outcome));
+        }
+        false
+    }
+
+    /// Answers the 2026-07-28 request methods other than `tools/call` and
+    /// `subscriptions/listen`: lists and reads are cacheable (`ttlMs`, `cacheScope`), every
+    /// result has `resultType: "complete"`, and an unknown resource is `-32602` (`-32002` is
+    /// retired).
+    fn call_modern_method(&self, method: &str, params: &Map<String, Value>) -> Result<Value, RpcError> {
+        let page_size = self.options.page_size;
+        let listed = match method {
+            "server/discover" => return Ok(modern::discover()),
+            "tools/list" => paginate("tools", tools::list(), page_size, params),
+            "resources/list" => paginate("resources", resources::list(), page_size, params),
+            "resources/templates/list" => {
+                paginate("resourceTemplates", resources::templates(), page_size, params)
+            }
+            "resources/read" => resources::read(params).map_err(|mut error| {
+                if error.code == RESOURCE_NOT_FOUND {
+                    error.code = INVALID_PARAMS;
+                }
+                error
+            }),
+            "prompts/list" => paginate("prompts", prompts::list(), page_size, params),
+            "prompts/get" => return prompts::get(params).map(modern::complete),
+            "completion/complete" => return completion::complete(params).map(modern::complete),
+            _ => return Err(RpcError::method_not_found(method)),
+        };
+        listed.map(modern::cacheable)
     }
 
     /// Answers every request method except `tools/call`.
@@ -278,6 +405,7 @@ impl Server {
         };
         eprintln!("demo-server: cancelled request {id}");
         lock(&self.cancelled).push(id.clone());
+        self.listeners.cancel(id);
         if let Some(flag) = lock(&self.in_flight).get(&id.to_string()) {
             flag.store(true, Ordering::SeqCst);
         }

@@ -6,12 +6,17 @@ use std::process::{Child, Command, Stdio};
 use std::thread;
 
 use super::lifecycle::{SERVER_NAME, SUPPORTED_VERSIONS};
+use super::modern::MODERN_VERSIONS;
 use super::options::Options;
 
 /// Prints a few startup lines to stderr.
 pub(crate) fn print_banner(options: &Options) {
     eprintln!("demo-server: {SERVER_NAME} {} ready on stdio", env!("CARGO_PKG_VERSION"));
-    eprintln!("demo-server: protocol versions {}", SUPPORTED_VERSIONS.join(", "));
+    eprintln!(
+        "demo-server: protocol versions {} (initialize), {} (per-request _meta)",
+        SUPPORTED_VERSIONS.join(", "),
+        MODERN_VERSIONS.join(", ")
+    );
     let pages = match options.page_size {
         0 => "one page per list".to_owned(),
         size => format!("page size {size}"),

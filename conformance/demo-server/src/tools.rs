@@ -1,4 +1,10 @@
 //! The tools: their declarations (`tools/list`) and implementations (`tools/call`).
+//!
+//! A tool runs the same way in both eras, except where the era shows: `sample`, `elicit` and
+//! `list_roots` ask the client with a server→client request (legacy) or with a multi
+//! round-trip `input_required` result (2026-07-28), `log` filters by `logging/setLevel`
+//! (legacy) or by the request's `_meta` log level (2026-07-28), and `notify_changes` notifies
+//! everyone (legacy) or only the `subscriptions/listen` streams (2026-07-28).
 
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -11,6 +17,7 @@ use super::arguments::{optional_u64, required_array, required_number, required_s
 use super::assets::{TINY_PNG, base64};
 use super::jsonrpc::RpcError;
 use super::logging;
+use super::modern::{self, META_CLIENT_CAPABILITIES, RequestMeta};
 use super::server::{CANCEL_POLL, Cancelled, Server};
 
 /// Why a tool call produced no result.
@@ -20,6 +27,9 @@ pub(crate) enum ToolError {
     Rpc(RpcError),
     /// The client cancelled the call: not answered at all.
     Cancelled,
+    /// The answer is settled before the tool got to the end: an `input_required` result
+    /// (2026-07-28) or a tool error result.
+    Done(Value),
 }
 
 impl From<RpcError> for ToolError {
@@ -41,7 +51,7 @@ type ToolResult = Result<Value, ToolError>;
 pub(crate) struct Context<'a> {
     server: &'a Server,
     cancel: &'a AtomicBool,
-    progress_token: Option<&'a Value>,
+    call: &'a ToolCall,
 }
 
 impl Context<'_> {
@@ -60,11 +70,84 @@ impl Context<'_> {
         }
     }
 
-    /// Sends a server→client request; see [`Server::request_client`].
-    fn request_client(&self, method: &str, params: Value) -> Result<Result<Value, Value>, Cancelled> {
-        self.server.request_client(method, params, self.cancel)
+    /// The `progressToken` of the request, if any.
+    fn progress_token(&self) -> Option<&Value> {
+        self.call.progress_token.as_ref()
+    }
+
+    /// Asks the client for `ask.method` with `params`: the client's result (`Ok`) or JSON-RPC
+    /// error object (`Err`).
+    ///
+    /// Legacy: a server→client request, waited for (see [`Server::request_client`]).
+    /// 2026-07-28: the `inputResponses[ask.key]` of a retry whose `requestState` is the one
+    /// [`modern::request_state`] gives for this call; otherwise the call ends with
+    /// [`ToolError::Done`] holding an `input_required` result (or a tool error when the
+    /// request's client capabilities do not allow the question). A `requestState` that belongs
+    /// to another call, or a response that is not an object, is `-32602`.
+    fn ask(&self, ask: &Ask, params: Value) -> Result<Result<Value, Value>, ToolError> {
+        let Some(modern) = &self.call.modern else {
+            return Ok(self.server.request_client(ask.method, params, self.cancel)?);
+        };
+        if !(ask.allowed)(&modern.meta) {
+            return Err(ToolError::Done(error_result(format!(
+                "{} needs the client capability `{}`, which this request's \
+                 _meta[\"{META_CLIENT_CAPABILITIES}\"] does not declare",
+                ask.method, ask.capability
+            ))));
+        }
+        let state = modern::request_state(self.call.tool.name, ask.key, &self.call.arguments);
+        if let Some(echoed) = &modern.request_state {
+            if *echoed != state {
+                let message = format!("requestState {echoed:?} does not belong to this tools/call");
+                return Err(RpcError::invalid_params(message).into());
+            }
+            if let Some(response) = modern.input_responses.get(ask.key) {
+                if !response.is_object() {
+                    let message = format!("inputResponses.{} must be an object", ask.key);
+                    return Err(RpcError::invalid_params(message).into());
+                }
+                return Ok(Ok(response.clone()));
+            }
+        }
+        Err(ToolError::Done(json!({
+            "resultType": "input_required",
+            "inputRequests": { ask.key: { "method": ask.method, "params": params } },
+            "requestState": state,
+        })))
     }
 }
+
+/// Something a tool asks the client for.
+struct Ask {
+    /// The key of the question in `inputRequests` / `inputResponses` (2026-07-28).
+    key: &'static str,
+    /// The method of the request (`sampling/createMessage`, ...).
+    method: &'static str,
+    /// The client capability it needs, as named in the refusal.
+    capability: &'static str,
+    /// Whether a modern request's client capabilities allow the question.
+    allowed: fn(&RequestMeta) -> bool,
+}
+
+/// `sample`: `sampling/createMessage`, under the key `sampling`.
+const SAMPLING: Ask = Ask {
+    key: "sampling",
+    method: "sampling/createMessage",
+    capability: "sampling",
+    allowed: |meta| meta.declares("sampling"),
+};
+
+/// `elicit`: a form-mode `elicitation/create`, under the key `elicitation`.
+const ELICITATION: Ask = Ask {
+    key: "elicitation",
+    method: "elicitation/create",
+    capability: "elicitation (form mode)",
+    allowed: RequestMeta::declares_form_elicitation,
+};
+
+/// `list_roots`: `roots/list`, under the key `roots`.
+const ROOTS: Ask =
+    Ask { key: "roots", method: "roots/list", capability: "roots", allowed: |meta| meta.declares("roots") };
 
 /// A tool declaration plus its implementation.
 pub(crate) struct Tool {
@@ -93,21 +176,38 @@ pub(crate) struct ToolCall {
     pub(crate) tool: &'static Tool,
     arguments: Map<String, Value>,
     progress_token: Option<Value>,
+    /// The 2026-07-28 side of the call; `None` for a legacy call.
+    modern: Option<ModernCall>,
+}
+
+/// What a 2026-07-28 `tools/call` carries besides the legacy fields.
+#[derive(Debug)]
+struct ModernCall {
+    /// The validated per-request `_meta`.
+    meta: RequestMeta,
+    /// `inputResponses` of a retry (empty on a first attempt).
+    input_responses: Map<String, Value>,
+    /// `requestState` echoed by a retry.
+    request_state: Option<String>,
 }
 
 impl ToolCall {
     /// Runs the tool. `Err(Cancelled)` means the call must not be answered.
+    ///
+    /// The result of a 2026-07-28 call carries `resultType` and the server's identity in
+    /// `_meta` (see [`modern::complete`]).
     pub(crate) fn run(
         &self,
         server: &Server,
         cancel: &AtomicBool,
     ) -> Result<Result<Value, RpcError>, Cancelled> {
-        let context = Context { server, cancel, progress_token: self.progress_token.as_ref() };
-        match (self.tool.run)(&context, &self.arguments) {
-            Ok(result) => Ok(Ok(result)),
-            Err(ToolError::Rpc(error)) => Ok(Err(error)),
-            Err(ToolError::Cancelled) => Err(Cancelled),
-        }
+        let context = Context { server, cancel, call: self };
+        let result = match (self.tool.run)(&context, &self.arguments) {
+            Ok(result) | Err(ToolError::Done(result)) => result,
+            Err(ToolError::Rpc(error)) => return Ok(Err(error)),
+            Err(ToolError::Cancelled) => return Err(Cancelled),
+        };
+        Ok(Ok(if self.modern.is_some() { modern::complete(result) } else { result }))
     }
 }
 
@@ -131,7 +231,25 @@ pub(crate) fn prepare(params: &Map<String, Value>) -> Result<ToolCall, RpcError>
         .and_then(|meta| meta.get("progressToken"))
         .filter(|token| token.is_string() || token.is_number())
         .cloned();
-    Ok(ToolCall { tool, arguments, progress_token })
+    Ok(ToolCall { tool, arguments, progress_token, modern: None })
+}
+
+/// Validates a 2026-07-28 `tools/call {name, arguments?, inputResponses?, requestState?,
+/// _meta}` whose `_meta` is `meta`.
+pub(crate) fn prepare_modern(params: &Map<String, Value>, meta: RequestMeta) -> Result<ToolCall, RpcError> {
+    let mut call = prepare(params)?;
+    let input_responses = match params.get("inputResponses") {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(responses)) => responses.clone(),
+        Some(_) => return Err(RpcError::invalid_params("inputResponses must be an object")),
+    };
+    let request_state = match params.get("requestState") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(state)) => Some(state.clone()),
+        Some(_) => return Err(RpcError::invalid_params("requestState must be a string")),
+    };
+    call.modern = Some(ModernCall { meta, input_responses, request_state });
+    Ok(call)
 }
 
 /// The entries of `tools/list`, in order.
@@ -397,7 +515,7 @@ fn long_running(context: &Context<'_>, args: &Map<String, Value>) -> ToolResult 
     let step_ms = optional_u64(args, "step_ms", 100, MAX_MS)?;
     for step in 1..=steps {
         context.sleep(Duration::from_millis(step_ms))?;
-        if let Some(token) = context.progress_token {
+        if let Some(token) = context.progress_token() {
             context.server.notify(
                 "notifications/progress",
                 json!({
@@ -452,7 +570,7 @@ fn sample(context: &Context<'_>, args: &Map<String, Value>) -> ToolResult {
         "messages": [{ "role": "user", "content": { "type": "text", "text": prompt } }],
         "maxTokens": 100,
     });
-    Ok(match context.request_client("sampling/createMessage", params)? {
+    Ok(match context.ask(&SAMPLING, params)? {
         Ok(result) => {
             text_result(format!("sampled: {}", content_text(result.get("content").unwrap_or(&Value::Null))))
         }
@@ -471,7 +589,7 @@ fn elicit(context: &Context<'_>, args: &Map<String, Value>) -> ToolResult {
             "required": ["name"],
         },
     });
-    Ok(match context.request_client("elicitation/create", params)? {
+    Ok(match context.ask(&ELICITATION, params)? {
         Ok(result) => {
             let action = result.get("action").and_then(Value::as_str).unwrap_or("unknown");
             let content = result.get("content").unwrap_or(&Value::Null);
@@ -483,7 +601,7 @@ fn elicit(context: &Context<'_>, args: &Map<String, Value>) -> ToolResult {
 
 /// `list_roots {}` → `roots/list` → the uris joined by `,`.
 fn list_roots(context: &Context<'_>, _: &Map<String, Value>) -> ToolResult {
-    Ok(match context.request_client("roots/list", json!({}))? {
+    Ok(match context.ask(&ROOTS, json!({}))? {
         Ok(result) => {
             let uris: Vec<&str> = result
                 .get("roots")
@@ -496,13 +614,18 @@ fn list_roots(context: &Context<'_>, _: &Map<String, Value>) -> ToolResult {
     })
 }
 
-/// `log {level, message}` → `notifications/message` unless filtered.
+/// `log {level, message}` → `notifications/message` unless filtered: by `logging/setLevel`
+/// (legacy), or by the request's `_meta` log level (2026-07-28: no level, no message).
 fn log(context: &Context<'_>, args: &Map<String, Value>) -> ToolResult {
     let level = required_str(args, "level")?;
     let message = required_str(args, "message")?;
     let rank = logging::rank(level)
         .ok_or_else(|| RpcError::invalid_params(format!("unknown log level {level:?}")))?;
-    if !context.server.log_filter.allows(rank) {
+    let allowed = match &context.call.modern {
+        Some(modern) => modern.meta.log_level.is_some_and(|minimum| rank >= minimum),
+        None => context.server.log_filter.allows(rank),
+    };
+    if !allowed {
         return Ok(text_result("filtered"));
     }
     context
@@ -512,18 +635,26 @@ fn log(context: &Context<'_>, args: &Map<String, Value>) -> ToolResult {
 }
 
 /// `notify_changes {}` → the three list_changed notifications and resources/updated.
+///
+/// A legacy call sends them to the session (resources/updated per `resources/subscribe`d uri);
+/// every call also sends what each open `subscriptions/listen` stream asked for, tagged with
+/// its subscription id (a 2026-07-28 call sends nothing else: there are no unsolicited
+/// notifications in that era).
 fn notify_changes(context: &Context<'_>, _: &Map<String, Value>) -> ToolResult {
     let server = context.server;
-    for method in [
-        "notifications/tools/list_changed",
-        "notifications/resources/list_changed",
-        "notifications/prompts/list_changed",
-    ] {
-        server.notify(method, json!({}));
+    if context.call.modern.is_none() {
+        for method in [
+            "notifications/tools/list_changed",
+            "notifications/resources/list_changed",
+            "notifications/prompts/list_changed",
+        ] {
+            server.notify(method, json!({}));
+        }
+        for uri in server.subscriptions.snapshot() {
+            server.notify("notifications/resources/updated", json!({ "uri": uri }));
+        }
     }
-    for uri in server.subscriptions.snapshot() {
-        server.notify("notifications/resources/updated", json!({ "uri": uri }));
-    }
+    server.notify_listeners();
     Ok(text_result("notified"))
 }
 

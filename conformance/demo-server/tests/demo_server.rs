@@ -515,3 +515,468 @@ fn flood_stderr_does_not_stop_the_protocol() {
         thread::sleep(Duration::from_millis(10));
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// MCP 2026-07-28 ("modern": no initialize, per-request `_meta`, MRTR)
+// ---------------------------------------------------------------------------------------------
+
+/// The modern protocol version.
+const MODERN: &str = "2026-07-28";
+
+/// Every version the server lists in `supportedVersions` and in `-32022` data.
+const ALL_VERSIONS: [&str; 5] = ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+
+/// The required per-request `_meta` of a modern request with these client capabilities.
+fn modern_meta(capabilities: Value) -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientCapabilities": capabilities,
+        "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "0"},
+    })
+}
+
+/// `params` with `_meta` set to `meta`.
+fn with_meta(mut params: Value, meta: Value) -> Value {
+    params["_meta"] = meta;
+    params
+}
+
+/// The params of a modern `tools/call` with these client capabilities.
+fn modern_call(name: &str, arguments: Value, capabilities: Value) -> Value {
+    json!({"name": name, "arguments": arguments, "_meta": modern_meta(capabilities)})
+}
+
+impl DemoServer {
+    /// A modern request with `_meta` declaring no client capabilities.
+    fn modern_request(&mut self, id: impl Into<Value>, method: &str, params: Value) -> Value {
+        self.request(id, method, with_meta(params, modern_meta(json!({}))))
+    }
+
+    /// Fails if a message matching `predicate` arrived (the backlog and what is already sent).
+    fn assert_none(&mut self, what: &str, predicate: impl Fn(&Value) -> bool) {
+        while let Some(message) = self.next_line(Duration::from_millis(50)) {
+            self.backlog.push(message);
+        }
+        assert!(!self.backlog.iter().any(predicate), "unexpected {what}: {:?}", self.backlog);
+    }
+}
+
+#[test]
+fn modern_discover_answers_without_initialize() {
+    let mut server = DemoServer::spawn(&[]);
+    let response = server.request(1, "server/discover", json!({"_meta": modern_meta(json!({}))}));
+    let result = &response["result"];
+    assert_eq!(result["resultType"], "complete");
+    assert_eq!(result["supportedVersions"], json!(ALL_VERSIONS));
+    assert_eq!(result["ttlMs"], 60_000);
+    assert_eq!(result["cacheScope"], "public");
+    let info = &result["_meta"]["io.modelcontextprotocol/serverInfo"];
+    assert_eq!(info["name"], "mcp-demo-server");
+    assert_eq!(info["version"], env!("CARGO_PKG_VERSION"));
+    assert!(result.get("serverInfo").is_none() && result.get("protocolVersion").is_none());
+    // The same capabilities and instructions as initialize (which still works afterwards).
+    let init = server.request(
+        2,
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
+    );
+    assert_eq!(result["capabilities"], init["result"]["capabilities"]);
+    assert_eq!(result["instructions"], init["result"]["instructions"]);
+    assert!(result["instructions"].as_str().is_some_and(|text| !text.is_empty()));
+}
+
+#[test]
+fn modern_requests_work_without_initialize() {
+    let mut server = DemoServer::spawn(&[]);
+    let echoed =
+        server.modern_request(1, "tools/call", json!({"name": "echo", "arguments": {"message": "hi"}}));
+    assert_eq!(text(&echoed), "hi");
+    assert_eq!(echoed["result"]["resultType"], "complete");
+    assert_eq!(echoed["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "mcp-demo-server");
+    assert!(echoed["result"].get("ttlMs").is_none(), "tools/call results are not cacheable");
+    let stats = server.modern_request(
+        2,
+        "tools/call",
+        json!({"name": "get_stats", "arguments": {"numbers": [1, 3]}}),
+    );
+    assert_eq!(stats["result"]["structuredContent"], json!({"count": 2, "sum": 4.0, "mean": 2.0}));
+    let failed = server.modern_request(3, "tools/call", json!({"name": "fail", "arguments": {}}));
+    assert_eq!(failed["result"]["isError"], true);
+    assert_eq!(failed["result"]["resultType"], "complete");
+    let unknown = server.modern_request(4, "tools/call", json!({"name": "nope", "arguments": {}}));
+    assert_eq!(unknown["error"]["code"], -32602);
+
+    for (id, method, key, count) in [
+        (10, "tools/list", "tools", 15),
+        (11, "resources/list", "resources", 3),
+        (12, "resources/templates/list", "resourceTemplates", 1),
+        (13, "prompts/list", "prompts", 2),
+    ] {
+        let listed = server.modern_request(id, method, json!({}));
+        let result = &listed["result"];
+        assert_eq!(result[key].as_array().map(Vec::len), Some(count), "{method}: {listed}");
+        assert_eq!(result["resultType"], "complete", "{method}");
+        assert_eq!(result["ttlMs"], 60_000, "{method}");
+        assert_eq!(result["cacheScope"], "public", "{method}");
+    }
+    let read = server.modern_request(20, "resources/read", json!({"uri": "demo://items/42"}));
+    assert_eq!(read["result"]["contents"][0]["text"], "item 42");
+    assert_eq!((&read["result"]["ttlMs"], &read["result"]["cacheScope"]), (&json!(60_000), &json!("public")));
+    let missing = server.modern_request(21, "resources/read", json!({"uri": "demo://missing"}));
+    assert_eq!(missing["error"]["code"], -32602, "-32002 is retired in 2026-07-28");
+    assert_eq!(missing["error"]["data"]["uri"], "demo://missing");
+    let prompt =
+        server.modern_request(22, "prompts/get", json!({"name": "greeting", "arguments": {"name": "Ada"}}));
+    assert_eq!(prompt["result"]["messages"][0]["content"]["text"], "Hello, Ada!");
+    assert_eq!(prompt["result"]["resultType"], "complete");
+    let completion = server.modern_request(
+        23,
+        "completion/complete",
+        json!({"ref": {"type": "ref/prompt", "name": "code_review"}, "argument": {"name": "language", "value": "go"}}),
+    );
+    assert_eq!(completion["result"]["completion"]["values"], json!(["go"]));
+    assert_eq!(completion["result"]["resultType"], "complete");
+}
+
+#[test]
+fn modern_pagination_keeps_cursors_and_cache_hints() {
+    let mut server = DemoServer::spawn(&["--page-size", "10"]);
+    let first = server.modern_request(1, "tools/list", json!({}));
+    assert_eq!(first["result"]["tools"].as_array().map(Vec::len), Some(10));
+    let cursor = first["result"]["nextCursor"].clone();
+    let second = server.modern_request(2, "tools/list", json!({"cursor": cursor}));
+    assert_eq!(second["result"]["tools"].as_array().map(Vec::len), Some(5));
+    assert!(second["result"].get("nextCursor").is_none());
+    assert_eq!(second["result"]["ttlMs"], 60_000);
+}
+
+#[test]
+fn modern_requests_missing_meta_are_invalid_params() {
+    let mut server = DemoServer::spawn(&[]);
+    // server/discover is modern-only: without _meta it is malformed, before or after anything.
+    assert_eq!(server.request(1, "server/discover", json!({}))["error"]["code"], -32602);
+    let no_capabilities = json!({"_meta": {"io.modelcontextprotocol/protocolVersion": MODERN}});
+    assert_eq!(server.request(2, "server/discover", no_capabilities.clone())["error"]["code"], -32602);
+    let call =
+        with_meta(json!({"name": "echo", "arguments": {"message": "x"}}), no_capabilities["_meta"].clone());
+    assert_eq!(server.request(3, "tools/call", call)["error"]["code"], -32602);
+    let bad_capabilities = with_meta(
+        json!({}),
+        json!({"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": []}),
+    );
+    assert_eq!(server.request(4, "tools/list", bad_capabilities)["error"]["code"], -32602);
+    let mut bad_level = modern_meta(json!({}));
+    bad_level["io.modelcontextprotocol/logLevel"] = json!("loud");
+    assert_eq!(server.request(5, "tools/list", json!({"_meta": bad_level}))["error"]["code"], -32602);
+    // The session opened modern: a request without _meta is now malformed too.
+    let bare = server.call_tool(6, "echo", json!({"message": "x"}));
+    assert_eq!(bare["error"]["code"], -32602, "{bare}");
+    assert_eq!(server.request(7, "tools/list", json!({}))["error"]["code"], -32602);
+    // Methods the modern era removed are unknown, with or without _meta.
+    assert_eq!(server.request(8, "ping", json!({}))["error"]["code"], -32601);
+    for (id, method, params) in [
+        (9, "ping", json!({})),
+        (10, "logging/setLevel", json!({"level": "debug"})),
+        (11, "resources/subscribe", json!({"uri": "demo://readme"})),
+        (12, "resources/unsubscribe", json!({"uri": "demo://readme"})),
+        (13, "no/such/method", json!({})),
+    ] {
+        assert_eq!(server.modern_request(id, method, params)["error"]["code"], -32601, "{method}");
+    }
+    assert_eq!(
+        text(&server.modern_request(
+            14,
+            "tools/call",
+            json!({"name": "echo", "arguments": {"message": "ok"}})
+        )),
+        "ok"
+    );
+}
+
+#[test]
+fn modern_unsupported_version_is_32022_with_data() {
+    let mut server = DemoServer::spawn(&[]);
+    let mut meta = modern_meta(json!({}));
+    meta["io.modelcontextprotocol/protocolVersion"] = json!("1900-01-01");
+    let response = server.request(1, "server/discover", json!({"_meta": meta}));
+    assert_eq!(response["error"]["code"], -32022, "{response}");
+    assert_eq!(response["error"]["data"], json!({"supported": ALL_VERSIONS, "requested": "1900-01-01"}));
+    // A legacy version is not spoken with per-request metadata (initialize selects it).
+    let mut meta = modern_meta(json!({}));
+    meta["io.modelcontextprotocol/protocolVersion"] = json!("2025-11-25");
+    let call = with_meta(json!({"name": "echo", "arguments": {"message": "x"}}), meta);
+    let response = server.request(2, "tools/call", call);
+    assert_eq!(response["error"]["code"], -32022);
+    assert_eq!(response["error"]["data"]["requested"], "2025-11-25");
+    assert_eq!(response["error"]["data"]["supported"], json!(ALL_VERSIONS));
+    // Rejected requests select no era: legacy requests are still answered.
+    assert_eq!(server.request(3, "ping", json!({}))["result"], json!({}));
+}
+
+#[test]
+fn modern_elicit_round_trip() {
+    let mut server = DemoServer::spawn(&[]);
+    let params = modern_call("elicit", json!({"message": "who?"}), json!({"elicitation": {}}));
+    let first = server.request(1, "tools/call", params.clone());
+    let result = &first["result"];
+    assert_eq!(result["resultType"], "input_required", "{first}");
+    assert_eq!(
+        result["inputRequests"],
+        json!({"elicitation": {"method": "elicitation/create", "params": {
+            "message": "who?",
+            "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]},
+        }}})
+    );
+    let state = result["requestState"].as_str().expect("requestState").to_owned();
+    assert!(state.starts_with("mrtr1:elicit:elicitation:"), "{state}");
+    assert!(result.get("content").is_none());
+
+    let mut retry = params.clone();
+    retry["inputResponses"] = json!({"elicitation": {"action": "accept", "content": {"name": "Ada"}}});
+    retry["requestState"] = json!(state);
+    let done = server.request(2, "tools/call", retry);
+    assert_eq!(done["result"]["resultType"], "complete");
+    assert_eq!(text(&done), r#"action=accept content={"name":"Ada"}"#);
+
+    let mut declined = params;
+    declined["inputResponses"] = json!({"elicitation": {"action": "decline"}});
+    declined["requestState"] = json!(state);
+    assert_eq!(text(&server.request(3, "tools/call", declined)), "action=decline content=null");
+    // No server→client request was ever written.
+    server.assert_none("server→client request", |message| message.get("method").is_some());
+}
+
+#[test]
+fn modern_retry_without_the_answer_gets_input_required_again() {
+    let mut server = DemoServer::spawn(&[]);
+    let params = modern_call("elicit", json!({"message": "who?"}), json!({"elicitation": {"form": {}}}));
+    let first = server.request(1, "tools/call", params.clone())["result"].clone();
+    let state = first["requestState"].clone();
+
+    let mut no_answer = params.clone();
+    no_answer["requestState"] = state.clone();
+    let again = server.request(2, "tools/call", no_answer);
+    assert_eq!(again["result"]["resultType"], "input_required");
+    assert_eq!(again["result"]["inputRequests"], first["inputRequests"]);
+    assert_eq!(again["result"]["requestState"], state);
+
+    let mut other_key = params.clone();
+    other_key["inputResponses"] = json!({"something_else": {"action": "accept"}});
+    other_key["requestState"] = state.clone();
+    assert_eq!(server.request(3, "tools/call", other_key)["result"]["resultType"], "input_required");
+
+    let mut without_state = params.clone();
+    without_state["inputResponses"] =
+        json!({"elicitation": {"action": "accept", "content": {"name": "Ada"}}});
+    assert_eq!(server.request(4, "tools/call", without_state)["result"]["resultType"], "input_required");
+
+    let mut foreign_state = params.clone();
+    foreign_state["inputResponses"] =
+        json!({"elicitation": {"action": "accept", "content": {"name": "Ada"}}});
+    foreign_state["requestState"] = json!("mrtr1:elicit:elicitation:0000000000000000");
+    assert_eq!(server.request(5, "tools/call", foreign_state)["error"]["code"], -32602);
+
+    let mut changed_arguments = params.clone();
+    changed_arguments["arguments"] = json!({"message": "someone else?"});
+    changed_arguments["inputResponses"] = json!({"elicitation": {"action": "accept", "content": {}}});
+    changed_arguments["requestState"] = state.clone();
+    assert_eq!(server.request(6, "tools/call", changed_arguments)["error"]["code"], -32602);
+
+    let mut not_an_object = params;
+    not_an_object["inputResponses"] = json!({"elicitation": "yes"});
+    not_an_object["requestState"] = state;
+    assert_eq!(server.request(7, "tools/call", not_an_object)["error"]["code"], -32602);
+}
+
+#[test]
+fn modern_mrtr_sample_and_roots_follow_declared_capabilities() {
+    let mut server = DemoServer::spawn(&[]);
+    for (id, name, arguments, capabilities) in [
+        (1, "elicit", json!({"message": "?"}), json!({})),
+        (2, "elicit", json!({"message": "?"}), json!({"elicitation": {"url": {}}})),
+        (3, "sample", json!({"prompt": "hi"}), json!({"elicitation": {}})),
+        (4, "list_roots", json!({}), json!({"sampling": {}})),
+    ] {
+        let refused = server.request(id, "tools/call", modern_call(name, arguments, capabilities));
+        assert_eq!(refused["result"]["isError"], true, "{name}: {refused}");
+        assert_eq!(refused["result"]["resultType"], "complete");
+        assert!(text(&refused).contains("does not declare"), "{refused}");
+    }
+
+    let params = modern_call("sample", json!({"prompt": "hi"}), json!({"sampling": {}}));
+    let asked = server.request(10, "tools/call", params.clone())["result"].clone();
+    assert_eq!(asked["resultType"], "input_required");
+    assert_eq!(
+        asked["inputRequests"]["sampling"],
+        json!({"method": "sampling/createMessage", "params": {
+            "messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}],
+            "maxTokens": 100,
+        }})
+    );
+    let mut retry = params;
+    retry["inputResponses"] = json!({"sampling": {
+        "role": "assistant", "model": "m", "content": {"type": "text", "text": "hello back"}
+    }});
+    retry["requestState"] = asked["requestState"].clone();
+    assert_eq!(text(&server.request(11, "tools/call", retry)), "sampled: hello back");
+
+    let params = modern_call("list_roots", json!({}), json!({"roots": {}}));
+    let asked = server.request(12, "tools/call", params.clone())["result"].clone();
+    assert_eq!(asked["inputRequests"], json!({"roots": {"method": "roots/list", "params": {}}}));
+    let mut retry = params;
+    retry["inputResponses"] =
+        json!({"roots": {"roots": [{"uri": "file:///a"}, {"uri": "file:///b", "name": "b"}]}});
+    retry["requestState"] = asked["requestState"].clone();
+    assert_eq!(text(&server.request(13, "tools/call", retry)), "file:///a,file:///b");
+    server.assert_none("server→client request", |message| message.get("method").is_some());
+}
+
+#[test]
+fn modern_log_messages_follow_the_request_log_level() {
+    let mut server = DemoServer::spawn(&[]);
+    let log = |level: &str, message: &str, wanted: Option<&str>| {
+        let mut meta = modern_meta(json!({}));
+        if let Some(wanted) = wanted {
+            meta["io.modelcontextprotocol/logLevel"] = json!(wanted);
+        }
+        json!({"name": "log", "arguments": {"level": level, "message": message}, "_meta": meta})
+    };
+    // No logLevel in _meta: no message at all, whatever the level.
+    assert_eq!(text(&server.request(1, "tools/call", log("emergency", "silent", None))), "filtered");
+    assert_eq!(text(&server.request(2, "tools/call", log("warning", "below", Some("error")))), "filtered");
+    server.assert_none("log message", |message| message["method"] == "notifications/message");
+    assert_eq!(text(&server.request(3, "tools/call", log("warning", "at", Some("warning")))), "logged");
+    let logged = server.wait_for("a log message", |m| m["method"] == "notifications/message");
+    assert_eq!(logged["params"], json!({"level": "warning", "logger": "demo", "data": "at"}));
+    // The default legacy filter (info) does not apply to modern requests.
+    assert_eq!(text(&server.request(4, "tools/call", log("debug", "chatty", Some("debug")))), "logged");
+    let logged = server.wait_for("a debug message", |m| m["method"] == "notifications/message");
+    assert_eq!(logged["params"]["data"], "chatty");
+    server.assert_none("another log message", |message| message["method"] == "notifications/message");
+}
+
+#[test]
+fn modern_progress_and_cancellation() {
+    let mut server = DemoServer::spawn(&[]);
+    let mut meta = modern_meta(json!({}));
+    meta["progressToken"] = json!("tok");
+    server.send(&json!({
+        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "long_running", "arguments": {"steps": 3, "step_ms": 10}, "_meta": meta}
+    }));
+    for step in 1..=3 {
+        let progress = server.wait_for("progress", |message| message["method"] == "notifications/progress");
+        assert_eq!(progress["params"]["progressToken"], "tok");
+        assert_eq!(progress["params"]["progress"], step);
+    }
+    let done = server.response(&json!(1));
+    assert_eq!(text(&done), "done after 3 steps");
+    assert_eq!(done["result"]["resultType"], "complete");
+
+    server.send(&json!({
+        "jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": modern_call("sleep", json!({"ms": 60_000}), json!({}))
+    }));
+    server.send(&json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7}}));
+    let recorded =
+        server.modern_request(8, "tools/call", json!({"name": "cancelled_requests", "arguments": {}}));
+    assert_eq!(text(&recorded), "[7]");
+    thread::sleep(Duration::from_millis(100));
+    server.assert_none("response to the cancelled call", |message| message["id"] == 7);
+}
+
+#[test]
+fn modern_subscriptions_listen_carries_the_subscription_id() {
+    let mut server = DemoServer::spawn(&[]);
+    server.send(&json!({"jsonrpc": "2.0", "id": "sub", "method": "subscriptions/listen", "params": {
+        "_meta": modern_meta(json!({})),
+        "notifications": {"toolsListChanged": true, "resourceSubscriptions": ["demo://readme", "demo://missing"]},
+    }}));
+    let ack =
+        server.wait_for("the acknowledgement", |m| m["method"] == "notifications/subscriptions/acknowledged");
+    assert_eq!(
+        ack["params"],
+        json!({
+            "notifications": {"toolsListChanged": true, "resourceSubscriptions": ["demo://readme"]},
+            "_meta": {"io.modelcontextprotocol/subscriptionId": "sub"},
+        })
+    );
+    let notified = server.modern_request(1, "tools/call", json!({"name": "notify_changes", "arguments": {}}));
+    assert_eq!(text(&notified), "notified");
+    let tools = server.wait_for("tools/list_changed", |m| m["method"] == "notifications/tools/list_changed");
+    assert_eq!(tools["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], "sub");
+    let updated = server.wait_for("resources/updated", |m| m["method"] == "notifications/resources/updated");
+    assert_eq!(updated["params"]["uri"], "demo://readme");
+    assert_eq!(updated["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], "sub");
+    server.assert_none("an unrequested notification", |message| {
+        matches!(
+            message["method"].as_str(),
+            Some("notifications/resources/list_changed" | "notifications/prompts/list_changed")
+        )
+    });
+
+    server.send(
+        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "sub"}}),
+    );
+    server.backlog.clear();
+    assert_eq!(
+        text(&server.modern_request(2, "tools/call", json!({"name": "notify_changes", "arguments": {}}))),
+        "notified"
+    );
+    server.assert_none("a notification after cancellation", |message| message.get("method").is_some());
+    server.assert_none("a response to the listen request", |message| message["id"] == "sub");
+    let bad = server.modern_request(3, "subscriptions/listen", json!({}));
+    assert_eq!(bad["error"]["code"], -32602);
+}
+
+#[test]
+fn legacy_initialize_path_is_unchanged_after_a_discover_probe() {
+    let mut server = DemoServer::spawn(&[]);
+    // A dual-era client that probes, then falls back to initialize on the same process.
+    let probe = server.request("probe", "server/discover", json!({"_meta": modern_meta(json!({}))}));
+    assert_eq!(probe["result"]["resultType"], "complete");
+    let init = server.request(
+        0,
+        "initialize",
+        json!({"protocolVersion": "2025-06-18", "capabilities": {"elicitation": {}}, "clientInfo": {"name": "t", "version": "1"}}),
+    );
+    assert_eq!(init["result"]["protocolVersion"], "2025-06-18");
+    assert!(init["result"].get("resultType").is_none());
+    server.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    assert_eq!(server.request(1, "ping", json!({}))["result"], json!({}));
+    let listed = server.request(2, "tools/list", json!({}));
+    assert_eq!(listed["result"]["tools"].as_array().map(Vec::len), Some(15));
+    for key in ["resultType", "ttlMs", "cacheScope", "_meta"] {
+        assert!(listed["result"].get(key).is_none(), "legacy tools/list has {key}");
+    }
+    let echoed = server.call_tool(3, "echo", json!({"message": "legacy"}));
+    assert_eq!(echoed["result"], json!({"content": [{"type": "text", "text": "legacy"}]}));
+    assert_eq!(
+        server.request(4, "resources/read", json!({"uri": "demo://missing"}))["error"]["code"],
+        -32002
+    );
+    assert_eq!(text(&server.call_tool(5, "log", json!({"level": "info", "message": "m"}))), "logged");
+    server.wait_for("a log message", |m| m["method"] == "notifications/message");
+    // Legacy elicitation is still a server→client request.
+    server.send(&json!({"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {"name": "elicit", "arguments": {"message": "who?"}}}));
+    let request = server.wait_for("elicitation/create", |m| m["method"] == "elicitation/create");
+    assert_eq!(request["id"], "srv-1");
+    server.send(&json!({"jsonrpc": "2.0", "id": "srv-1", "result": {"action": "cancel"}}));
+    assert_eq!(text(&server.response(&json!(6))), "action=cancel content=null");
+    // The process serves both eras: a modern request still gets modern semantics.
+    let modern = server.modern_request(7, "tools/list", json!({}));
+    assert_eq!(modern["result"]["ttlMs"], 60_000);
+    assert!(server.request(8, "tools/list", json!({}))["result"].get("ttlMs").is_none());
+}
+
+#[test]
+fn legacy_sessions_ignore_unrelated_meta_and_modern_methods() {
+    let mut server = DemoServer::initialized(&[]);
+    let call = json!({"name": "echo", "arguments": {"message": "x"}, "_meta": {"progressToken": 3}});
+    assert!(server.request(1, "tools/call", call)["result"].get("resultType").is_none());
+    assert_eq!(
+        server.request(2, "subscriptions/listen", json!({"notifications": {}}))["error"]["code"],
+        -32601
+    );
+    assert_eq!(server.request(3, "server/discover", json!({}))["error"]["code"], -32602);
+}

@@ -65,9 +65,7 @@ fn arguments_for(schema: &JsonObject) -> Value {
 fn versions() -> Vec<ProtocolVersion> {
     let wanted = std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION").ok().and_then(|v| v.parse().ok());
     match wanted {
-        Some(version @ ProtocolVersion::V2026_07_28) => {
-            std::iter::once(version).chain(ProtocolVersion::LEGACY.iter().rev().copied()).collect()
-        }
+        Some(ProtocolVersion::V2026_07_28) => ProtocolVersion::DUAL_ERA.to_vec(),
         _ => ProtocolVersion::LEGACY.iter().rev().copied().collect(),
     }
 }

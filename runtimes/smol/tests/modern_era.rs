@@ -1,0 +1,105 @@
+//! MCP 2026-07-28 end to end over stdio: the smol client, in dual-era mode, against the demo
+//! server (which speaks both eras): discovery without `initialize`, per-request `_meta`,
+//! multi round-trip input answered by the same `ClientHandler` as legacy server requests,
+//! progress, the log level carried in `_meta`, and removed methods refused locally.
+
+mod common;
+
+use std::sync::{Arc, Mutex};
+
+use common::{builder, demo_server};
+use mcp_smol::mcp_sansio::schema::{
+    CallToolRequestParams, ClientCapabilities, CreateMessageRequestParams, CreateMessageResult,
+    ElicitRequestParams, ElicitResult, ListChangedCapability, ListRootsResult, LoggingLevel, Root,
+    SamplingContent,
+};
+use mcp_smol::mcp_sansio::{ProtocolVersion, ServerNotification, UsageError};
+use mcp_smol::{CallOptions, ClientHandler, Error, HandlerFuture};
+use serde_json::json;
+
+struct Answers;
+
+impl ClientHandler for Answers {
+    fn list_roots(&self) -> HandlerFuture<ListRootsResult> {
+        Box::pin(async { Ok(ListRootsResult::new(vec![Root::new("file:///modern")])) })
+    }
+
+    fn create_message(&self, params: CreateMessageRequestParams) -> HandlerFuture<CreateMessageResult> {
+        let prompt = params.messages[0].content.blocks()[0].as_text().unwrap_or("").to_owned();
+        Box::pin(
+            async move { Ok(CreateMessageResult::new("m", SamplingContent::text(format!("re: {prompt}")))) },
+        )
+    }
+
+    fn elicit(&self, _params: ElicitRequestParams) -> HandlerFuture<ElicitResult> {
+        Box::pin(async { Ok(ElicitResult::accept(json!({"name": "Grace"}).as_object().unwrap().clone())) })
+    }
+}
+
+fn capabilities() -> ClientCapabilities {
+    ClientCapabilities {
+        roots: Some(ListChangedCapability { list_changed: Some(true) }),
+        sampling: Some(Default::default()),
+        elicitation: Some(Default::default()),
+        ..Default::default()
+    }
+}
+
+#[test]
+fn a_dual_era_client_speaks_2026_07_28_to_a_modern_server() {
+    smol::block_on(async {
+        let client = builder()
+            .configure(|c| c.with_capabilities(capabilities()).with_versions(ProtocolVersion::DUAL_ERA))
+            .handler(Answers)
+            .spawn_stdio(&demo_server())
+            .await
+            .unwrap();
+        assert_eq!(client.protocol_version(), Some(ProtocolVersion::V2026_07_28));
+        assert_eq!(client.server_info().unwrap().name, "mcp-demo-server");
+
+        let echo = client.call_tool("echo", json!({"message": "modern"})).await.unwrap();
+        assert_eq!(echo.content[0].as_text(), Some("modern"));
+        assert!(!client.list_all_tools().await.unwrap().is_empty());
+
+        // Multi round-trip input, answered by the handler, each kind.
+        let elicited = client.call_tool("elicit", json!({"message": "who?"})).await.unwrap();
+        assert!(elicited.content[0].as_text().unwrap().contains("Grace"), "{elicited:?}");
+        let roots = client.call_tool("list_roots", json!({})).await.unwrap();
+        assert_eq!(roots.content[0].as_text(), Some("file:///modern"));
+        let sampled = client.call_tool("sample", json!({"prompt": "hi"})).await.unwrap();
+        assert!(sampled.content[0].as_text().unwrap().contains("re: hi"), "{sampled:?}");
+
+        // Progress.
+        let seen = Arc::new(Mutex::new(0));
+        let sink = seen.clone();
+        let params = CallToolRequestParams::new("long_running")
+            .with_arguments(json!({"steps": 3, "step_ms": 5}).as_object().unwrap().clone());
+        let options = CallOptions::default().on_progress(move |_| *sink.lock().unwrap() += 1);
+        client.call_tool_with(&params, options).await.unwrap();
+        assert_eq!(*seen.lock().unwrap(), 3);
+
+        // Log messages only once a level is set, and it travels in _meta (no setLevel RPC).
+        let mut notifications = client.notifications();
+        client.call_tool("log", json!({"level": "warning", "message": "quiet"})).await.unwrap();
+        client.set_log_level(LoggingLevel::Info).await.unwrap();
+        client.call_tool("log", json!({"level": "warning", "message": "loud"})).await.unwrap();
+        let first = notifications.next().await.unwrap();
+        let ServerNotification::LoggingMessage(message) = first else { panic!("{first:?}") };
+        assert_eq!(message.data, json!("loud"), "the message sent before the level was set never came");
+
+        // Removed methods fail locally, with nothing sent.
+        let ping = client.ping().await.unwrap_err();
+        assert!(matches!(ping, Error::Usage(UsageError::NotInVersion { .. })), "{ping}");
+        client.close().await;
+    });
+}
+
+#[test]
+fn the_default_client_stays_on_the_initialize_era() {
+    smol::block_on(async {
+        let client = builder().spawn_stdio(&demo_server()).await.unwrap();
+        assert_eq!(client.protocol_version(), Some(ProtocolVersion::V2025_11_25));
+        client.ping().await.unwrap();
+        client.close().await;
+    });
+}
