@@ -305,3 +305,39 @@ fn surf_everything_session_expiry() {
 fn surf_python_session_expiry() {
     smol::block_on(expiry_suite(python_on, surf()));
 }
+
+/// A dual-era client probes with `server/discover`: a legacy server's refusal sends it to
+/// `initialize` (and, for the HTTP+SSE server, on to the legacy transport); the Python SDK
+/// (2.3.0) speaks 2026-07-28 and stays modern.
+async fn dual_era_suite(url: &str, transport: impl HttpTransport, expected: ProtocolVersion) {
+    let (client, driver) = ClientBuilder::new(Implementation::new("mcp-sansio-http-interop", "0.1.0"))
+        .configure(|c| c.with_versions(ProtocolVersion::DUAL_ERA))
+        .connect_http(HttpConfig::new(url), transport);
+    smol::spawn(driver).detach();
+    client.ready().await.unwrap_or_else(|e| panic!("connecting to {url}: {e}"));
+    assert_eq!(client.protocol_version(), Some(expected), "{url}");
+    assert_eq!(text(&client.call_tool("echo", json!({"message": "hi"})).await.unwrap()), "Echo: hi");
+    assert!(client.close_within(Duration::from_secs(10)).await, "close took too long");
+}
+
+#[test]
+#[ignore = "needs server-everything and the Python SDK: run .ci/interop"]
+fn hyper_dual_era_client_against_both_eras() {
+    for (mode, path) in [("streamableHttp", "/mcp"), ("sse", "/sse")] {
+        let peer = everything(mode, path);
+        smol::block_on(dual_era_suite(&peer.url, hyper(), ProtocolVersion::V2025_11_25));
+    }
+    let peer = python();
+    smol::block_on(dual_era_suite(&peer.url, hyper(), ProtocolVersion::V2026_07_28));
+}
+
+#[test]
+#[ignore = "needs server-everything and the Python SDK: run .ci/interop"]
+fn surf_dual_era_client_against_both_eras() {
+    for (mode, path) in [("streamableHttp", "/mcp"), ("sse", "/sse")] {
+        let peer = everything(mode, path);
+        smol::block_on(dual_era_suite(&peer.url, surf(), ProtocolVersion::V2025_11_25));
+    }
+    let peer = python();
+    smol::block_on(dual_era_suite(&peer.url, surf(), ProtocolVersion::V2026_07_28));
+}
