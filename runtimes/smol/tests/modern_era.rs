@@ -7,11 +7,10 @@ mod common;
 
 use std::sync::{Arc, Mutex};
 
-use common::{builder, demo_server};
+use common::{all_capabilities, builder, demo_server};
 use mcp_smol::mcp_sansio::schema::{
-    CallToolRequestParams, ClientCapabilities, CreateMessageRequestParams, CreateMessageResult,
-    ElicitRequestParams, ElicitResult, ListChangedCapability, ListRootsResult, LoggingLevel, Root,
-    SamplingContent,
+    CallToolRequestParams, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
+    ElicitResult, ListRootsResult, LoggingLevel, Root, SamplingContent,
 };
 use mcp_smol::mcp_sansio::{ProtocolVersion, ServerNotification, UsageError};
 use mcp_smol::{CallOptions, ClientHandler, Error, HandlerFuture};
@@ -36,20 +35,11 @@ impl ClientHandler for Answers {
     }
 }
 
-fn capabilities() -> ClientCapabilities {
-    ClientCapabilities {
-        roots: Some(ListChangedCapability { list_changed: Some(true) }),
-        sampling: Some(Default::default()),
-        elicitation: Some(Default::default()),
-        ..Default::default()
-    }
-}
-
 #[test]
 fn a_dual_era_client_speaks_2026_07_28_to_a_modern_server() {
     smol::block_on(async {
         let client = builder()
-            .configure(|c| c.with_capabilities(capabilities()).with_versions(ProtocolVersion::DUAL_ERA))
+            .configure(|c| c.with_capabilities(all_capabilities()).with_versions(ProtocolVersion::DUAL_ERA))
             .handler(Answers)
             .spawn_stdio(&demo_server())
             .await

@@ -7,10 +7,10 @@ use std::os::unix::net::UnixStream;
 use std::sync::Arc;
 
 use async_io::Async;
-use common::{builder, demo_server};
+use common::{all_capabilities, builder, demo_server};
 use mcp_smol::mcp_sansio::schema::{
-    ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
-    ListChangedCapability, ListRootsResult, Root, SamplingContent,
+    CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult, ListRootsResult,
+    Root, SamplingContent,
 };
 use mcp_smol::{ClientHandler, HandlerFuture};
 use serde_json::json;
@@ -35,15 +35,6 @@ impl ClientHandler for Scripted {
     fn elicit(&self, params: ElicitRequestParams) -> HandlerFuture<ElicitResult> {
         assert!(params.requested_schema.is_some());
         Box::pin(async { Ok(ElicitResult::accept(json!({"name": "Ada"}).as_object().unwrap().clone())) })
-    }
-}
-
-fn all_capabilities() -> ClientCapabilities {
-    ClientCapabilities {
-        roots: Some(ListChangedCapability { list_changed: Some(true) }),
-        sampling: Some(Default::default()),
-        elicitation: Some(Default::default()),
-        ..Default::default()
     }
 }
 

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use mcp_smol::mcp_sansio::schema::Implementation;
+use mcp_smol::mcp_sansio::schema::{ClientCapabilities, Implementation, ListChangedCapability};
 use mcp_smol::{ClientBuilder, ServerCommand};
 
 /// The demo server, built by `cargo test` as this package's `demo_server` example.
@@ -24,6 +24,16 @@ pub(crate) fn demo_server_path() -> PathBuf {
 /// A command for the demo server with short shutdown steps, so tests stay quick.
 pub(crate) fn demo_server() -> ServerCommand {
     ServerCommand::new(demo_server_path()).shutdown_step(Duration::from_millis(500))
+}
+
+/// Roots, sampling and elicitation: every capability a handler can serve.
+pub(crate) fn all_capabilities() -> ClientCapabilities {
+    ClientCapabilities {
+        roots: Some(ListChangedCapability { list_changed: Some(true) }),
+        sampling: Some(Default::default()),
+        elicitation: Some(Default::default()),
+        ..Default::default()
+    }
 }
 
 pub(crate) fn builder() -> ClientBuilder {
