@@ -91,8 +91,6 @@ enum Role {
         kind: GetKind,
         /// Consecutive re-opens without a message in between.
         attempts: u32,
-        /// Carries `Last-Event-ID` and `retry` from one connection of the stream to the next.
-        decoder: SseDecoder,
     },
     /// The `initialize` re-sent after the session expired.
     Reinitialize,
@@ -111,7 +109,7 @@ enum Body {
     AwaitingHead,
     /// A JSON body, gathered whole.
     Json(Vec<u8>),
-    /// An event stream (the decoder lives in the role for `GET` streams).
+    /// An event stream, decoded by `Stream::decoder`.
     Sse,
     /// An error status: the start of the body, for the error message.
     Error(Vec<u8>),
@@ -128,7 +126,9 @@ struct Stream {
     body: Body,
     /// Response headers are due by then (or, once the response was received, the rest of the body).
     deadline: Option<Instant>,
-    /// The decoder of a `POST` that answered with an event stream.
+    /// The event-stream decoder: made when a `POST` answers with an event stream; given to a
+    /// `GET` when it opens, to carry `Last-Event-ID` and `retry` from one connection of the
+    /// stream to the next.
     decoder: Option<SseDecoder>,
 }
 
@@ -356,17 +356,13 @@ impl HttpSession {
             Role::Delete | Role::ReinitializedNotice => Body::Ignore,
             Role::Post { out, .. } if out.request.is_none() => Body::Ignore,
             Role::Post { .. } if matches!(self.mode, Mode::Legacy { .. }) => Body::Ignore,
-            Role::Post { .. } | Role::Reinitialize if sse => {
-                s.decoder = Some(SseDecoder::new(self.conn.config().max_message_size));
+            Role::Post { .. } | Role::Reinitialize | Role::Get { .. } | Role::LegacyGet if sse => {
+                let max = self.conn.config().max_message_size;
+                s.decoder.get_or_insert_with(|| SseDecoder::new(max));
                 Body::Sse
             }
             Role::Post { .. } | Role::Reinitialize if content_type == "application/json" => {
                 Body::Json(Vec::new())
-            }
-            Role::Get { .. } if sse => Body::Sse,
-            Role::LegacyGet if sse => {
-                s.decoder = Some(SseDecoder::new(self.conn.config().max_message_size));
-                Body::Sse
             }
             _ => Body::Unexpected(content_type),
         };
@@ -420,11 +416,7 @@ impl HttpSession {
             }
             Body::Sse => {
                 let mut events = std::mem::take(&mut self.events);
-                let decoder = match &mut s.role {
-                    Role::Get { decoder, .. } => Some(decoder),
-                    _ => s.decoder.as_mut(),
-                };
-                if let Some(decoder) = decoder {
+                if let Some(decoder) = s.decoder.as_mut() {
                     decoder.feed(chunk, &mut |item| events.push(item));
                 }
                 for item in events.drain(..) {
@@ -647,8 +639,11 @@ impl HttpSession {
         let deadline = matches!(kind, GetKind::Standalone).then(|| now + self.config.connect_timeout);
         let url = self.config.url.clone();
         let fresh = matches!(kind, GetKind::Standalone) && attempts == 0;
-        let role = Role::Get { kind, attempts, decoder };
+        let role = Role::Get { kind, attempts };
         let stream = self.start_exchange(HttpMethod::Get, url, headers, Vec::new(), role, deadline);
+        if let Some(s) = self.streams.get_mut(&stream) {
+            s.decoder = Some(decoder);
+        }
         if fresh {
             self.gate = Some(stream);
         }
@@ -714,14 +709,14 @@ impl HttpSession {
         if let Some(decoder) = s.decoder.as_mut() {
             decoder.finish(&mut |_| {});
         }
-        if let Role::Get { decoder, .. } = &mut s.role {
-            decoder.finish(&mut |_| {});
-        }
         match s.role {
             Role::Post { out, answered, initialize } => {
                 self.finish_post(now, s.status, s.body, s.decoder, out, answered, initialize, end)
             }
-            Role::Get { kind, attempts, decoder } => {
+            Role::Get { kind, attempts } => {
+                // Set when the GET opened.
+                let decoder =
+                    s.decoder.unwrap_or_else(|| SseDecoder::new(self.conn.config().max_message_size));
                 self.finish_get(now, s.status, s.body, kind, attempts, decoder, end)
             }
             Role::Reinitialize => {
