@@ -937,3 +937,35 @@ fn an_input_required_round_over_http_ends_its_stream_cleanly_and_retries_with_he
     );
     assert!(matches!(&net.events()[..], [Event::Response { id: got, result: Ok(_) }] if *got == id));
 }
+
+#[test]
+fn session_expiry_after_the_dual_era_fallback_reinitializes_with_the_fallback_initialize() {
+    // The probe took id 0, so `initialize` is id 1: re-initialization must recognise its answer.
+    let mut net = Net::with_config(HttpConfig::new(URL).standalone_stream(false), modern_config());
+    let probe = net.next();
+    net.reply(&probe, 404, "", "");
+    let init = net.next();
+    let init_result_1 = init_result("2025-11-25", full_server_capabilities()).replace("\"id\":0", "\"id\":1");
+    net.head(&init, 200, "application/json", Some("s1"));
+    net.body(&init, &init_result_1);
+    net.end(&init);
+    net.events();
+    let notice = net.next();
+    net.reply(&notice, 202, "", "");
+    let id = net.list_tools();
+    let post = net.next();
+    net.reply(&post, 404, "", "");
+    let again = net.next();
+    assert_eq!(method_of(&again), "initialize");
+    assert_eq!(id_of(&again), json!(1));
+    net.head(&again, 200, "application/json", Some("s2"));
+    net.body(&again, &init_result_1);
+    net.end(&again);
+    let notice = net.next();
+    assert_eq!(method_of(&notice), "notifications/initialized");
+    net.reply(&notice, 202, "", "");
+    let retried = net.next();
+    assert_eq!(retried.header("mcp-session-id"), Some("s2"));
+    net.reply(&retried, 200, "application/json", &result_line(2, json!({"tools": []})));
+    assert_eq!(responses(&net.events()), vec![(id, Ok(json!({"tools": []})))]);
+}

@@ -190,8 +190,9 @@ pub struct HttpSession {
     config: HttpConfig,
     mode: Mode,
     session_id: Option<String>,
-    /// The `initialize` request, kept for the legacy fallback and re-initialization.
-    initialize: Option<Vec<u8>>,
+    /// The `initialize` request (its id and body), kept for the legacy fallback and
+    /// re-initialization.
+    initialize: Option<(i64, Vec<u8>)>,
     streams: BTreeMap<StreamId, Stream>,
     next_stream: u64,
     actions: VecDeque<HttpAction>,
@@ -476,8 +477,8 @@ impl HttpSession {
             }
             let initialize =
                 self.initialize.is_none() && request.is_some_and(|id| self.conn.is_initialize(id));
-            if initialize {
-                self.initialize = Some(body.clone());
+            if let (true, Some(id)) = (initialize, request) {
+                self.initialize = Some((id, body.clone()));
             }
             let out = Outgoing { body, request, retried: false };
             if initialize {
@@ -671,7 +672,8 @@ impl HttpSession {
 
     /// A JSON-RPC message arrived on stream `s`.
     fn deliver(&mut self, now: Instant, s: &mut Stream, message: &[u8]) {
-        if matches!(s.role, Role::Reinitialize) && is_response_to(message, 0) {
+        let init_id = self.initialize.as_ref().map(|(id, _)| *id);
+        if matches!(s.role, Role::Reinitialize) && init_id.is_some_and(|id| is_response_to(message, id)) {
             return self.on_reinitialize_result(now, message);
         }
         self.conn.feed_message(now, message);
@@ -935,7 +937,7 @@ impl HttpSession {
         let retry = pending.is_some() && !out.retried;
         if self.reinit.is_none() {
             tracing::info!("the server forgot the session: re-initializing");
-            let Some(body) = self.initialize.clone() else { return };
+            let Some((_, body)) = self.initialize.clone() else { return };
             self.session_id = None;
             self.reinit = Some(Reinit::default());
             // Every stream of the old session is useless now.
