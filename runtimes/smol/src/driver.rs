@@ -113,11 +113,31 @@ impl Driver {
         writer: impl AsyncWrite + Send + 'static,
         handler: Arc<dyn ClientHandler>,
     ) -> Self {
+        let mut driver = Self::idle(shared, handler);
+        driver.reader = Some(Box::pin(reader));
+        driver.writer = Some(Box::pin(writer));
+        driver.read_buf = vec![0; 64 * 1024].into_boxed_slice();
+        driver
+    }
+
+    /// A driver for an HTTP session: requests go through `transport`.
+    pub(crate) fn http(
+        shared: Arc<Shared>,
+        transport: Arc<dyn HttpTransport>,
+        handler: Arc<dyn ClientHandler>,
+    ) -> Self {
+        let mut driver = Self::idle(shared, handler);
+        driver.http = Some(HttpIo { transport, exchanges: Vec::new(), actions: Vec::new() });
+        driver
+    }
+
+    /// A driver with no transport yet.
+    fn idle(shared: Arc<Shared>, handler: Arc<dyn ClientHandler>) -> Self {
         Self {
             shared,
-            reader: Some(Box::pin(reader)),
-            writer: Some(Box::pin(writer)),
-            read_buf: vec![0; 64 * 1024].into_boxed_slice(),
+            reader: None,
+            writer: None,
+            read_buf: Box::default(),
             out: Vec::new(),
             out_pos: 0,
             needs_flush: false,
@@ -134,20 +154,6 @@ impl Driver {
             events: Vec::new(),
             completions: Vec::new(),
         }
-    }
-
-    /// A driver for an HTTP session: requests go through `transport`.
-    pub(crate) fn http(
-        shared: Arc<Shared>,
-        transport: Arc<dyn HttpTransport>,
-        handler: Arc<dyn ClientHandler>,
-    ) -> Self {
-        let mut driver = Self::new(shared, futures_lite::io::empty(), futures_lite::io::sink(), handler);
-        driver.reader = None;
-        driver.writer = None;
-        driver.read_buf = Box::default();
-        driver.http = Some(HttpIo { transport, exchanges: Vec::new(), actions: Vec::new() });
-        driver
     }
 
     pub(crate) fn with_process(mut self, process: ServerProcess) -> Self {
