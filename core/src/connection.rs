@@ -316,6 +316,25 @@ impl ClientConnection {
         meta
     }
 
+    /// A complete 2026-07-28 request (one JSON line, without the newline) with id `id` and the
+    /// connection's `_meta`, for requests the HTTP session makes on its own (a `tools/list`
+    /// refresh); `None` unless the connection is ready and modern.
+    pub(crate) fn modern_request_body(
+        &self,
+        id: &str,
+        method: &str,
+        cursor: Option<&str>,
+    ) -> Option<Vec<u8>> {
+        let meta = self.session()?.meta.as_ref()?;
+        let mut params = schema::JsonObject::new();
+        if let Some(cursor) = cursor {
+            params.insert("cursor".into(), cursor.into());
+        }
+        params.insert("_meta".into(), serde_json::Value::Object(meta.clone()));
+        let message = serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        serde_json::to_vec(&message).ok()
+    }
+
     // ----- getters -----
 
     /// Where the connection is in its life.

@@ -157,6 +157,15 @@ pub enum RequestError {
     /// input the server asked for, so the request was abandoned.
     #[error("the input the server asked for could not be provided: {0}")]
     InputRefused(ErrorObject),
+    /// 2026-07-28 over HTTP: the tool's `x-mcp-header` annotations are invalid, so it was left
+    /// out of the tool list and is not called (one malformed tool does not block the others).
+    #[error("the tool {tool:?} is not called: {reason}")]
+    ToolRejected {
+        /// The tool's name.
+        tool: String,
+        /// What is wrong with its input schema.
+        reason: String,
+    },
 }
 
 fn body_suffix(body: &str) -> String {

@@ -969,3 +969,110 @@ fn session_expiry_after_the_dual_era_fallback_reinitializes_with_the_fallback_in
     net.reply(&retried, 200, "application/json", &result_line(2, json!({"tools": []})));
     assert_eq!(responses(&net.events()), vec![(id, Ok(json!({"tools": []})))]);
 }
+
+/// A modern session past its `server/discover`.
+fn modern_ready() -> Net {
+    let mut net = Net::with_config(HttpConfig::new(URL), modern_config());
+    let probe = net.next();
+    net.reply(&probe, 200, "application/json", &discover_json(0));
+    net.events();
+    net
+}
+
+fn call_tool(net: &mut Net, name: &str, arguments: Value) -> RequestId {
+    let mut params = mcp_sansio::schema::CallToolRequestParams::new(name);
+    params.arguments = serde_json::from_value(arguments).unwrap();
+    net.session
+        .connection_mut()
+        .send::<mcp_sansio::schema::CallTool>(net.now, &params, RequestOptions::default())
+        .unwrap()
+}
+
+fn annotated_tools() -> Value {
+    json!({"resultType": "complete", "ttlMs": 0, "cacheScope": "private", "tools": [
+        {"name": "weather", "inputSchema": {"type": "object", "properties": {
+            "region": {"type": "string", "x-mcp-header": "Region"},
+            "days": {"type": "integer", "x-mcp-header": "Days"},
+            "metric": {"type": "boolean", "x-mcp-header": "Metric"},
+            "note": {"type": "string"}}}},
+        {"name": "broken", "inputSchema": {"type": "object", "properties": {
+            "score": {"type": "number", "x-mcp-header": "Score"}}}},
+    ]})
+}
+
+#[test]
+fn tool_calls_carry_mcp_param_headers_and_invalid_tools_are_excluded() {
+    let mut net = modern_ready();
+    let list = net.list_tools();
+    let req = net.next();
+    assert_eq!(req.header("mcp-method"), Some("tools/list"));
+    net.reply(&req, 200, "application/json", &result_line(1, annotated_tools()));
+    let events = net.events();
+    let [(id, Ok(result))] = &responses(&events)[..] else { panic!("{events:?}") };
+    assert_eq!(*id, list);
+    let names: Vec<_> = result["tools"].as_array().unwrap().iter().map(|t| t["name"].clone()).collect();
+    assert_eq!(names, [json!("weather")], "the tool with an invalid annotation is left out");
+    assert_eq!(result["ttlMs"], 0, "the rest of the result is kept");
+
+    call_tool(&mut net, "weather", json!({"region": "Hello, 世界", "days": 3, "metric": false, "note": "n"}));
+    let call = net.next();
+    assert_eq!(call.header("mcp-param-region"), Some("=?base64?SGVsbG8sIOS4lueVjA==?="));
+    assert_eq!(call.header("mcp-param-days"), Some("3"));
+    assert_eq!(call.header("mcp-param-metric"), Some("false"));
+    assert_eq!(call.header("mcp-param-note"), None, "not annotated");
+    call_tool(&mut net, "weather", json!({"region": null, "days": 1}));
+    let sparse = net.next();
+    assert_eq!((sparse.header("mcp-param-region"), sparse.header("mcp-param-days")), (None, Some("1")));
+
+    // The excluded tool is refused locally, without a request.
+    let refused = call_tool(&mut net, "broken", json!({"score": 1.5}));
+    assert!(net.nothing_sent());
+    let events = net.events();
+    let [(id, Err(RequestError::ToolRejected { tool, reason }))] = &responses(&events)[..] else {
+        panic!("{events:?}")
+    };
+    assert_eq!((id, tool.as_str()), (&refused, "broken"));
+    assert!(reason.contains("Score"), "{reason}");
+}
+
+#[test]
+fn a_header_mismatch_refreshes_the_tool_list_and_resends_the_call_once() {
+    let mut net = modern_ready();
+    // Called before any tools/list: the session cannot know the headers yet.
+    let id = call_tool(&mut net, "weather", json!({"region": "eu", "days": 2}));
+    let call = net.next();
+    assert_eq!(call.header("mcp-param-region"), None);
+    let mismatch = |id: Value| {
+        json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32020, "message": "Missing Mcp-Param-Region"}})
+            .to_string()
+    };
+    net.reply(&call, 400, "application/json", &mismatch(json!(1)));
+    assert!(net.events().is_empty(), "not failed yet");
+    // Page 1 of the refresh, then page 2.
+    let page = net.next();
+    assert_eq!(page.header("mcp-method"), Some("tools/list"));
+    let page_json = json_of(&page);
+    assert_eq!(page_json["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"], "2026-07-28");
+    let mut first = json!({"resultType": "complete", "ttlMs": 0, "cacheScope": "private", "tools": [], "nextCursor": "p2"});
+    first["tools"] = json!([{"name": "other", "inputSchema": {"type": "object"}}]);
+    net.reply(&page, 200, "text/event-stream", &sse(None, None, &result_line_raw(&page_json["id"], first)));
+    let page2 = net.next();
+    assert_eq!(json_of(&page2)["params"]["cursor"], "p2");
+    let page2_id = json_of(&page2)["id"].clone();
+    net.reply(&page2, 200, "application/json", &result_line_raw(&page2_id, annotated_tools()));
+    assert!(net.events().is_empty(), "the refresh is not the application's business");
+    let again = net.next();
+    assert_eq!(id_of(&again), json!(1), "the refused request is sent again as it was");
+    assert_eq!(again.header("mcp-param-region"), Some("eu"));
+    assert_eq!(again.header("mcp-param-days"), Some("2"));
+    // A second mismatch is the server's final word.
+    net.reply(&again, 400, "application/json", &mismatch(json!(1)));
+    let events = net.events();
+    let [(got, Err(RequestError::Server(error)))] = &responses(&events)[..] else { panic!("{events:?}") };
+    assert_eq!((got, error.code), (&id, -32020));
+    assert!(net.nothing_sent());
+}
+
+fn result_line_raw(id: &Value, result: Value) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string()
+}

@@ -15,6 +15,7 @@ use serde_json::value::RawValue;
 
 use super::request::{HttpAction, HttpConfig, HttpMethod, HttpRequest, StreamId};
 use super::sse::{SseDecoder, SseError, SseEvent};
+use super::tool_headers::ToolHeaders;
 use super::url;
 use crate::connection::{ClientConnection, Status};
 use crate::event::RequestError;
@@ -38,6 +39,8 @@ struct Outgoing {
     request: Option<i64>,
     /// Already re-sent once after the session expired.
     retried: bool,
+    /// 2026-07-28: already re-sent once after a `-32020` header mismatch and a fresh tool list.
+    refreshed: bool,
 }
 
 /// Which transport the session speaks.
@@ -85,6 +88,14 @@ enum Role {
         answered: bool,
         /// It is the `initialize` request of the connection.
         initialize: bool,
+        /// 2026-07-28: a `tools/list`, whose result teaches the tools' `Mcp-Param-*` headers.
+        lists_tools: bool,
+    },
+    /// 2026-07-28: the tool list fetched again after a `tools/call` was refused with `-32020`
+    /// (header mismatch), to re-send the call with the headers the tools now ask for.
+    ToolsRefresh {
+        /// The refused call and the server's refusal, until the call is re-sent.
+        refused: Option<(Outgoing, Vec<u8>)>,
     },
     /// A server-sent-event stream: the standalone one, or a resumption.
     Get {
@@ -209,6 +220,8 @@ pub struct HttpSession {
     closing: bool,
     /// Scratch for decoded events.
     events: Vec<Result<SseEvent, SseError>>,
+    /// 2026-07-28: the tools' `Mcp-Param-*` annotations, from the `tool/list` results seen.
+    tool_headers: ToolHeaders,
 }
 
 impl HttpSession {
@@ -242,6 +255,7 @@ impl HttpSession {
             reinit: None,
             closing: false,
             events: Vec::new(),
+            tool_headers: ToolHeaders::default(),
         }
     }
 
@@ -357,12 +371,20 @@ impl HttpSession {
             Role::Delete | Role::ReinitializedNotice => Body::Ignore,
             Role::Post { out, .. } if out.request.is_none() => Body::Ignore,
             Role::Post { .. } if matches!(self.mode, Mode::Legacy { .. }) => Body::Ignore,
-            Role::Post { .. } | Role::Reinitialize | Role::Get { .. } | Role::LegacyGet if sse => {
+            Role::Post { .. }
+            | Role::Reinitialize
+            | Role::ToolsRefresh { .. }
+            | Role::Get { .. }
+            | Role::LegacyGet
+                if sse =>
+            {
                 let max = self.conn.config().max_message_size;
                 s.decoder.get_or_insert_with(|| SseDecoder::new(max));
                 Body::Sse
             }
-            Role::Post { .. } | Role::Reinitialize if content_type == "application/json" => {
+            Role::Post { .. } | Role::Reinitialize | Role::ToolsRefresh { .. }
+                if content_type == "application/json" =>
+            {
                 Body::Json(Vec::new())
             }
             _ => Body::Unexpected(content_type),
@@ -480,7 +502,7 @@ impl HttpSession {
             if let (true, Some(id)) = (initialize, request) {
                 self.initialize = Some((id, body.clone()));
             }
-            let out = Outgoing { body, request, retried: false };
+            let out = Outgoing { body, request, retried: false, refreshed: false };
             if initialize {
                 self.post(now, out, true);
             } else {
@@ -496,7 +518,8 @@ impl HttpSession {
                 Role::Post { out: Outgoing { request: Some(id), .. }, answered: false, .. } => {
                     !conn.awaits(*id)
                 }
-                Role::Get { kind: GetKind::Resume(out), .. } => {
+                Role::Get { kind: GetKind::Resume(out), .. }
+                | Role::ToolsRefresh { refused: Some((out, _)) } => {
                     out.request.is_some_and(|id| !conn.awaits(id))
                 }
                 _ => false,
@@ -601,14 +624,28 @@ impl HttpSession {
             Mode::Legacy { endpoint: None, .. } => return self.held.push_back(out),
         };
         let mut headers = self.post_headers();
+        let mut lists_tools = false;
         if self.conn.modern_version().is_some() {
-            // 2026-07-28: the method (and the name it acts on) in headers, for routing.
-            let (method, name) = method_and_name(&out.body);
-            if let Some(method) = method {
-                if let Some(name) = name {
-                    headers.push((Cow::Borrowed("Mcp-Name"), header_value(&name)));
+            // 2026-07-28: the method, the name it acts on and annotated tool arguments in
+            // headers, for routing.
+            let routing = Routing::of(&out.body);
+            if let Some(method) = routing.method.as_deref() {
+                if let Some(name) = routing.name.as_deref() {
+                    if method == "tools/call" {
+                        if let (Some(why), Some(id)) = (self.tool_headers.rejection(name), out.request) {
+                            let error =
+                                RequestError::ToolRejected { tool: name.to_owned(), reason: why.to_owned() };
+                            return self.conn.fail_request(now, id, error);
+                        }
+                        let arguments =
+                            routing.arguments.and_then(|raw| serde_json::from_str(raw.get()).ok());
+                        let params = self.tool_headers.headers(name, arguments.as_ref());
+                        headers.extend(params.into_iter().map(|(n, v)| (Cow::Owned(n), v)));
+                    }
+                    headers.push((Cow::Borrowed("Mcp-Name"), header_value(name)));
                 }
-                headers.push((Cow::Borrowed("Mcp-Method"), header_value(&method)));
+                headers.push((Cow::Borrowed("Mcp-Method"), header_value(method)));
+                lists_tools = method == "tools/list";
             }
         }
         // A request's own deadline bounds the wait for its response; everything else gets the
@@ -617,8 +654,91 @@ impl HttpSession {
         let mut out = out;
         // Only a request may need re-sending (after a session expiry); the rest is moved.
         let body = if out.request.is_some() { out.body.clone() } else { std::mem::take(&mut out.body) };
-        let role = Role::Post { out, answered: false, initialize };
+        let role = Role::Post { out, answered: false, initialize, lists_tools };
         self.start_exchange(HttpMethod::Post, url, headers, body, role, deadline);
+    }
+
+    /// A `tools/call` was refused for its headers (`-32020`): fetch the tool list (page `cursor`)
+    /// to learn what the tools ask for now; the call is re-sent once that is done.
+    fn refresh_tools(&mut self, now: Instant, refused: (Outgoing, Vec<u8>), cursor: Option<&str>) {
+        let id = format!("mcp-sansio-tools-refresh-{}", self.next_stream);
+        let Some(body) = self.conn.modern_request_body(&id, "tools/list", cursor) else {
+            let (out, buf) = refused;
+            return self.refuse(now, out, 400, &buf);
+        };
+        tracing::debug!(?cursor, "the server refused a tool call's headers: fetching the tool list again");
+        let mut headers = self.post_headers();
+        headers.push((Cow::Borrowed("Mcp-Method"), "tools/list".to_owned()));
+        let url = self.config.url.clone();
+        let role = Role::ToolsRefresh { refused: Some(refused) };
+        self.start_exchange(HttpMethod::Post, url, headers, body, role, None);
+    }
+
+    /// A page of the refreshed tool list arrived: learn from it, then fetch the next page or
+    /// re-send the refused call.
+    fn on_tools_refresh(&mut self, now: Instant, s: &mut Stream, message: &[u8]) {
+        #[derive(Deserialize)]
+        struct Response<'a> {
+            #[serde(borrow)]
+            result: Option<&'a RawValue>,
+        }
+        #[derive(Deserialize)]
+        struct Page {
+            #[serde(rename = "nextCursor", default)]
+            next_cursor: Option<String>,
+        }
+        let Role::ToolsRefresh { refused } = &mut s.role else { return };
+        let Some((mut out, buf)) = refused.take() else { return };
+        let result = serde_json::from_slice::<Response<'_>>(message).ok().and_then(|r| r.result);
+        let Some(result) = result else {
+            // Not a list: the refusal stands.
+            return self.refuse(now, out, 400, &buf);
+        };
+        let _ = self.tool_headers.learn(result);
+        s.deadline = Some(now + self.config.connect_timeout);
+        match serde_json::from_str::<Page>(result.get()).ok().and_then(|p| p.next_cursor) {
+            Some(cursor) => self.refresh_tools(now, (out, buf), Some(&cursor)),
+            None => {
+                out.refreshed = true;
+                self.post(now, out, false);
+            }
+        }
+    }
+
+    /// A request was refused with an error status: fail it with the server's JSON-RPC error
+    /// when the body is one, else with the status.
+    fn refuse(&mut self, now: Instant, out: Outgoing, status: u16, buf: &[u8]) {
+        let Some(id) = out.request.filter(|&id| self.conn.awaits(id)) else {
+            tracing::warn!(status, "the server refused a notification or an answer");
+            return;
+        };
+        // A JSON-RPC error for the request says more than the status does.
+        if is_response_to(buf, id) {
+            self.conn.feed_message(now, buf);
+        }
+        if self.conn.awaits(id) {
+            self.conn.fail_request(now, id, RequestError::HttpStatus { status, body: excerpt(buf) });
+        }
+    }
+
+    /// The tools/list result in `message` (a response to `id`) without the tools whose
+    /// `Mcp-Param-*` annotations are invalid; `None` when it stands as it is.
+    fn filter_tool_list(&mut self, message: &[u8], id: i64) -> Option<Vec<u8>> {
+        #[derive(Deserialize)]
+        struct Response<'a> {
+            #[serde(borrow)]
+            result: Option<&'a RawValue>,
+        }
+        if !is_response_to(message, id) {
+            return None;
+        }
+        let result = serde_json::from_slice::<Response<'_>>(message).ok()?.result?;
+        let filtered = self.tool_headers.learn(result)?;
+        let mut rewritten = Vec::with_capacity(message.len());
+        rewritten.extend_from_slice(format!(r#"{{"jsonrpc":"2.0","id":{id},"result":"#).as_bytes());
+        rewritten.extend_from_slice(filtered.get().as_bytes());
+        rewritten.push(b'}');
+        Some(rewritten)
     }
 
     fn open_get(&mut self, now: Instant, kind: GetKind, attempts: u32, decoder: SseDecoder) {
@@ -676,7 +796,16 @@ impl HttpSession {
         if matches!(s.role, Role::Reinitialize) && init_id.is_some_and(|id| is_response_to(message, id)) {
             return self.on_reinitialize_result(now, message);
         }
-        self.conn.feed_message(now, message);
+        if matches!(s.role, Role::ToolsRefresh { .. }) {
+            return self.on_tools_refresh(now, s, message);
+        }
+        let filtered = match &s.role {
+            Role::Post { out: Outgoing { request: Some(id), .. }, lists_tools: true, .. } => {
+                self.filter_tool_list(message, *id)
+            }
+            _ => None,
+        };
+        self.conn.feed_message(now, filtered.as_deref().unwrap_or(message));
         let conn = &self.conn;
         match &mut s.role {
             Role::Post { out: Outgoing { request: Some(id), .. }, answered, .. }
@@ -712,8 +841,14 @@ impl HttpSession {
             decoder.finish(&mut |_| {});
         }
         match s.role {
-            Role::Post { out, answered, initialize } => {
+            Role::Post { out, answered, initialize, .. } => {
                 self.finish_post(now, s.status, s.body, s.decoder, out, answered, initialize, end)
+            }
+            Role::ToolsRefresh { refused } => {
+                // Ended before the list arrived: the refusal stands.
+                if let Some((out, buf)) = refused {
+                    self.refuse(now, out, 400, &buf);
+                }
             }
             Role::Get { kind, attempts } => {
                 // Set when the GET opened.
@@ -781,18 +916,14 @@ impl HttpSession {
             if streamable && self.session_id.is_some() && session_gone(status, &buf) {
                 return self.session_expired(now, out);
             }
-            let Some(id) = pending else {
-                tracing::warn!(status, "the server refused a notification or an answer");
-                return;
-            };
-            // A JSON-RPC error for the request says more than the status does.
-            if is_response_to(&buf, id) {
-                self.conn.feed_message(now, &buf);
+            let modern = streamable && self.conn.modern_version().is_some();
+            if modern && pending.is_some() && !out.refreshed && header_mismatch(&buf) {
+                let routing = Routing::of(&out.body);
+                if routing.method.as_deref() == Some("tools/call") {
+                    return self.refresh_tools(now, (out, buf), None);
+                }
             }
-            if self.conn.awaits(id) {
-                self.conn.fail_request(now, id, RequestError::HttpStatus { status, body: excerpt(&buf) });
-            }
-            return;
+            return self.refuse(now, out, status, &buf);
         }
         let Some(id) = pending else { return };
         if answered || matches!(self.mode, Mode::Legacy { .. }) {
@@ -1082,39 +1213,70 @@ impl HttpSession {
     }
 }
 
-/// The method of an outgoing message and, for the methods that name their target, the name:
-/// `params.name` for `tools/call` and `prompts/get`, `params.uri` for `resources/read`.
-fn method_and_name(body: &[u8]) -> (Option<String>, Option<String>) {
+/// What the 2026-07-28 headers of an outgoing message are made from.
+#[derive(Debug, Default)]
+struct Routing<'a> {
+    /// The method (`Mcp-Method`).
+    method: Option<Cow<'a, str>>,
+    /// `Mcp-Name`: `params.name` of `tools/call` and `prompts/get`, `params.uri` of
+    /// `resources/read`.
+    name: Option<Cow<'a, str>>,
+    /// A tool call's arguments (for `Mcp-Param-*`).
+    arguments: Option<&'a RawValue>,
+}
+
+impl<'a> Routing<'a> {
+    fn of(body: &'a [u8]) -> Self {
+        #[derive(Deserialize)]
+        struct Params<'a> {
+            #[serde(borrow, default)]
+            name: Option<Cow<'a, str>>,
+            #[serde(borrow, default)]
+            uri: Option<Cow<'a, str>>,
+            #[serde(borrow, default)]
+            arguments: Option<&'a RawValue>,
+        }
+        #[derive(Deserialize)]
+        struct Message<'a> {
+            #[serde(borrow, default)]
+            method: Option<Cow<'a, str>>,
+            #[serde(borrow, default)]
+            params: Option<Params<'a>>,
+        }
+        let Ok(message) = serde_json::from_slice::<Message<'_>>(body) else { return Self::default() };
+        let Some(method) = message.method else { return Self::default() };
+        let (name, arguments) = match (&*method, message.params) {
+            ("tools/call", Some(params)) => (params.name, params.arguments),
+            ("prompts/get", Some(params)) => (params.name, None),
+            ("resources/read", Some(params)) => (params.uri, None),
+            _ => (None, None),
+        };
+        Self { method: Some(method), name, arguments }
+    }
+}
+
+/// Whether an error body is the JSON-RPC error `-32020` (header mismatch).
+fn header_mismatch(body: &[u8]) -> bool {
     #[derive(Deserialize)]
-    struct Params<'a> {
-        #[serde(borrow, default)]
-        name: Option<Cow<'a, str>>,
-        #[serde(borrow, default)]
-        uri: Option<Cow<'a, str>>,
+    struct Error {
+        code: i64,
     }
     #[derive(Deserialize)]
-    struct Message<'a> {
-        #[serde(borrow, default)]
-        method: Option<Cow<'a, str>>,
-        #[serde(borrow, default)]
-        params: Option<Params<'a>>,
+    struct Response {
+        error: Option<Error>,
     }
-    let Ok(message) = serde_json::from_slice::<Message<'_>>(body) else { return (None, None) };
-    let Some(method) = message.method else { return (None, None) };
-    let name = match (&*method, message.params) {
-        ("tools/call" | "prompts/get", Some(params)) => params.name.map(Cow::into_owned),
-        ("resources/read", Some(params)) => params.uri.map(Cow::into_owned),
-        _ => None,
-    };
-    (Some(method.into_owned()), name)
+    serde_json::from_slice::<Response>(body)
+        .is_ok_and(|r| r.error.is_some_and(|e| e.code == crate::jsonrpc::error_codes::HEADER_MISMATCH))
 }
 
 /// A header value as 2026-07-28 sends it: as is when it is printable ASCII without leading or
 /// trailing white space, else `=?base64?<Base64 of the UTF-8 bytes>?=`.
+/// A plain value that looks like the encoded form is encoded too, so it cannot be misread.
 pub(crate) fn header_value(value: &str) -> String {
     let plain = value.bytes().all(|b| (0x20..0x7f).contains(&b))
         && !value.starts_with([' ', '\t'])
-        && !value.ends_with([' ', '\t']);
+        && !value.ends_with([' ', '\t'])
+        && !(value.starts_with("=?base64?") && value.ends_with("?="));
     if plain { value.to_owned() } else { format!("=?base64?{}?=", base64(value.as_bytes())) }
 }
 
@@ -1208,13 +1370,22 @@ mod tests {
         assert_eq!(header_value("héllo"), "=?base64?aMOpbGxv?=");
         assert_eq!(header_value(" padded"), "=?base64?IHBhZGRlZA==?=");
         assert_eq!(header_value("line\nbreak"), "=?base64?bGluZQpicmVhaw==?=");
+        assert_eq!(header_value("us west 1"), "us west 1");
+        assert_eq!(header_value("\tindented"), "=?base64?CWluZGVudGVk?=");
+        assert_eq!(header_value("=?base64?literal?="), "=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?=");
+        let read = br#"{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"demo://x"}}"#;
+        let routing = Routing::of(read);
         assert_eq!(
-            method_and_name(
-                br#"{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"demo://x"}}"#
-            ),
-            (Some("resources/read".into()), Some("demo://x".into()))
+            (routing.method.as_deref(), routing.name.as_deref()),
+            (Some("resources/read"), Some("demo://x"))
         );
-        assert_eq!(method_and_name(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#), (None, None));
+        let call =
+            br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{"a":1}}}"#;
+        assert_eq!(Routing::of(call).arguments.map(RawValue::get), Some(r#"{"a":1}"#));
+        let routing = Routing::of(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#);
+        assert_eq!((routing.method, routing.name), (None, None));
+        assert!(header_mismatch(br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32020,"message":"m"}}"#));
+        assert!(!header_mismatch(br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"m"}}"#));
     }
 
     #[test]
