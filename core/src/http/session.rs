@@ -1276,7 +1276,7 @@ pub(crate) fn header_value(value: &str) -> String {
     let plain = value.bytes().all(|b| (0x20..0x7f).contains(&b))
         && !value.starts_with([' ', '\t'])
         && !value.ends_with([' ', '\t'])
-        && !(value.starts_with("=?base64?") && value.ends_with("?="));
+        && (!value.starts_with("=?base64?") || !value.ends_with("?="));
     if plain { value.to_owned() } else { format!("=?base64?{}?=", base64(value.as_bytes())) }
 }
 
