@@ -4,8 +4,12 @@
 //! scenario server and names the scenario in the `MCP_CONFORMANCE_SCENARIO` environment variable.
 //! Every client scenario of the suite is served by one behaviour: connect over Streamable HTTP
 //! with the hyper driver, list the tools, call each with arguments made up from its input schema
-//! (accepting elicitations with the schema's defaults), and close. The process exits by itself:
-//! 0 when everything succeeded, 1 otherwise, and never later than [`DEADLINE`].
+//! (accepting elicitations with the schema's defaults), read resources, get prompts, and close.
+//! When the runner's `MCP_CONFORMANCE_CONTEXT` names `toolCalls`, exactly those calls are made
+//! instead. An argument named `schema` of type object gets another tool's input schema, verbatim
+//! (for the schema-echo scenarios). The process exits by itself: 0 when everything succeeded
+//! (a tool the server then refuses with a JSON-RPC error does not count as a client failure),
+//! 1 otherwise, and never later than [`DEADLINE`].
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -39,20 +43,23 @@ fn defaults_of(schema: &JsonObject) -> JsonObject {
         .collect()
 }
 
-/// Arguments for a tool: a plausible value for every property of its input schema.
-fn arguments_for(schema: &JsonObject) -> Value {
+/// Arguments for a tool: a plausible value for every property of its input schema; `other` is
+/// another tool's input schema, for an argument named `schema` that takes one.
+fn arguments_for(schema: &JsonObject, other: Option<&JsonObject>) -> Value {
     let Some(Value::Object(properties)) = schema.get("properties") else { return json!({}) };
     let arguments: JsonObject = properties
         .iter()
         .map(|(name, property)| {
-            let value = property.get("default").cloned().unwrap_or_else(|| {
-                match property.get("type").and_then(Value::as_str) {
-                    Some("number" | "integer") => json!(2),
-                    Some("boolean") => json!(true),
-                    Some("array") => json!([]),
-                    Some("object") => json!({}),
-                    _ => json!("test"),
-                }
+            let kind = property.get("type").and_then(Value::as_str);
+            if let (Some(other), "schema", Some("object")) = (other, name.as_str(), kind) {
+                return (name.clone(), Value::Object(other.clone()));
+            }
+            let value = property.get("default").cloned().unwrap_or_else(|| match kind {
+                Some("number" | "integer") => json!(2),
+                Some("boolean") => json!(true),
+                Some("array") => json!([]),
+                Some("object") => json!({}),
+                _ => json!("test"),
             });
             (name.clone(), value)
         })
@@ -67,6 +74,38 @@ fn versions() -> Vec<ProtocolVersion> {
     match wanted {
         Some(ProtocolVersion::V2026_07_28) => ProtocolVersion::DUAL_ERA.to_vec(),
         _ => ProtocolVersion::LEGACY.iter().rev().copied().collect(),
+    }
+}
+
+/// The tool calls the runner asks for in `MCP_CONFORMANCE_CONTEXT` (`{"toolCalls": [{"name",
+/// "arguments"}, …]}`), if any.
+fn context_tool_calls() -> Option<Vec<(String, Value)>> {
+    let context: Value = serde_json::from_str(&std::env::var("MCP_CONFORMANCE_CONTEXT").ok()?).ok()?;
+    let calls = context.get("toolCalls")?.as_array()?;
+    Some(
+        calls
+            .iter()
+            .filter_map(|call| {
+                let name = call.get("name")?.as_str()?.to_owned();
+                Some((name, call.get("arguments").cloned().unwrap_or_else(|| json!({}))))
+            })
+            .collect(),
+    )
+}
+
+/// Calls a tool; only a failure of the client (transport, timeout, local refusal) is an error,
+/// not the server refusing the call with a JSON-RPC error.
+async fn call(client: &mcp_smol::Client, name: &str, arguments: Value) -> Result<(), String> {
+    match client.call_tool(name, arguments).await {
+        Ok(result) => {
+            eprintln!("called {name}: is_error={:?}", result.is_error);
+            Ok(())
+        }
+        Err(e) if e.server_error().is_some() => {
+            eprintln!("the server refused {name}: {e}");
+            Ok(())
+        }
+        Err(e) => Err(format!("calling {name}: {e}")),
     }
 }
 
@@ -89,17 +128,20 @@ async fn run(url: String) -> Result<(), String> {
     let has_tools = client.server_capabilities().is_some_and(|c| c.tools.is_some());
     let mut outcome = Ok(());
     if has_tools {
-        match client.list_all_tools().await {
-            Ok(tools) => {
-                for tool in tools {
-                    let arguments = arguments_for(&tool.input_schema);
-                    match client.call_tool(&tool.name, arguments).await {
-                        Ok(result) => eprintln!("called {}: is_error={:?}", tool.name, result.is_error),
-                        Err(e) => outcome = Err(format!("calling {}: {e}", tool.name)),
-                    }
+        match (client.list_all_tools().await, context_tool_calls()) {
+            (Ok(_), Some(calls)) => {
+                for (name, arguments) in calls {
+                    outcome = outcome.and(call(&client, &name, arguments).await);
                 }
             }
-            Err(e) => outcome = Err(format!("listing tools: {e}")),
+            (Ok(tools), None) => {
+                for (i, tool) in tools.iter().enumerate() {
+                    let other = tools.iter().enumerate().find(|&(j, _)| j != i).map(|(_, t)| &t.input_schema);
+                    let arguments = arguments_for(&tool.input_schema, other);
+                    outcome = outcome.and(call(&client, &tool.name, arguments).await);
+                }
+            }
+            (Err(e), _) => outcome = Err(format!("listing tools: {e}")),
         }
     }
     // Exercise the methods that name a target too (resources/read, prompts/get).
