@@ -70,6 +70,10 @@ pub struct ClientConfig {
     /// How many times a 2026-07-28 server may answer one request with `input_required` before
     /// the request fails (default 16).
     pub max_input_rounds: u32,
+    /// 2026-07-28: keep a `subscriptions/listen` stream open for the list-changed
+    /// notifications the server offers, as the `initialize` era sends them unasked (default
+    /// `true`). Resource subscriptions open one regardless.
+    pub listen_for_list_changes: bool,
 }
 
 impl ClientConfig {
@@ -86,12 +90,20 @@ impl ClientConfig {
             max_message_size: DEFAULT_MAX_MESSAGE_SIZE,
             discover_timeout: Duration::from_secs(10),
             max_input_rounds: 16,
+            listen_for_list_changes: true,
         }
     }
 
     /// Sets the client capabilities.
     pub fn with_capabilities(mut self, capabilities: ClientCapabilities) -> Self {
         self.capabilities = capabilities;
+        self
+    }
+
+    /// Whether a 2026-07-28 connection listens for list changes (see
+    /// [`listen_for_list_changes`](Self::listen_for_list_changes)).
+    pub fn with_listen_for_list_changes(mut self, listen: bool) -> Self {
+        self.listen_for_list_changes = listen;
         self
     }
 

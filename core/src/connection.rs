@@ -12,9 +12,11 @@ use crate::error::UsageError;
 use crate::event::{CloseReason, Event, RequestError, ServerNotification, ServerRequest};
 use crate::framing::{Frame, LineFramer};
 use crate::jsonrpc::{self, ErrorObject, InvalidMessage, Message, error_codes};
+use crate::schema::SubscriptionFilter;
 use crate::schema::{
     self, CancelledNotificationParams, InitializeRequestParams, InitializeResult, Request, ServerCapabilities,
 };
+use crate::subscriptions::{Listen, Stream, Waiting};
 use crate::{ProtocolVersion, RequestId};
 
 /// One whole outgoing message, framed for a byte stream (it ends in `\n`).
@@ -93,6 +95,8 @@ enum PendingKind {
     Discover,
     KeepAlive,
     User,
+    /// A 2026-07-28 `subscriptions/listen` stream: no deadline, no caller.
+    Listen,
 }
 
 #[derive(Debug)]
@@ -198,6 +202,8 @@ pub struct ClientConnection {
     /// 2026-07-28: the ids under which input requests were handed to the application as
     /// [`Event::Request`] → (the request's own id, the server's key).
     inputs: BTreeMap<RequestId, (i64, String)>,
+    /// 2026-07-28: the `subscriptions/listen` stream.
+    listen: Listen,
     scratch: Vec<u8>,
     stats: Stats,
 }
@@ -221,6 +227,7 @@ impl ClientConnection {
             log_level: None,
             retries: BTreeMap::new(),
             inputs: BTreeMap::new(),
+            listen: Listen::default(),
             scratch: Vec::new(),
             stats: Stats::default(),
             config,
@@ -435,6 +442,16 @@ impl ClientConnection {
                 // No answer that a modern server would give: try the legacy handshake.
                 self.not_modern(now, CloseReason::Transport(format!("server/discover failed: {error}")));
             }
+            PendingKind::Listen => {
+                let refused =
+                    matches!(error, RequestError::HttpStatus { status, .. } if (400..500).contains(&status));
+                if refused {
+                    self.on_listen_answer(now, id, Err(error));
+                } else {
+                    tracing::debug!(id, %error, "listen stream lost");
+                    self.listen.ended(now, id);
+                }
+            }
             PendingKind::Initialize | PendingKind::KeepAlive => {
                 let what =
                     if pending.kind == PendingKind::Initialize { "initialize" } else { "keep-alive ping" };
@@ -528,6 +545,8 @@ impl ClientConnection {
                 PendingKind::KeepAlive => {
                     return self.shut(CloseReason::KeepAliveTimeout(pending.timeout));
                 }
+                // Listen streams have no deadline.
+                PendingKind::Listen => {}
                 PendingKind::User => {
                     let (error, reason) = if by_cap {
                         (RequestError::MaxTotalExceeded(pending.max_total), "maximum total time exceeded")
@@ -549,6 +568,10 @@ impl ClientConnection {
                 let id = self.start(now, PendingKind::KeepAlive, "ping", None, timeout, timeout, false);
                 self.keep_alive_ping = Some(id);
             }
+        }
+        if self.listen.again_at.is_some_and(|at| at <= now) && !self.is_closed() {
+            self.listen.again_at = None;
+            self.update_listen(now);
         }
     }
 
@@ -625,6 +648,9 @@ impl ClientConnection {
         }
         if let Err(capability) = capability::check_server(method, &session.capabilities, session.version) {
             return Err(UsageError::CapabilityNotSupported { method: method.to_owned(), capability });
+        }
+        if version.is_modern() && matches!(method, "resources/subscribe" | "resources/unsubscribe") {
+            return self.modern_subscribe(now, params, method == "resources/subscribe", &options);
         }
         let modern_meta = session.meta.clone();
         let id = self.next_id;
@@ -793,10 +819,7 @@ impl ClientConnection {
             return None;
         }
         let request = self.deadlines.first().map(|&(at, _)| at);
-        match (request, self.keep_alive_at()) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        [request, self.keep_alive_at(), self.listen.again_at].into_iter().flatten().min()
     }
 
     // ----- internals -----
@@ -972,6 +995,7 @@ impl ClientConnection {
             PendingKind::KeepAlive => self.keep_alive_ping = None,
             PendingKind::Initialize => self.on_initialize_result(result),
             PendingKind::Discover => self.on_discover_result(now, result),
+            PendingKind::Listen => self.on_listen_answer(now, n, result.map_err(RequestError::Server)),
         }
     }
 
@@ -1155,7 +1179,7 @@ impl ClientConnection {
                     self.mutual_modern(&supported)
                 };
                 match version {
-                    Some(version) => self.ready_modern(version, discover),
+                    Some(version) => self.ready_modern(now, version, discover),
                     None => self.after_unsupported(now, requested, &discover.supported_versions),
                 }
             }
@@ -1212,7 +1236,7 @@ impl ClientConnection {
         self.config.versions.iter().copied().find(|v| v.is_modern() && supported.contains(v))
     }
 
-    fn ready_modern(&mut self, version: ProtocolVersion, discover: schema::DiscoverResult) {
+    fn ready_modern(&mut self, now: Instant, version: ProtocolVersion, discover: schema::DiscoverResult) {
         let session = Session {
             version,
             capabilities: discover.capabilities.clone(),
@@ -1225,6 +1249,203 @@ impl ClientConnection {
         tracing::debug!(%version, "ready (2026-07-28, no initialize)");
         self.phase = Phase::Ready(Box::new(session));
         self.events.push_back(Event::Ready { protocol_version: version });
+        self.update_listen(now);
+    }
+
+    // ----- 2026-07-28 subscriptions (see `subscriptions.rs`) -----
+
+    /// What a modern connection listens to now: the list changes the server offers (unless
+    /// turned off in the configuration) and the subscribed resources.
+    fn listen_filter(&self) -> SubscriptionFilter {
+        let Some(caps) = self.session().map(|s| &s.capabilities) else {
+            return SubscriptionFilter::default();
+        };
+        let lists = self.config.listen_for_list_changes;
+        let offers = |c: Option<&schema::ListChangedCapability>| {
+            lists && c.is_some_and(|c| c.list_changed == Some(true))
+        };
+        let resources = caps.resources.as_ref();
+        SubscriptionFilter {
+            tools_list_changed: offers(caps.tools.as_ref()),
+            prompts_list_changed: offers(caps.prompts.as_ref()),
+            resources_list_changed: lists && resources.is_some_and(|r| r.list_changed == Some(true)),
+            resource_subscriptions: match resources.is_some_and(|r| r.subscribe == Some(true)) {
+                true => self.listen.resources.iter().cloned().collect(),
+                false => Vec::new(),
+            },
+        }
+    }
+
+    /// Opens, replaces or ends the listen stream so that it asks for what there is to listen to.
+    fn update_listen(&mut self, now: Instant) {
+        if !self.session().is_some_and(|s| s.version.is_modern()) {
+            return;
+        }
+        let filter = self.listen_filter();
+        if filter.is_empty() {
+            if let Some(stream) = self.listen.current.take() {
+                self.stop_listen(stream.id);
+            }
+            if let Some(id) = self.listen.previous.take() {
+                self.stop_listen(id);
+            }
+            self.listen.again_at = None;
+            return self.settle_waiting(now, Ok(&SubscriptionFilter::default()));
+        }
+        if self.listen.refused || self.listen.again_at.is_some() {
+            return;
+        }
+        if let Some(current) = &self.listen.current {
+            if current.asked == filter {
+                if let Some(honoured) = current.honoured.clone() {
+                    self.settle_waiting(now, Ok(&honoured));
+                }
+                return;
+            }
+        }
+        match self.listen.current.take() {
+            // Kept until its replacement is acknowledged, so that no notification is missed.
+            Some(old) if old.honoured.is_some() => {
+                if let Some(older) = self.listen.previous.replace(old.id) {
+                    self.stop_listen(older);
+                }
+            }
+            Some(old) => self.stop_listen(old.id),
+            None => {}
+        }
+        let Some(meta) = self.session().and_then(|s| s.meta.clone()) else { return };
+        let params = serde_json::json!({"notifications": &filter, "_meta": meta});
+        let Ok(params) = serde_json::to_vec(&params) else { return };
+        let timeout = self.config.request_timeout;
+        let id = self.start(
+            now,
+            PendingKind::Listen,
+            "subscriptions/listen",
+            Some(&params),
+            timeout,
+            timeout,
+            false,
+        );
+        // A listen stream has no deadline: it lasts until one side ends it.
+        if let Some(pending) = self.pending.get(&id) {
+            self.deadlines.remove(&(pending.deadline, id));
+        }
+        tracing::debug!(id, ?filter, "listening");
+        self.listen.current = Some(Stream { id, asked: filter, honoured: None });
+    }
+
+    /// Ends listen stream `id`: on stdio with `notifications/cancelled`; the HTTP session aborts
+    /// the stream instead.
+    fn stop_listen(&mut self, id: i64) {
+        if self.pending.remove(&id).is_some() {
+            self.send_cancelled(id, None);
+        }
+    }
+
+    /// Completes the `resources/subscribe` and `unsubscribe` calls waiting for a listen stream:
+    /// with the filter the server acknowledged, or with why there is no stream.
+    fn settle_waiting(&mut self, now: Instant, outcome: Result<&SubscriptionFilter, RequestError>) {
+        let mut refused = false;
+        for waiting in std::mem::take(&mut self.listen.waiting) {
+            let Some(pending) = self.pending.remove(&waiting.id) else { continue };
+            self.deadlines.remove(&(pending.deadline, waiting.id));
+            let result = match &outcome {
+                Err(error) => Err(error.clone()),
+                Ok(honoured)
+                    if waiting.subscribe && !honoured.resource_subscriptions.contains(&waiting.uri) =>
+                {
+                    refused |= self.listen.resources.remove(&waiting.uri);
+                    Err(RequestError::SubscriptionRefused { uri: waiting.uri })
+                }
+                Ok(_) => Ok(empty_object().to_owned()),
+            };
+            self.events.push_back(Event::Response { id: RequestId::Number(waiting.id), result });
+        }
+        if refused {
+            // Listen again without the resources the server would not follow.
+            self.update_listen(now);
+        }
+    }
+
+    /// `resources/subscribe` or `resources/unsubscribe` on a modern connection: the resource set
+    /// of the listen stream changes, and the call completes when the server acknowledges it.
+    fn modern_subscribe(
+        &mut self,
+        now: Instant,
+        params: Option<&[u8]>,
+        subscribe: bool,
+        options: &RequestOptions,
+    ) -> Result<RequestId, UsageError> {
+        let params: schema::SubscribeRequestParams = serde_json::from_slice(params.unwrap_or(b"{}"))
+            .map_err(|e| UsageError::InvalidParams(e.to_string()))?;
+        let timeout = options.timeout.unwrap_or(self.config.request_timeout);
+        let id = self.next_id;
+        self.next_id += 1;
+        let max_total = options.max_total.unwrap_or(self.config.max_total);
+        let deadline = (now + timeout).min(now + max_total);
+        self.deadlines.insert((deadline, id));
+        let pending = Pending {
+            kind: PendingKind::User,
+            deadline,
+            timeout,
+            max_total,
+            max_total_at: now + max_total,
+            reset_on_progress: false,
+            wire: NO_WIRE,
+            retry: None,
+        };
+        self.pending.insert(id, pending);
+        let uri = params.uri;
+        if subscribe {
+            self.listen.resources.insert(uri.clone());
+        } else {
+            self.listen.resources.remove(&uri);
+        }
+        self.listen.waiting.push(Waiting { id, uri, subscribe });
+        // Asked for by the application: worth trying now, even after a refusal or an end.
+        self.listen.refused = false;
+        self.listen.again_at = None;
+        self.update_listen(now);
+        Ok(RequestId::Number(id))
+    }
+
+    /// The server answered listen stream `id`: a result ends it gracefully, an error refuses it.
+    fn on_listen_answer(&mut self, now: Instant, id: i64, result: Result<&RawValue, RequestError>) {
+        let current = self.listen.current.as_ref().is_some_and(|s| s.id == id);
+        match result {
+            Err(error) if current => {
+                tracing::warn!(%error, "subscriptions/listen refused: no list-changed or resource notifications");
+                self.listen.current = None;
+                self.listen.refused = true;
+                self.settle_waiting(now, Err(error));
+            }
+            _ => {
+                tracing::debug!(id, "the server ended a listen stream");
+                self.listen.ended(now, id);
+            }
+        }
+    }
+
+    /// `notifications/subscriptions/acknowledged`: the stream is up, with what the server honours.
+    fn on_acknowledged(&mut self, now: Instant, params: schema::SubscriptionsAcknowledgedParams) {
+        let id =
+            params.meta.as_ref().and_then(|m| m.get(schema::META_SUBSCRIPTION_ID)).and_then(|v| v.as_i64());
+        let Some(current) = self.listen.current.as_mut().filter(|s| Some(s.id) == id) else { return };
+        if params.notifications != current.asked {
+            tracing::debug!(asked = ?current.asked, honoured = ?params.notifications, "listen stream acknowledged in part");
+        }
+        current.honoured = Some(params.notifications.clone());
+        self.listen.failures = 0;
+        if let Some(previous) = self.listen.previous.take() {
+            self.stop_listen(previous);
+        }
+        self.settle_waiting(now, Ok(&params.notifications));
+    }
+
+    /// The filter the server acknowledged for the current `subscriptions/listen` stream
+    /// (2026-07-28), if one is up.
+    pub fn subscription(&self) -> Option<&SubscriptionFilter> {
+        self.listen.honoured()
     }
 
     fn on_initialize_result(&mut self, result: Result<&RawValue, ErrorObject>) {
@@ -1266,6 +1487,11 @@ impl ClientConnection {
 
     fn on_notification(&mut self, now: Instant, method: &str, params: Option<&RawValue>) {
         use ServerNotification as N;
+        if self.session().is_some_and(|s| s.version.is_modern())
+            && !self.modern_notification(now, method, params)
+        {
+            return;
+        }
         let notification = match method {
             "notifications/progress" => match decode_params(method, params) {
                 Ok(p) => return self.on_progress(now, p),
@@ -1303,6 +1529,58 @@ impl ClientConnection {
             _ => N::Other { method: method.to_owned(), params: params.map(RawValue::to_owned) },
         };
         self.events.push_back(Event::Notification(notification));
+    }
+
+    /// What a modern connection does with a notification before the usual handling: the
+    /// listen streams' own notifications are handled here, and those of a stream that is no
+    /// longer wanted are dropped. Returns whether the notification goes on.
+    fn modern_notification(&mut self, now: Instant, method: &str, params: Option<&RawValue>) -> bool {
+        #[derive(serde::Deserialize)]
+        struct Meta {
+            #[serde(rename = "io.modelcontextprotocol/subscriptionId")]
+            subscription: Option<serde_json::Value>,
+        }
+        #[derive(serde::Deserialize)]
+        struct Tagged {
+            #[serde(rename = "_meta")]
+            meta: Option<Meta>,
+            #[serde(rename = "requestId")]
+            request_id: Option<serde_json::Value>,
+        }
+        match method {
+            "notifications/subscriptions/acknowledged" => {
+                match decode_params::<schema::SubscriptionsAcknowledgedParams>(method, params) {
+                    Ok(p) => self.on_acknowledged(now, p),
+                    Err(e) => self.invalid(e),
+                }
+                false
+            }
+            "notifications/tools/list_changed"
+            | "notifications/prompts/list_changed"
+            | "notifications/resources/list_changed"
+            | "notifications/resources/updated" => {
+                let tagged = params.and_then(|p| serde_json::from_str::<Tagged>(p.get()).ok());
+                match tagged.and_then(|t| t.meta).and_then(|m| m.subscription) {
+                    // Untagged: delivered, as the `initialize` era would.
+                    None => true,
+                    Some(id) => id.as_i64().is_some_and(|id| self.listen.delivers(id)),
+                }
+            }
+            "notifications/cancelled" => {
+                // On stdio a server may end a listen stream this way.
+                let tagged = params.and_then(|p| serde_json::from_str::<Tagged>(p.get()).ok());
+                let id = tagged.and_then(|t| t.request_id).and_then(|id| id.as_i64());
+                match id.filter(|&id| self.listen.owns(id)) {
+                    Some(id) => {
+                        self.pending.remove(&id);
+                        self.listen.ended(now, id);
+                        false
+                    }
+                    None => true,
+                }
+            }
+            _ => true,
+        }
     }
 
     fn on_progress(&mut self, now: Instant, params: schema::ProgressNotificationParams) {
@@ -1369,9 +1647,6 @@ fn removed_in_modern(method: &str) -> Option<Removed> {
     match method {
         "ping" => Some(Removed::Gone(Some("any request: every request is answered or times out"))),
         "logging/setLevel" => Some(Removed::LogLevel),
-        "resources/subscribe" | "resources/unsubscribe" => {
-            Some(Removed::Gone(Some("subscriptions/listen with resourceSubscriptions")))
-        }
         _ => None,
     }
 }

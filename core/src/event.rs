@@ -166,6 +166,13 @@ pub enum RequestError {
         /// What is wrong with its input schema.
         reason: String,
     },
+    /// 2026-07-28: the server acknowledged the `subscriptions/listen` stream without this
+    /// resource, so `resources/subscribe` has no effect.
+    #[error("the server does not follow {uri:?} for this client")]
+    SubscriptionRefused {
+        /// The resource.
+        uri: String,
+    },
 }
 
 fn body_suffix(body: &str) -> String {

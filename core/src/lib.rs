@@ -108,6 +108,7 @@ pub mod http;
 mod ids;
 pub mod jsonrpc;
 pub mod schema;
+mod subscriptions;
 mod version;
 
 pub use config::{

@@ -1076,3 +1076,72 @@ fn a_header_mismatch_refreshes_the_tool_list_and_resends_the_call_once() {
 fn result_line_raw(id: &Value, result: Value) -> String {
     json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string()
 }
+
+#[test]
+fn listen_streams_over_http_are_aborted_not_cancelled_and_reopened_when_they_break() {
+    let mut net = Net::with_config(HttpConfig::new(URL), modern_config());
+    let probe = net.next();
+    let discover = result_line(
+        0,
+        json!({"resultType": "complete", "supportedVersions": ["2026-07-28"], "ttlMs": 0, "cacheScope": "private",
+               "capabilities": {"tools": {"listChanged": true}, "resources": {"subscribe": true}}}),
+    );
+    net.reply(&probe, 200, "application/json", &discover);
+    net.events();
+    let listen = net.next();
+    assert_eq!(listen.header("mcp-method"), Some("subscriptions/listen"));
+    let first = id_of(&listen);
+    // The head of a listen stream is due within the connect timeout, like a GET stream's.
+    net.head(&listen, 200, "text/event-stream", None);
+    let ack = json!({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
+                     "params": {"notifications": {"toolsListChanged": true}, "_meta": {"io.modelcontextprotocol/subscriptionId": first}}});
+    net.body(&listen, &sse(None, None, &ack.to_string()));
+    net.body(&listen, ": keep-alive\n\n");
+    let changed = json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed",
+                         "params": {"_meta": {"io.modelcontextprotocol/subscriptionId": first}}});
+    net.body(&listen, &sse(None, None, &changed.to_string()));
+    assert!(matches!(
+        net.events()[..],
+        [Event::Notification(mcp_sansio::ServerNotification::ToolListChanged)]
+    ));
+    // Hours without traffic: a listen stream has no deadline.
+    net.advance(Duration::from_secs(3 * 3600));
+    assert!(net.nothing_sent() && net.aborted.is_empty());
+
+    // Subscribing replaces it; once the new one is acknowledged the old stream is aborted, and
+    // no notifications/cancelled is posted.
+    let params = json!({"uri": "demo://a"}).to_string();
+    let sub = net
+        .session
+        .connection_mut()
+        .send_request(net.now, "resources/subscribe", Some(params.as_bytes()), RequestOptions::default())
+        .unwrap();
+    let second = net.next();
+    let ack = json!({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
+                     "params": {"notifications": {"toolsListChanged": true, "resourceSubscriptions": ["demo://a"]},
+                                "_meta": {"io.modelcontextprotocol/subscriptionId": id_of(&second)}}});
+    net.head(&second, 200, "text/event-stream", None);
+    net.body(&second, &sse(None, None, &ack.to_string()));
+    let events = net.events();
+    assert!(matches!(&responses(&events)[..], [(id, Ok(_))] if *id == sub), "{events:?}");
+    assert_eq!(net.aborted, [listen.stream()]);
+    assert!(net.nothing_sent(), "no notifications/cancelled over HTTP");
+
+    // The stream breaks: listened to again after a second.
+    net.session.handle_response_error(net.now, second.stream(), "connection reset");
+    assert!(net.events().is_empty());
+    net.advance(Duration::from_millis(999));
+    assert!(net.nothing_sent());
+    net.advance(Duration::from_millis(1));
+    let third = net.next();
+    assert_eq!(json_of(&third)["params"]["notifications"]["resourceSubscriptions"], json!(["demo://a"]));
+    // No head within the connect timeout: aborted, and tried again later.
+    net.advance(Duration::from_secs(30));
+    net.pump();
+    assert!(net.aborted.contains(&third.stream()));
+    // Two failures in a row without an acknowledgement: the delay doubles.
+    net.advance(Duration::from_millis(1999));
+    assert!(net.nothing_sent());
+    net.advance(Duration::from_millis(1));
+    assert_eq!(net.next().header("mcp-method"), Some("subscriptions/listen"));
+}

@@ -31,7 +31,7 @@ fn discover_result(id: i64, supported: &[&str]) -> String {
         json!({
             "resultType": "complete",
             "supportedVersions": supported,
-            "capabilities": {"tools": {"listChanged": true}, "resources": {}, "prompts": {}, "logging": {}},
+            "capabilities": {"tools": {}, "resources": {}, "prompts": {}, "logging": {}},
             "instructions": "modern server",
             "ttlMs": 60000,
             "cacheScope": "public",
@@ -181,9 +181,11 @@ fn removed_methods_fail_locally_or_map_to_their_replacement() {
     let mut h = modern_ready(dual());
     let err = h.conn.send::<Ping>(h.now, &Default::default(), RequestOptions::default()).unwrap_err();
     assert!(matches!(err, UsageError::NotInVersion { ref method, .. } if method == "ping"), "{err}");
+    // Resource subscriptions go through subscriptions/listen (see `subscriptions_*`), and need
+    // the server's `resources.subscribe` as before.
     let subscribe =
         h.conn.send_request(h.now, "resources/subscribe", Some(br#"{"uri":"x"}"#), RequestOptions::default());
-    assert!(subscribe.unwrap_err().to_string().contains("subscriptions/listen"));
+    assert!(matches!(subscribe, Err(UsageError::CapabilityNotSupported { .. })), "{subscribe:?}");
     assert!(h.conn.notify("notifications/roots/list_changed", None).is_err());
 
     // logging/setLevel: answered at once, nothing sent; the level rides on later requests.
@@ -348,4 +350,219 @@ fn results_without_input_required_pass_through_untouched() {
     // A result mentioning the words elsewhere is still a plain result.
     h.server(&result_line(1, json!({"content": [{"type": "text", "text": "\"input_required\""}]})));
     assert!(matches!(&h.events()[..], [Event::Response { id: got, result: Ok(_) }] if *got == id));
+}
+
+// ----- subscriptions/listen -----
+
+/// A modern connection to a server offering every list change and resource subscriptions.
+fn listening_server(config: ClientConfig) -> Harness {
+    let mut h = Harness::new(config);
+    h.sent();
+    let caps = json!({"tools": {"listChanged": true}, "prompts": {"listChanged": true},
+                      "resources": {"subscribe": true, "listChanged": true}});
+    h.server(&result_line(
+        0,
+        json!({"resultType": "complete", "supportedVersions": ["2026-07-28"], "capabilities": caps,
+               "ttlMs": 0, "cacheScope": "private"}),
+    ));
+    assert!(matches!(h.events()[..], [Event::Ready { .. }]));
+    h
+}
+
+fn acknowledge(h: &mut Harness, id: &Value, honoured: Value) {
+    let ack = json!({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
+                     "params": {"notifications": honoured, "_meta": {"io.modelcontextprotocol/subscriptionId": id}}});
+    h.server(&ack.to_string());
+}
+
+fn tagged(method: &str, subscription: &Value) -> String {
+    json!({"jsonrpc": "2.0", "method": method,
+           "params": {"_meta": {"io.modelcontextprotocol/subscriptionId": subscription}}})
+    .to_string()
+}
+
+fn subscribe(h: &mut Harness, method: &str, uri: &str) -> RequestId {
+    let params = json!({"uri": uri}).to_string();
+    h.conn.send_request(h.now, method, Some(params.as_bytes()), RequestOptions::default()).unwrap()
+}
+
+fn responses(events: &[Event]) -> Vec<(RequestId, Result<(), RequestError>)> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Response { id, result } => {
+                Some((id.clone(), result.as_ref().map(|_| ()).map_err(Clone::clone)))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+fn is_tool_list_changed(events: &[Event]) -> bool {
+    matches!(events, [Event::Notification(mcp_sansio::ServerNotification::ToolListChanged)])
+}
+
+#[test]
+fn subscriptions_listen_carries_list_changes_and_resource_subscriptions() {
+    let mut h = listening_server(dual());
+    let listen = h.sent().remove(0);
+    assert_eq!(listen["method"], "subscriptions/listen");
+    assert_eq!(
+        listen["params"]["notifications"],
+        json!({"toolsListChanged": true, "promptsListChanged": true, "resourcesListChanged": true})
+    );
+    assert_eq!(listen["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"], "2026-07-28");
+    let first = listen["id"].clone();
+    // A listen stream has no deadline.
+    h.advance(Duration::from_secs(3600));
+    assert!(h.sent().is_empty() && h.events().is_empty());
+    assert_eq!(h.conn.subscription(), None, "not acknowledged yet");
+
+    acknowledge(&mut h, &first, json!({"toolsListChanged": true, "resourcesListChanged": true}));
+    assert!(h.events().is_empty(), "the acknowledgement is the engine's business");
+    assert!(h.conn.subscription().unwrap().tools_list_changed);
+    assert!(
+        !h.conn.subscription().unwrap().prompts_list_changed,
+        "what the server honours, not what was asked"
+    );
+    h.server(&tagged("notifications/tools/list_changed", &first));
+    assert!(is_tool_list_changed(&h.events()));
+    h.server(&tagged("notifications/tools/list_changed", &json!(99)));
+    assert!(h.events().is_empty(), "another subscription's notification is dropped");
+    h.server(r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#);
+    assert!(is_tool_list_changed(&h.events()), "untagged ones are delivered");
+
+    // Subscribing replaces the stream; the old one serves until the new one is acknowledged.
+    let sub = subscribe(&mut h, "resources/subscribe", "demo://a");
+    let second = h.sent().remove(0);
+    assert_eq!(second["method"], "subscriptions/listen");
+    assert_eq!(second["params"]["notifications"]["resourceSubscriptions"], json!(["demo://a"]));
+    h.server(&tagged("notifications/tools/list_changed", &first));
+    assert!(is_tool_list_changed(&h.events()), "the old stream still serves");
+    acknowledge(
+        &mut h,
+        &second["id"],
+        json!({"toolsListChanged": true, "resourceSubscriptions": ["demo://a"]}),
+    );
+    assert_eq!(responses(&h.events()), [(sub, Ok(()))]);
+    let cancel = h.sent().remove(0);
+    assert_eq!(
+        (cancel["method"].as_str(), &cancel["params"]["requestId"]),
+        (Some("notifications/cancelled"), &first)
+    );
+    h.server(&tagged("notifications/tools/list_changed", &first));
+    assert!(h.events().is_empty(), "the replaced stream is gone");
+    let updated = json!({"jsonrpc": "2.0", "method": "notifications/resources/updated",
+                         "params": {"uri": "demo://a", "_meta": {"io.modelcontextprotocol/subscriptionId": second["id"]}}});
+    h.server(&updated.to_string());
+    assert!(
+        matches!(&h.events()[..], [Event::Notification(mcp_sansio::ServerNotification::ResourceUpdated(p))] if p.uri == "demo://a")
+    );
+
+    // A resource the server will not follow fails its subscribe call, and is dropped again.
+    let refused = subscribe(&mut h, "resources/subscribe", "demo://secret");
+    let third = h.sent().remove(0);
+    acknowledge(&mut h, &third["id"], json!({"resourceSubscriptions": ["demo://a"]}));
+    let events = h.events();
+    assert!(
+        matches!(&responses(&events)[..], [(id, Err(RequestError::SubscriptionRefused { uri }))] if *id == refused && uri == "demo://secret"),
+        "{events:?}"
+    );
+    let sent = h.sent();
+    assert_eq!(sent[0]["method"], "notifications/cancelled", "the stream before it");
+    assert_eq!(
+        sent[1]["params"]["notifications"]["resourceSubscriptions"],
+        json!(["demo://a"]),
+        "without it"
+    );
+
+    // Unsubscribing the last resource: one more replacement; with list changes turned off the
+    // stream would end instead (next test).
+    let unsub = subscribe(&mut h, "resources/unsubscribe", "demo://a");
+    let sent = h.sent();
+    // The stream not acknowledged yet is just dropped.
+    assert_eq!(sent[0]["method"], "notifications/cancelled");
+    let fifth = sent[1].clone();
+    assert_eq!(fifth["params"]["notifications"].get("resourceSubscriptions"), None);
+    acknowledge(&mut h, &fifth["id"], json!({"toolsListChanged": true}));
+    assert_eq!(responses(&h.events()), [(unsub, Ok(()))]);
+}
+
+#[test]
+fn a_listen_stream_ended_by_the_server_is_opened_again_after_a_delay() {
+    let mut h = listening_server(dual());
+    let first = h.sent().remove(0)["id"].clone();
+    acknowledge(&mut h, &first, json!({"toolsListChanged": true}));
+    // The graceful end: the listen request's result.
+    h.server(&result_line(
+        first.as_i64().unwrap(),
+        json!({"resultType": "complete",
+        "_meta": {"io.modelcontextprotocol/subscriptionId": first}}),
+    ));
+    assert!(h.events().is_empty());
+    assert_eq!(h.conn.subscription(), None);
+    h.advance(Duration::from_millis(999));
+    assert!(h.sent().is_empty());
+    h.advance(Duration::from_millis(1));
+    let second = h.sent().remove(0);
+    assert_eq!(second["method"], "subscriptions/listen");
+    // The stdio way to end it: notifications/cancelled naming it. No acknowledgement came in
+    // between, so the delay doubles.
+    let cancelled =
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": second["id"]}});
+    h.server(&cancelled.to_string());
+    assert!(h.events().is_empty(), "not a notification for the application");
+    h.advance(Duration::from_millis(1999));
+    assert!(h.sent().is_empty());
+    h.advance(Duration::from_millis(1));
+    let third = h.sent().remove(0);
+    assert_eq!(third["method"], "subscriptions/listen");
+
+    // A refusal stops listening, until the application subscribes; a refusal then fails the call.
+    h.server(&error_line(third["id"].as_i64().unwrap(), -32601, Value::Null));
+    h.advance(Duration::from_secs(600));
+    assert!(h.sent().is_empty());
+    let sub = subscribe(&mut h, "resources/subscribe", "demo://a");
+    let fourth = h.sent().remove(0);
+    h.server(&error_line(fourth["id"].as_i64().unwrap(), -32601, Value::Null));
+    let events = h.events();
+    assert!(
+        matches!(&responses(&events)[..], [(id, Err(RequestError::Server(e)))] if *id == sub && e.code == -32601)
+    );
+
+    // A subscription never acknowledged fails by its deadline.
+    let sub = subscribe(&mut h, "resources/subscribe", "demo://b");
+    assert_eq!(h.sent().remove(0)["method"], "subscriptions/listen");
+    let timeout = h.conn.config().request_timeout;
+    h.advance(timeout);
+    let events = h.events();
+    assert!(
+        matches!(&responses(&events)[..], [(id, Err(RequestError::Timeout(_)))] if *id == sub),
+        "{events:?}"
+    );
+}
+
+#[test]
+fn without_list_changes_a_stream_is_open_only_while_resources_are_subscribed() {
+    let mut h = listening_server(dual().with_listen_for_list_changes(false));
+    assert!(h.sent().is_empty(), "nothing to listen to");
+    let sub = subscribe(&mut h, "resources/subscribe", "demo://a");
+    let listen = h.sent().remove(0);
+    assert_eq!(listen["params"]["notifications"], json!({"resourceSubscriptions": ["demo://a"]}));
+    acknowledge(&mut h, &listen["id"], json!({"resourceSubscriptions": ["demo://a"]}));
+    assert_eq!(responses(&h.events()), [(sub, Ok(()))]);
+    // Subscribing again to the same resource changes nothing and completes at once.
+    let again = subscribe(&mut h, "resources/subscribe", "demo://a");
+    assert!(h.sent().is_empty());
+    assert_eq!(responses(&h.events()), [(again, Ok(()))]);
+    let unsub = subscribe(&mut h, "resources/unsubscribe", "demo://a");
+    assert_eq!(responses(&h.events()), [(unsub, Ok(()))]);
+    let cancel = h.sent().remove(0);
+    assert_eq!(
+        (cancel["method"].as_str(), &cancel["params"]["requestId"]),
+        (Some("notifications/cancelled"), &listen["id"])
+    );
+    // Closing fails nothing on behalf of a listen stream.
+    h.conn.close(h.now);
+    assert!(matches!(&h.events()[..], [Event::Closed(CloseReason::Local)]));
 }

@@ -502,6 +502,11 @@ impl HttpSession {
             if let (true, Some(id)) = (initialize, request) {
                 self.initialize = Some((id, body.clone()));
             }
+            if request.is_none() && self.conn.modern_version().is_some() {
+                // 2026-07-28 over HTTP: a request is cancelled by closing its stream (done
+                // below, once the connection no longer awaits it), not by `notifications/cancelled`.
+                continue;
+            }
             let out = Outgoing { body, request, retried: false, refreshed: false };
             if initialize {
                 self.post(now, out, true);
@@ -625,6 +630,7 @@ impl HttpSession {
         };
         let mut headers = self.post_headers();
         let mut lists_tools = false;
+        let mut listens = false;
         if self.conn.modern_version().is_some() {
             // 2026-07-28: the method, the name it acts on and annotated tool arguments in
             // headers, for routing.
@@ -646,11 +652,12 @@ impl HttpSession {
                 }
                 headers.push((Cow::Borrowed("Mcp-Method"), header_value(method)));
                 lists_tools = method == "tools/list";
+                listens = method == "subscriptions/listen";
             }
         }
         // A request's own deadline bounds the wait for its response; everything else gets the
-        // connect timeout.
-        let deadline = out.request.is_none().then(|| now + self.config.connect_timeout);
+        // connect timeout, and so does the head of a listen stream, which has no deadline.
+        let deadline = (out.request.is_none() || listens).then(|| now + self.config.connect_timeout);
         let mut out = out;
         // Only a request may need re-sending (after a session expiry); the rest is moved.
         let body = if out.request.is_some() { out.body.clone() } else { std::mem::take(&mut out.body) };

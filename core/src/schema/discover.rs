@@ -16,6 +16,50 @@ pub const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
 /// `_meta` key on results: the server's identity.
 pub const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 
+/// `_meta` key on the notifications of a `subscriptions/listen` stream: the id of the listen
+/// request they belong to.
+pub const META_SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
+
+/// The notifications a `subscriptions/listen` stream asks for (2026-07-28), and, in its
+/// `notifications/subscriptions/acknowledged`, those the server agreed to send.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SubscriptionFilter {
+    /// `notifications/tools/list_changed`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tools_list_changed: bool,
+    /// `notifications/prompts/list_changed`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub prompts_list_changed: bool,
+    /// `notifications/resources/list_changed`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub resources_list_changed: bool,
+    /// `notifications/resources/updated` for these resources (and what lies under them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resource_subscriptions: Vec<String>,
+}
+
+impl SubscriptionFilter {
+    /// Whether it asks for nothing at all.
+    pub fn is_empty(&self) -> bool {
+        !self.tools_list_changed
+            && !self.prompts_list_changed
+            && !self.resources_list_changed
+            && self.resource_subscriptions.is_empty()
+    }
+}
+
+/// Params of `notifications/subscriptions/acknowledged` (2026-07-28).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct SubscriptionsAcknowledgedParams {
+    /// What the server will send on this stream: the requested notifications it supports.
+    #[serde(default)]
+    pub notifications: SubscriptionFilter,
+    /// Metadata, with [`META_SUBSCRIPTION_ID`].
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<JsonObject>,
+}
+
 /// Result of `server/discover` (2026-07-28).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
