@@ -93,3 +93,44 @@ fn the_default_client_stays_on_the_initialize_era() {
         client.close().await;
     });
 }
+
+/// The notifications `notify_changes` causes, as the client's notification stream shows them,
+/// after subscribing to `demo://readme`: the same in both eras (in 2026-07-28 they travel on the
+/// `subscriptions/listen` stream the engine keeps).
+async fn notified_after_subscribing(versions: &[ProtocolVersion]) -> Vec<String> {
+    let client = builder().configure(|c| c.with_versions(versions)).spawn_stdio(&demo_server()).await.unwrap();
+    let mut notifications = client.notifications();
+    client.subscribe("demo://readme").await.unwrap();
+    let called = client.call_tool("notify_changes", json!({})).await.unwrap();
+    assert_eq!(called.content[0].as_text(), Some("notified"));
+    let mut seen = Vec::new();
+    while seen.len() < 4 {
+        let next = futures_lite::future::or(notifications.next(), async {
+            async_io::Timer::after(std::time::Duration::from_secs(10)).await;
+            None
+        });
+        match next.await {
+            Some(ServerNotification::ToolListChanged) => seen.push("tools".to_owned()),
+            Some(ServerNotification::PromptListChanged) => seen.push("prompts".to_owned()),
+            Some(ServerNotification::ResourceListChanged) => seen.push("resources".to_owned()),
+            Some(ServerNotification::ResourceUpdated(p)) => seen.push(format!("updated {}", p.uri)),
+            Some(other) => panic!("unexpected {other:?}"),
+            None => panic!("only {seen:?} within 10 s ({versions:?})"),
+        }
+    }
+    // Unsubscribed, the resource is no longer reported.
+    client.unsubscribe("demo://readme").await.unwrap();
+    client.close().await;
+    seen.sort();
+    seen
+}
+
+#[test]
+fn subscriptions_reach_the_same_notification_stream_in_both_eras() {
+    smol::block_on(async {
+        let legacy = notified_after_subscribing(&[ProtocolVersion::V2025_11_25]).await;
+        let modern = notified_after_subscribing(ProtocolVersion::DUAL_ERA).await;
+        assert_eq!(legacy, ["prompts", "resources", "tools", "updated demo://readme"]);
+        assert_eq!(modern, legacy);
+    });
+}
