@@ -110,15 +110,24 @@ struct Pending {
     /// The id the request currently has on the wire: its own id, or the id of its latest
     /// retry after an `input_required` answer (2026-07-28).
     wire: i64,
-    /// What a 2026-07-28 multi round-trip retry needs: the method and the params first sent.
+    /// What a 2026-07-28 request needs to be sent again (a multi round-trip retry, a re-issue
+    /// after a broken HTTP stream or a version refusal): the method and the params first sent.
     retry: Option<Box<Retry>>,
+    /// Times it was sent again under a new id for a reason other than input (at most
+    /// [`MAX_REISSUES`]).
+    reissues: u8,
 }
+
+/// How often a 2026-07-28 request is sent again after its HTTP response stream broke (a version
+/// refusal only sends it again once).
+const MAX_REISSUES: u8 = 2;
 
 /// `Pending::wire` while a 2026-07-28 request waits for the application's input: no message of
 /// it is in flight (ids are never negative).
 const NO_WIRE: i64 = -1;
 
-/// A request that may be retried with `inputResponses` (2026-07-28).
+/// A 2026-07-28 request that may be sent again: with `inputResponses` (multi round-trip), or
+/// as it was under a new id.
 #[derive(Debug)]
 struct Retry {
     method: String,
@@ -128,6 +137,13 @@ struct Retry {
     state: Option<Box<RawValue>>,
     waiting: BTreeSet<String>,
     answers: schema::JsonObject,
+}
+
+impl Retry {
+    /// Whether the method may answer `input_required` (only these three may).
+    fn takes_input(&self) -> bool {
+        matches!(self.method.as_str(), "tools/call" | "resources/read" | "prompts/get")
+    }
 }
 
 #[derive(Debug)]
@@ -668,17 +684,15 @@ impl ClientConnection {
             let max_total = options.max_total.unwrap_or(self.config.max_total);
             let reset = options.reset_on_progress.unwrap_or(true);
             let id = self.start(now, PendingKind::User, method, Some(&params), timeout, max_total, reset);
-            if matches!(method, "tools/call" | "resources/read" | "prompts/get") {
-                if let Some(pending) = self.pending.get_mut(&id) {
-                    pending.retry = Some(Box::new(Retry {
-                        method: method.to_owned(),
-                        params,
-                        rounds: 0,
-                        state: None,
-                        waiting: BTreeSet::new(),
-                        answers: schema::JsonObject::new(),
-                    }));
-                }
+            if let Some(pending) = self.pending.get_mut(&id) {
+                pending.retry = Some(Box::new(Retry {
+                    method: method.to_owned(),
+                    params,
+                    rounds: 0,
+                    state: None,
+                    waiting: BTreeSet::new(),
+                    answers: schema::JsonObject::new(),
+                }));
             }
             return Ok(RequestId::Number(id));
         }
@@ -865,6 +879,7 @@ impl ClientConnection {
                 reset_on_progress,
                 wire: id,
                 retry: None,
+                reissues: 0,
             },
         );
         id
@@ -980,9 +995,24 @@ impl ClientConnection {
         match pending.kind {
             PendingKind::User => {
                 let pending = match result {
-                    Ok(raw) if pending.retry.is_some() && raw.get().contains("\"input_required\"") => {
+                    Ok(raw)
+                        if pending.retry.as_ref().is_some_and(|r| r.takes_input())
+                            && raw.get().contains("\"input_required\"") =>
+                    {
                         match self.on_input_required(n, pending, raw) {
                             Some(pending) => pending,
+                            None => return,
+                        }
+                    }
+                    Err(error)
+                        if error.code == error_codes::UNSUPPORTED_PROTOCOL_VERSION
+                            && pending.retry.is_some()
+                            && pending.reissues == 0 =>
+                    {
+                        match self.after_version_refusal(n, pending, &error) {
+                            Some(pending) => {
+                                return self.finish_failed(n, pending, RequestError::Server(error));
+                            }
                             None => return,
                         }
                     }
@@ -1152,6 +1182,72 @@ impl ClientConnection {
         let mut bytes = Vec::with_capacity(64 + params.len());
         jsonrpc::encode_request(&mut bytes, &RequestId::Number(wire), &method, Some(&params));
         self.queue_with(bytes, Some(wire));
+    }
+
+    /// A 2026-07-28 request refused with `-32022`: when the server names another version this
+    /// client speaks, the connection moves to it and the request is sent again with it (the
+    /// server may have been upgraded under a live connection). Returns the request back when
+    /// there is no such version.
+    fn after_version_refusal(
+        &mut self,
+        n: i64,
+        mut pending: Pending,
+        error: &ErrorObject,
+    ) -> Option<Pending> {
+        let supported: Vec<ProtocolVersion> = error
+            .data
+            .as_ref()
+            .and_then(|d| d.get("supported"))
+            .and_then(|s| s.as_array())
+            .map(|a| a.iter().filter_map(|v| v.as_str()?.parse().ok()).collect())
+            .unwrap_or_default();
+        let Some(version) = self.mutual_modern(&supported) else { return Some(pending) };
+        let meta = self.modern_meta(version);
+        let Phase::Ready(session) = &mut self.phase else { return Some(pending) };
+        if session.version != version {
+            tracing::info!(from = %session.version, to = %version, "the server refused the protocol version; switching");
+            session.version = version;
+            session.meta = Some(meta);
+        }
+        let Some(retry) = pending.retry.as_mut() else { return Some(pending) };
+        let Ok(mut params) = serde_json::from_slice::<schema::JsonObject>(&retry.params) else {
+            return Some(pending);
+        };
+        if let Some(serde_json::Value::Object(meta)) = params.get_mut("_meta") {
+            meta.insert(schema::META_PROTOCOL_VERSION.into(), version.as_str().into());
+        }
+        match serde_json::to_vec(&params) {
+            Ok(params) => retry.params = params,
+            Err(_) => return Some(pending),
+        }
+        pending.reissues += 1;
+        self.deadlines.insert((pending.deadline, n));
+        self.pending.insert(n, pending);
+        self.send_retry(n);
+        None
+    }
+
+    /// 2026-07-28 over HTTP: the response stream of request `wire` broke before the response;
+    /// the request gets a new id, returned, under which the transport sends it again (`None`:
+    /// not to be sent again, it was re-issued enough already or is not awaited).
+    pub(crate) fn reissue(&mut self, wire: i64) -> Option<i64> {
+        if !self.awaits(wire) {
+            return None;
+        }
+        let n = self.retries.get(&wire).copied().unwrap_or(wire);
+        let new = self.next_id;
+        let pending = self.pending.get_mut(&n)?;
+        if pending.kind != PendingKind::User || pending.reissues >= MAX_REISSUES {
+            return None;
+        }
+        pending.reissues += 1;
+        pending.wire = new;
+        self.next_id += 1;
+        if wire != n {
+            self.retries.remove(&wire);
+        }
+        self.retries.insert(new, n);
+        Some(new)
     }
 
     /// Ends request `n` (already out of the pending table and its deadline set) with `error`.
@@ -1393,6 +1489,7 @@ impl ClientConnection {
             reset_on_progress: false,
             wire: NO_WIRE,
             retry: None,
+            reissues: 0,
         };
         self.pending.insert(id, pending);
         let uri = params.uri;

@@ -1145,3 +1145,48 @@ fn listen_streams_over_http_are_aborted_not_cancelled_and_reopened_when_they_bre
     net.advance(Duration::from_millis(1));
     assert_eq!(net.next().header("mcp-method"), Some("subscriptions/listen"));
 }
+
+#[test]
+fn a_broken_modern_response_stream_reissues_the_request_under_a_new_id_a_bounded_number_of_times() {
+    let mut net = modern_ready();
+    let id = call_tool(&mut net, "slow", json!({"n": 1}));
+    let first = net.next();
+    assert_eq!(id_of(&first), json!(1));
+    let progress = json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "x"}});
+    net.head(&first, 200, "text/event-stream", None);
+    net.body(&first, &sse(None, None, &progress.to_string()));
+    net.session.handle_response_error(net.now, first.stream(), "connection reset");
+    net.events();
+    let second = net.next();
+    assert_eq!(id_of(&second), json!(2), "a new id");
+    assert_eq!(json_of(&second)["params"], json_of(&first)["params"], "the same request");
+    assert_eq!(second.header("mcp-name"), Some("slow"));
+    // A stream that ends without the response is as broken.
+    net.head(&second, 200, "text/event-stream", None);
+    net.end(&second);
+    let third = net.next();
+    assert_eq!(id_of(&third), json!(3));
+    // A late answer under an old id is not taken for the request.
+    net.reply(&first, 200, "application/json", &result_line(1, json!({"content": []})));
+    assert!(responses(&net.events()).is_empty());
+    net.head(&third, 200, "text/event-stream", None);
+    net.end(&third);
+    let events = net.events();
+    let [(got, Err(RequestError::Transport(why)))] = &responses(&events)[..] else { panic!("{events:?}") };
+    assert_eq!(*got, id);
+    assert!(why.contains("without the response"), "{why}");
+    assert!(net.nothing_sent(), "two re-issues at most");
+}
+
+#[test]
+fn cancelling_a_modern_request_aborts_its_stream_and_posts_nothing() {
+    let mut net = modern_ready();
+    let id = call_tool(&mut net, "slow", json!({}));
+    let call = net.next();
+    net.head(&call, 200, "text/event-stream", None);
+    net.session.connection_mut().cancel(net.now, &id, Some("no longer needed")).unwrap();
+    net.pump();
+    assert_eq!(net.aborted, [call.stream()]);
+    assert!(net.nothing_sent(), "no notifications/cancelled over HTTP in 2026-07-28");
+    assert!(matches!(&responses(&net.events())[..], [(got, Err(RequestError::Cancelled(_)))] if *got == id));
+}

@@ -566,3 +566,23 @@ fn without_list_changes_a_stream_is_open_only_while_resources_are_subscribed() {
     h.conn.close(h.now);
     assert!(matches!(&h.events()[..], [Event::Closed(CloseReason::Local)]));
 }
+
+#[test]
+fn a_request_refused_for_its_version_is_sent_again_once() {
+    let mut h = modern_ready(dual());
+    let id = call(&mut h, "echo");
+    let first = h.sent().remove(0);
+    let refusal = json!({"supported": ["2026-07-28", "2025-11-25"], "requested": "2026-07-28"});
+    h.server(&error_line(first["id"].as_i64().unwrap(), -32022, refusal.clone()));
+    assert!(h.events().is_empty());
+    let again = h.sent().remove(0);
+    assert_ne!(again["id"], first["id"], "a new request");
+    assert_eq!(again["params"], first["params"]);
+    h.server(&error_line(again["id"].as_i64().unwrap(), -32022, refusal));
+    let events = h.events();
+    assert!(
+        matches!(&events[..], [Event::Response { id: got, result: Err(RequestError::Server(e)) }] if *got == id && e.code == -32022),
+        "{events:?}"
+    );
+    assert!(h.sent().is_empty());
+}

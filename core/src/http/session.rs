@@ -665,6 +665,34 @@ impl HttpSession {
         self.start_exchange(HttpMethod::Post, url, headers, body, role, deadline);
     }
 
+    /// 2026-07-28: the response stream of request `id` broke before the response, which loses
+    /// the request; it is sent again under a new id (a bounded number of times). Returns whether
+    /// it was.
+    fn reissue(&mut self, now: Instant, out: &Outgoing, id: i64) -> bool {
+        #[derive(Deserialize)]
+        struct Request<'a> {
+            method: Cow<'a, str>,
+            #[serde(borrow, default)]
+            params: Option<&'a RawValue>,
+        }
+        let Ok(request) = serde_json::from_slice::<Request<'_>>(&out.body) else { return false };
+        let Some(new) = self.conn.reissue(id) else { return false };
+        tracing::debug!(id, new, "the response stream broke: the request is sent again under a new id");
+        let mut body = Vec::with_capacity(out.body.len() + 8);
+        crate::jsonrpc::encode_request(
+            &mut body,
+            &crate::RequestId::Number(new),
+            &request.method,
+            request.params.map(|p| p.get().as_bytes()),
+        );
+        if body.last() == Some(&b'\n') {
+            body.pop();
+        }
+        let again = Outgoing { body, request: Some(new), retried: out.retried, refreshed: out.refreshed };
+        self.post(now, again, false);
+        true
+    }
+
     /// A `tools/call` was refused for its headers (`-32020`): fetch the tool list (page `cursor`)
     /// to learn what the tools ask for now; the call is re-sent once that is done.
     fn refresh_tools(&mut self, now: Instant, refused: (Outgoing, Vec<u8>), cursor: Option<&str>) {
@@ -952,6 +980,9 @@ impl HttpSession {
                 )),
             ),
             (_, _) => {
+                if self.conn.modern_version().is_some() && self.reissue(now, &out, id) {
+                    return;
+                }
                 let how = match end {
                     End::Complete => "ended".to_owned(),
                     End::Failed(why) => format!("broke ({why})"),
