@@ -175,6 +175,21 @@ pub enum RequestError {
     },
 }
 
+impl RequestError {
+    /// The server's JSON-RPC error, if that is what this is.
+    pub fn server_error(&self) -> Option<&ErrorObject> {
+        match self {
+            RequestError::Server(error) => Some(error),
+            _ => None,
+        }
+    }
+
+    /// The server's error as one of the MCP errors of 2026-07-28 (`-32020` to `-32022`), decoded.
+    pub fn mcp_error(&self) -> Option<crate::jsonrpc::McpError> {
+        self.server_error()?.mcp_error()
+    }
+}
+
 fn body_suffix(body: &str) -> String {
     if body.is_empty() { String::new() } else { format!(": {body}") }
 }

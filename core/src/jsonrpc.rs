@@ -68,6 +68,72 @@ impl ErrorObject {
     pub fn internal(detail: impl fmt::Display) -> Self {
         Self::new(error_codes::INTERNAL_ERROR, format!("Internal error: {detail}"))
     }
+
+    /// The error as one of the MCP errors 2026-07-28 defines, with its data decoded; `None`
+    /// for any other code, or when the data does not have the shape the code requires.
+    ///
+    /// ```
+    /// use mcp_sansio::jsonrpc::{ErrorObject, McpError};
+    ///
+    /// let error: ErrorObject = serde_json::from_str(
+    ///     r#"{"code":-32022,"message":"Unsupported protocol version",
+    ///         "data":{"supported":["2026-07-28"],"requested":"1900-01-01"}}"#,
+    /// ).unwrap();
+    /// let Some(McpError::UnsupportedProtocolVersion { supported, requested }) = error.mcp_error() else {
+    ///     panic!()
+    /// };
+    /// assert_eq!((supported.as_slice(), requested.as_str()), (&["2026-07-28".to_owned()][..], "1900-01-01"));
+    /// ```
+    pub fn mcp_error(&self) -> Option<McpError> {
+        #[derive(Deserialize)]
+        struct Unsupported {
+            supported: Vec<String>,
+            requested: String,
+        }
+        #[derive(Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Missing {
+            required_capabilities: crate::schema::ClientCapabilities,
+        }
+        let data = || self.data.clone().unwrap_or_default();
+        match self.code {
+            error_codes::HEADER_MISMATCH => Some(McpError::HeaderMismatch),
+            error_codes::MISSING_REQUIRED_CLIENT_CAPABILITY => {
+                let missing: Missing = serde_json::from_value(data()).ok()?;
+                Some(McpError::MissingRequiredClientCapability { required: missing.required_capabilities })
+            }
+            error_codes::UNSUPPORTED_PROTOCOL_VERSION => {
+                let d: Unsupported = serde_json::from_value(data()).ok()?;
+                Some(McpError::UnsupportedProtocolVersion { supported: d.supported, requested: d.requested })
+            }
+            _ => None,
+        }
+    }
+}
+
+/// The errors MCP 2026-07-28 defines (codes `-32020` to `-32022`), decoded from an
+/// [`ErrorObject`] with [`ErrorObject::mcp_error`]. Over HTTP they come with status 400.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum McpError {
+    /// `-32020`: the HTTP headers (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`,
+    /// `Mcp-Param-*`) are missing or do not match the body. The HTTP session already fetched the
+    /// tool list again and re-sent a refused tool call once.
+    HeaderMismatch,
+    /// `-32021`: the server needs a client capability this request did not declare; declare it
+    /// (and handle what it implies) to use this feature.
+    MissingRequiredClientCapability {
+        /// The capabilities the server requires.
+        required: crate::schema::ClientCapabilities,
+    },
+    /// `-32022`: the server does not speak the request's protocol version. The engine already
+    /// moved to a version from `supported` if it speaks one.
+    UnsupportedProtocolVersion {
+        /// The versions the server speaks.
+        supported: Vec<String>,
+        /// The version the request carried.
+        requested: String,
+    },
 }
 
 impl fmt::Display for ErrorObject {
@@ -288,6 +354,27 @@ fn write_str(out: &mut Vec<u8>, s: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn mcp_errors_decode_with_their_data() {
+        let error =
+            |code: i64, data: serde_json::Value| ErrorObject { code, message: "m".into(), data: Some(data) };
+        assert_eq!(error(-32020, serde_json::Value::Null).mcp_error(), Some(McpError::HeaderMismatch));
+        let missing =
+            error(-32021, serde_json::json!({"requiredCapabilities": {"elicitation": {}}})).mcp_error();
+        let Some(McpError::MissingRequiredClientCapability { required }) = missing else {
+            panic!("{missing:?}")
+        };
+        assert!(required.elicitation.is_some());
+        // The data each code requires, or no decoding.
+        assert_eq!(error(-32021, serde_json::json!({})).mcp_error(), None);
+        assert_eq!(error(-32022, serde_json::json!({"supported": ["x"]})).mcp_error(), None);
+        // Codes the legacy range leaves to implementations mean nothing.
+        assert_eq!(
+            error(-32004, serde_json::json!({"supported": ["x"], "requested": "y"})).mcp_error(),
+            None
+        );
+    }
 
     fn one(s: &str) -> Result<Message<'_>, InvalidMessage> {
         let mut got = Vec::new();

@@ -119,5 +119,5 @@ pub use connection::{ClientConnection, Stats, Status, Transmit};
 pub use error::UsageError;
 pub use event::{CloseReason, Event, RequestError, ServerNotification, ServerRequest};
 pub use ids::{ProgressToken, RequestId};
-pub use jsonrpc::{ErrorObject, InvalidMessage};
+pub use jsonrpc::{ErrorObject, InvalidMessage, McpError};
 pub use version::{ProtocolVersion, UnknownVersion};

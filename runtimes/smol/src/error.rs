@@ -52,6 +52,12 @@ impl Error {
         }
     }
 
+    /// The server's error as one of the MCP errors of 2026-07-28 (`-32020` header mismatch,
+    /// `-32021` missing client capability, `-32022` unsupported version), decoded.
+    pub fn mcp_error(&self) -> Option<mcp_sansio::McpError> {
+        self.server_error()?.mcp_error()
+    }
+
     /// Whether the request timed out (idle timeout or cap on total time).
     pub fn is_timeout(&self) -> bool {
         matches!(self, Error::Request(RequestError::Timeout(_) | RequestError::MaxTotalExceeded(_)))
