@@ -61,6 +61,15 @@ pub(crate) fn optional_u64(
     }
 }
 
+/// An optional boolean argument, `default` when absent or `null`.
+pub(crate) fn optional_bool(args: &Map<String, Value>, name: &str, default: bool) -> Result<bool, RpcError> {
+    match args.get(name) {
+        None | Some(Value::Null) => Ok(default),
+        Some(Value::Bool(flag)) => Ok(*flag),
+        Some(_) => Err(RpcError::invalid_params(format!("argument `{name}` must be a boolean"))),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -81,6 +90,16 @@ mod tests {
         }
         assert_eq!(optional_u64(&args, "missing", 7, 10).ok(), Some(7));
         assert!(optional_u64(&args, "e", 7, 10).is_err());
+    }
+
+    #[test]
+    fn reads_booleans() {
+        let args = args(json!({"t": true, "f": false, "n": null, "s": "true"}));
+        assert_eq!(optional_bool(&args, "t", false).ok(), Some(true));
+        assert_eq!(optional_bool(&args, "f", true).ok(), Some(false));
+        assert_eq!(optional_bool(&args, "n", true).ok(), Some(true));
+        assert_eq!(optional_bool(&args, "missing", false).ok(), Some(false));
+        assert!(optional_bool(&args, "s", true).is_err());
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! Embedded binary and text assets, and the tiny base64 encoder they need.
+//! Embedded binary and text assets, and the tiny base64 encoder they need (plus the decoder the
+//! HTTP transport needs for `=?base64?...?=` header values).
 
 /// A real, valid 4×4 RGB PNG (98 bytes): signature, IHDR, one zlib IDAT and IEND, with correct
 /// CRCs. Used by the `tiny_image` tool and the `demo://logo.png` resource.
@@ -21,7 +22,7 @@ pub(crate) const README_MD: &str = "\
 A deterministic MCP server used by the mcp-sansio quickstart, tests, examples and benches.
 
 - Tools: echo, add, long_running, sleep, tiny_image, get_stats, fail, crash, sample, elicit,
-  list_roots, log, notify_changes, cancelled_requests, stderr_burst.
+  list_roots, log, notify_changes, cancelled_requests, stderr_burst, weather.
 - Resources: demo://readme, demo://config.json, demo://logo.png and the template
   demo://items/{id}.
 - Prompts: greeting, code_review.
@@ -30,9 +31,11 @@ A deterministic MCP server used by the mcp-sansio quickstart, tests, examples an
 /// The JSON text of `demo://config.json`.
 pub(crate) const CONFIG_JSON: &str = r#"{"name":"mcp-demo-server","features":["tools","resources","prompts","logging","completions"],"deterministic":true}"#;
 
+/// The standard base64 alphabet (RFC 4648 §4).
+const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
 /// Standard base64 (RFC 4648, with padding) of `bytes`.
 pub(crate) fn base64(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
     for chunk in bytes.chunks(3) {
         let b0 = chunk[0];
@@ -49,6 +52,47 @@ pub(crate) fn base64(bytes: &[u8]) -> String {
         }
     }
     out
+}
+
+/// Decodes standard base64 with padding (RFC 4648 §4): the length is a multiple of 4, `=` only
+/// as the last one or two characters, and the unused bits of the last symbol are zero (so every
+/// byte string has exactly one accepted encoding). `None` for anything else.
+pub(crate) fn base64_decode(text: &str) -> Option<Vec<u8>> {
+    let text = text.as_bytes();
+    if text.len() % 4 != 0 {
+        return None;
+    }
+    let sextet =
+        |byte: u8| ALPHABET.iter().position(|known| *known == byte).and_then(|at| u8::try_from(at).ok());
+    let mut out = Vec::with_capacity(text.len() / 4 * 3);
+    for (index, quad) in text.chunks(4).enumerate() {
+        let last = index + 1 == text.len() / 4;
+        let padding = quad.iter().rev().take_while(|byte| **byte == b'=').count();
+        if padding > 2 || (padding > 0 && !last) {
+            return None;
+        }
+        let mut values = [0_u8; 4];
+        for (slot, byte) in values.iter_mut().zip(&quad[..4 - padding]) {
+            *slot = sextet(*byte)?;
+        }
+        let bytes = [
+            (values[0] << 2) | (values[1] >> 4),
+            (values[1] << 4) | (values[2] >> 2),
+            (values[2] << 6) | values[3],
+        ];
+        let kept = 3 - padding;
+        // Non-canonical: bits that no kept byte uses must be zero.
+        let spare = match padding {
+            1 => values[2] & 0x03,
+            2 => values[1] & 0x0f,
+            _ => 0,
+        };
+        if spare != 0 {
+            return None;
+        }
+        out.extend_from_slice(&bytes[..kept]);
+    }
+    Some(out)
 }
 
 #[cfg(test)]
@@ -68,6 +112,16 @@ mod tests {
         ];
         for (plain, encoded) in vectors {
             assert_eq!(base64(plain.as_bytes()), encoded);
+            assert_eq!(base64_decode(encoded).as_deref(), Some(plain.as_bytes()));
+        }
+    }
+
+    #[test]
+    fn base64_decoder_rejects_malformed_text() {
+        assert_eq!(base64_decode("aMOpbGxv").as_deref(), Some("héllo".as_bytes()));
+        assert_eq!(base64_decode(&base64(&TINY_PNG)).as_deref(), Some(&TINY_PNG[..]));
+        for bad in ["Zg", "Zg=", "Z===", "Zg==Zg==", "Zh==", "Zm9=", "Zm9v!A==", "Zm 9v", "=Zm9"] {
+            assert_eq!(base64_decode(bad), None, "{bad}");
         }
     }
 

@@ -18,6 +18,11 @@ pub(crate) const RESOURCE_NOT_FOUND: i64 = -32002;
 /// MCP 2026-07-28: the request's `_meta` protocol version is not spoken here (`data:
 /// {supported, requested}`).
 pub(crate) const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
+/// MCP 2026-07-28 (Streamable HTTP): a header that mirrors the body is missing, malformed or
+/// different.
+pub(crate) const HEADER_MISMATCH: i64 = -32020;
+/// MCP 2026-07-28: the request needs a client capability its `_meta` does not declare.
+pub(crate) const MISSING_REQUIRED_CLIENT_CAPABILITY: i64 = -32021;
 
 /// A JSON-RPC error object (`{code, message, data?}`).
 #[derive(Debug, Clone, PartialEq)]

@@ -1,5 +1,5 @@
 //! `mcp-demo-server`: the deterministic demo MCP server of the mcp-sansio workspace,
-//! newline-delimited JSON-RPC 2.0 over stdio.
+//! newline-delimited JSON-RPC 2.0 over stdio, or Streamable HTTP (see [HTTP](#http)).
 //!
 //! It is the embedded default that the quickstart, the tests, the examples and the benches spawn,
 //! so that nothing needs Node or Python to run them. It exercises every feature a client must
@@ -10,7 +10,8 @@
 //! per-request `_meta`, multi round-trip requests, `subscriptions/listen`).
 //!
 //! Run it with [`run_stdio`] (the `mcp-demo-server` binary is a thin wrapper), or drive it over
-//! any byte streams with [`serve`].
+//! any byte streams with [`serve`]; over HTTP with [`run_http`] (`mcp-demo-server --http ADDR`)
+//! or [`serve_http`] on a bound listener.
 //!
 //! # Protocol
 //!
@@ -79,6 +80,10 @@
 //!   request notifies only such streams (each notification tagged with its subscription id);
 //!   called by a legacy request it also notifies them after its usual notifications.
 //!
+//! With `--legacy-only` the server is one of the `initialize` era only, as servers written
+//! before 2026-07-28 are: `server/discover` is `-32601`, `_meta` keys are ignored, and over
+//! HTTP every request needs a session.
+//!
 //! One process may serve both eras: a modern request after `initialize` still gets modern
 //! semantics. A session whose first era-selecting request was modern (not `initialize`) treats a
 //! request without the required `_meta` as a malformed modern request (`-32602`, or `-32601`
@@ -104,6 +109,7 @@
 //! | `notify_changes` | — | list_changed ×3 and `resources/updated` per subscription, then `"notified"` |
 //! | `cancelled_requests` | — | the JSON array of request ids seen in `notifications/cancelled` |
 //! | `stderr_burst` | `bytes: integer` | writes that many bytes to stderr, then `"wrote <n> bytes"` |
+//! | `weather` | `region: string, days: integer = 1, metric: boolean = true`, each annotated `"x-mcp-header"` (`Region`, `Days`, `Metric`) | `"forecast for <region>: <days> days, metric=<bool>"` |
 //!
 //! `long_running`, `sleep`, `sample`, `elicit`, `list_roots` and `stderr_burst` run on their own
 //! thread and honour `notifications/cancelled` (a cancelled request is never answered); every
@@ -111,7 +117,9 @@
 //! `srv-1`, `srv-2`, ...; when their failure is reported the tool result has `isError: true`.
 //! With a 2026-07-28 request, `sample`, `elicit` and `list_roots` ask through `input_required`
 //! results instead, `log` filters by the request's `_meta` log level and `notify_changes`
-//! notifies the `subscriptions/listen` streams (see above).
+//! notifies the `subscriptions/listen` streams (see above). The `x-mcp-header` annotations of
+//! `weather` only matter on 2026-07-28 Streamable HTTP (see [HTTP](#http)); over stdio they are
+//! ignored.
 //!
 //! # Resources and prompts
 //!
@@ -119,12 +127,95 @@
 //! and the template `demo://items/{id}` (`demo://items/42` reads as `"item 42"`). Prompts
 //! `greeting(name)` and `code_review(code, language?)`. Completion offers languages for
 //! `code_review`'s `language` and ids `1, 2, 3, 42` for the item template.
+//!
+//! # HTTP
+//!
+//! `mcp-demo-server --http 127.0.0.1:0` binds, prints the endpoint URL
+//! (`http://127.0.0.1:PORT/mcp`) as the only line on stdout, and serves Streamable HTTP until it
+//! is killed (logs on stderr; the other flags apply as over stdio). It is a small hand-written
+//! HTTP/1.1 server, a thread per connection:
+//!
+//! - Only the path `/mcp` is served (the query is ignored; other paths are `404`). A request
+//!   with an `Origin` whose host is not `localhost`, `127.0.0.1` or `[::1]` is `403`.
+//! - Heads over 64 KiB are `431`, bodies over 16 MiB `413` (both close the connection), a
+//!   malformed request `400`. Bodies come with `Content-Length` or `Transfer-Encoding: chunked`;
+//!   `Expect: 100-continue` is honoured. Connections are kept alive (HTTP/1.1) unless the request
+//!   says `Connection: close`.
+//! - A POST body is one JSON-RPC message (a batch only in a legacy session); unparsable JSON is
+//!   `400` with `-32700`. A notification or response alone is `202` with no body. A request is
+//!   answered on its POST: `application/json` (with `Content-Length`) when the response is the
+//!   only message of the request, otherwise a chunked `text/event-stream` carrying the
+//!   request's messages (`event: message`, `data: <json>`, no `id:`) and ending after the
+//!   response. Silent event streams get an SSE comment every 15 s.
+//!
+//! Which era handles a POST: `initialize` opens a legacy session; a request whose
+//! `params._meta` has `io.modelcontextprotocol/protocolVersion` (whatever its headers),
+//! `server/discover`, or, without `Mcp-Session-Id`, a request whose `MCP-Protocol-Version`
+//! header is `2026-07-28` is modern; anything else needs `Mcp-Session-Id` (notifications and
+//! responses without one go to the modern side). A message that is not valid JSON-RPC is `400`
+//! with its error.
+//!
+//! ## 2026-07-28 over HTTP (stateless)
+//!
+//! Every modern request is handled by one shared server (as a stdio session that opened modern),
+//! whatever connection it arrives on; there are no sessions, and GET or DELETE (without a
+//! session) is `405`. Before anything else, a request's headers must mirror its body (spec
+//! "Request Metadata"); each value may be `=?base64?<standard Base64 of UTF-8>?=`:
+//!
+//! - `MCP-Protocol-Version` = `_meta["io.modelcontextprotocol/protocolVersion"]` (checked when
+//!   that is a string), `Mcp-Method` = the method, and `Mcp-Name` = `params.name` for
+//!   `tools/call` and `prompts/get`, `params.uri` for `resources/read` (when the body has it).
+//! - For a `tools/call` of a tool with `"x-mcp-header": "<Name>"` properties (`weather`), every
+//!   such argument that is present and not `null` must come as `Mcp-Param-<Name>` (names are
+//!   case-insensitive): strings exactly, integers as `-?[0-9]+` compared numerically (`007`
+//!   matches 7; `7.0`, `+7` do not), booleans as `true`/`false`. A header for an absent or
+//!   `null` argument is ignored.
+//! - A missing, repeated, mismatched or undecodable header is `400` with `-32020`
+//!   (HeaderMismatch) naming the header, with the request's id.
+//!
+//! Statuses of JSON answers: `-32022`, `-32021`, `-32020`, and `-32602` for a missing or
+//! invalid `_meta` are `400`; `-32601` is `404`; results and every other error (bad arguments,
+//! unknown tools or resources) are `200`. The body is always the JSON-RPC response. Progress
+//! (`_meta.progressToken`) and log messages (`_meta` log level) of a request come on its own
+//! event stream before the response. A client that closes the connection before the response
+//! cancels the request, as `notifications/cancelled` would (the id then shows in
+//! `cancelled_requests`); a cancelled request's stream ends without a response. MRTR works as
+//! over stdio (the retry is another POST). `subscriptions/listen` answers with an event stream:
+//! the acknowledgement, then the notifications that `notify_changes` calls of any request (modern
+//! or legacy, on any connection) produce for it; closing the stream (or `notifications/cancelled`
+//! naming it, which ends the stream) removes the subscription. Request ids are global on this
+//! side: two blocking calls in flight with the same id get `-32600` for the second, as over stdio.
+//!
+//! ## Legacy sessions (2025-03-26 … 2025-11-25 Streamable HTTP)
+//!
+//! A successful `initialize` POST opens a session (its own server, legacy semantics) and returns
+//! its id in `Mcp-Session-Id` (opaque visible ASCII; a failed `initialize` is `400` and opens
+//! nothing). Every later POST, GET and DELETE of the session must carry it: without it `400`
+//! (`"Bad Request: missing Mcp-Session-Id"`), unknown or deleted `404`. When the session
+//! negotiated 2025-06-18 or later, an `MCP-Protocol-Version` header, if present, must be the
+//! negotiated version (else `400`). Statuses of JSON answers are `200`.
+//!
+//! - POSTed notifications and responses (answers to `sampling/createMessage`,
+//!   `elicitation/create`, `roots/list`) are `202`; a response completes the waiting tool call.
+//! - GET with `Accept: text/event-stream` opens the session's standalone stream (one at a time:
+//!   a second is `409`, until the first is closed).
+//! - DELETE ends the session (`200`) and its standalone stream.
+//! - Routing: a request's progress and log messages and its response go on its POST's stream.
+//!   Messages not tied to a request (server→client requests, their cancellation, list-changed
+//!   and resource-updated notifications) go to the standalone stream if it is open, else to
+//!   the stream of the request whose handler sent them, else to the newest request stream open
+//!   in the session; with none open they are dropped (logged). Closing a POST's connection
+//!   early is not a cancellation in this era (use `notifications/cancelled`).
+//!
+//! The `crash` tool ends the whole process, as over stdio.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 mod arguments;
 mod assets;
 mod completion;
+mod exchange;
+mod http;
 mod jsonrpc;
 mod lifecycle;
 mod logging;
@@ -139,6 +230,8 @@ mod startup;
 mod tools;
 
 use std::io::{self, BufRead, Write};
+use std::net::TcpListener;
+use std::process::Child;
 use std::sync::Arc;
 
 pub use options::{Command, Options, USAGE};
@@ -175,13 +268,53 @@ pub fn serve<R: BufRead>(mut input: R, output: Box<dyn Write + Send>, options: O
 ///
 /// Fails only when reading stdin fails.
 pub fn run_stdio(options: Options) -> io::Result<()> {
+    let _grandchild = start(&options, None);
+    serve(io::stdin().lock(), Box::new(io::stdout()), options)
+}
+
+/// Serves Streamable HTTP on `listener` (see "HTTP" above) until the process ends: both eras,
+/// one thread per connection, the endpoint being `/mcp`. `options.http` is not used (the
+/// listener is already bound).
+///
+/// # Errors
+///
+/// Fails only when the listener cannot be put in blocking mode; errors accepting a connection
+/// are logged to stderr and retried, so it does not return otherwise.
+pub fn serve_http(listener: TcpListener, options: Options) -> io::Result<()> {
+    http::serve(listener, options)
+}
+
+/// Runs the server on Streamable HTTP at `options.http` (`--http ADDR`): binds, prints the
+/// endpoint URL (`http://HOST:PORT/mcp`) as one line on stdout, applies the startup behaviours
+/// selected by `options`, then serves until the process is killed (see [`serve_http`]).
+///
+/// # Errors
+///
+/// Fails when `options.http` is `None`, or the address cannot be bound, or stdout cannot be
+/// written.
+pub fn run_http(options: Options) -> io::Result<()> {
+    let address = options.http.clone().ok_or_else(|| {
+        io::Error::new(io::ErrorKind::InvalidInput, "no HTTP address (--http ADDR) was given")
+    })?;
+    let listener = TcpListener::bind(&address)
+        .map_err(|error| io::Error::new(error.kind(), format!("cannot listen on {address}: {error}")))?;
+    let url = format!("http://{}/mcp", listener.local_addr()?);
+    let mut stdout = io::stdout().lock();
+    writeln!(stdout, "{url}")?;
+    stdout.flush()?;
+    drop(stdout);
+    let _grandchild = start(&options, Some(&url));
+    serve_http(listener, options)
+}
+
+/// The startup behaviours selected by `options` (banner, stderr flood, grandchild).
+fn start(options: &Options, endpoint: Option<&str>) -> Option<Child> {
     if options.banner {
-        startup::print_banner(&options);
+        startup::print_banner(options, endpoint);
     }
     if options.flood_stderr {
         startup::flood_stderr();
     }
     // Never waited for: the grandchild must outlive a server that is killed alone.
-    let _grandchild = options.spawn_grandchild.then(startup::spawn_grandchild).flatten();
-    serve(io::stdin().lock(), Box::new(io::stdout()), options)
+    options.spawn_grandchild.then(startup::spawn_grandchild).flatten()
 }

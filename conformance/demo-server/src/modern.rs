@@ -12,6 +12,7 @@ use serde_json::{Map, Value, json};
 
 use super::jsonrpc::{INVALID_REQUEST, RpcError, UNSUPPORTED_PROTOCOL_VERSION};
 use super::lifecycle::{self, SUPPORTED_VERSIONS};
+use super::output::Outlet;
 use super::{logging, resources};
 
 /// The per-request metadata versions this server speaks (newest first).
@@ -70,13 +71,13 @@ pub(crate) enum Era {
 #[derive(Debug)]
 pub(crate) struct EraCell(Mutex<Era>);
 
-impl Default for EraCell {
-    fn default() -> Self {
-        Self(Mutex::new(Era::Unknown))
-    }
-}
-
 impl EraCell {
+    /// A session starting in `era` (stdio sessions start [`Era::Unknown`]; the shared
+    /// 2026-07-28 HTTP server is [`Era::Modern`] from the start).
+    pub(crate) fn new(era: Era) -> Self {
+        Self(Mutex::new(era))
+    }
+
     /// The current era.
     pub(crate) fn get(&self) -> Era {
         *self.0.lock().unwrap_or_else(PoisonError::into_inner)
@@ -144,6 +145,23 @@ pub(crate) fn requested_version(params: &Map<String, Value>) -> Result<Option<&'
         .find(|known| *known == version)
         .map(Some)
         .ok_or_else(|| unsupported_version(version))
+}
+
+/// Validates a request routed as modern without a session (HTTP) the way a session that opened
+/// modern would: `-32022` for an unsupported `_meta` version, `-32601` for a method the modern
+/// era lacks, `-32602` for a missing or invalid `_meta` (version, capabilities, log level).
+pub(crate) fn check_request(method: &str, params: &Map<String, Value>) -> Result<(), RpcError> {
+    if requested_version(params)?.is_none() {
+        return Err(if is_method(method) {
+            missing_meta(method)
+        } else {
+            RpcError::method_not_found(method)
+        });
+    }
+    if !is_method(method) {
+        return Err(RpcError::method_not_found(method));
+    }
+    RequestMeta::parse(method, params).map(drop)
 }
 
 /// The validated per-request metadata of a modern request.
@@ -340,12 +358,14 @@ struct Listener {
     /// The listen request's id: the stream's `subscriptionId`.
     id: Value,
     filter: Filter,
+    /// Where its notifications go (stdout, or the listen request's HTTP response stream).
+    outlet: Outlet,
 }
 
 /// The open `subscriptions/listen` streams, in the order they were opened.
 ///
 /// A stream is never answered: it stays open until `notifications/cancelled` names its id (or
-/// the session ends).
+/// the session ends; over HTTP, until its client closes it).
 #[derive(Debug, Default)]
 pub(crate) struct Listeners {
     open: Mutex<Vec<Listener>>,
@@ -356,14 +376,15 @@ impl Listeners {
         self.open.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// `subscriptions/listen {notifications}`: opens a stream and sends (through `send`) its
-    /// `notifications/subscriptions/acknowledged` with the honoured filter, before any other
-    /// notification of the stream can be sent.
+    /// `subscriptions/listen {notifications}`: opens a stream sending to `outlet` and sends
+    /// (through `send`) its `notifications/subscriptions/acknowledged` with the honoured filter,
+    /// before any other notification of the stream can be sent.
     pub(crate) fn listen(
         &self,
         id: &Value,
         params: &Map<String, Value>,
-        send: impl Fn(&Value),
+        outlet: Outlet,
+        send: impl Fn(&Outlet, &Value),
     ) -> Result<(), RpcError> {
         let filter = Filter::parse(params)?;
         let mut open = self.lock();
@@ -373,22 +394,35 @@ impl Listeners {
                 format!("Invalid Request: subscription {id} is already open"),
             ));
         }
-        send(&super::jsonrpc::notification(
-            "notifications/subscriptions/acknowledged",
-            json!({ "notifications": filter.to_value(), "_meta": { META_SUBSCRIPTION_ID: id } }),
-        ));
-        open.push(Listener { id: id.clone(), filter });
+        send(
+            &outlet,
+            &super::jsonrpc::notification(
+                "notifications/subscriptions/acknowledged",
+                json!({ "notifications": filter.to_value(), "_meta": { META_SUBSCRIPTION_ID: id } }),
+            ),
+        );
+        open.push(Listener { id: id.clone(), filter, outlet });
         Ok(())
     }
 
-    /// Closes the stream opened by request `id`, if any.
-    pub(crate) fn cancel(&self, id: &Value) {
-        self.lock().retain(|listener| listener.id != *id);
+    /// Closes the stream opened by request `id`, if any, returning where it was sending.
+    pub(crate) fn cancel(&self, id: &Value) -> Vec<Outlet> {
+        let mut open = self.lock();
+        let mut closed = Vec::new();
+        open.retain(|listener| {
+            let keep = listener.id != *id;
+            if !keep {
+                closed.push(listener.outlet.clone());
+            }
+            keep
+        });
+        closed
     }
 
     /// Sends the list-changed notifications (tools, resources, prompts) and one
-    /// `notifications/resources/updated` per subscribed uri to every stream that asked for them.
-    pub(crate) fn notify_changes(&self, send: impl Fn(&Value)) {
+    /// `notifications/resources/updated` per subscribed uri to every stream that asked for them
+    /// (`send` gets the stream's outlet).
+    pub(crate) fn notify_changes(&self, send: impl Fn(&Outlet, &Value)) {
         for listener in self.lock().iter() {
             let meta = json!({ META_SUBSCRIPTION_ID: listener.id });
             let filter = &listener.filter;
@@ -398,14 +432,17 @@ impl Listeners {
                 ("notifications/prompts/list_changed", filter.prompts),
             ] {
                 if on {
-                    send(&super::jsonrpc::notification(method, json!({ "_meta": meta })));
+                    send(&listener.outlet, &super::jsonrpc::notification(method, json!({ "_meta": meta })));
                 }
             }
             for uri in &filter.uris {
-                send(&super::jsonrpc::notification(
-                    "notifications/resources/updated",
-                    json!({ "uri": uri, "_meta": meta }),
-                ));
+                send(
+                    &listener.outlet,
+                    &super::jsonrpc::notification(
+                        "notifications/resources/updated",
+                        json!({ "uri": uri, "_meta": meta }),
+                    ),
+                );
             }
         }
     }
@@ -498,12 +535,12 @@ mod tests {
     fn listeners_acknowledge_filter_and_cancel() {
         let listeners = Listeners::default();
         let sent = RefCell::new(Vec::new());
-        let send = |message: &Value| sent.borrow_mut().push(message.clone());
+        let send = |_: &Outlet, message: &Value| sent.borrow_mut().push(message.clone());
         let params = object(json!({"notifications": {
             "toolsListChanged": true, "promptsListChanged": false,
             "resourceSubscriptions": ["demo://readme", "demo://nope", "demo://readme"],
         }}));
-        assert_eq!(listeners.listen(&json!("l1"), &params, send), Ok(()));
+        assert_eq!(listeners.listen(&json!("l1"), &params, Outlet::Session, send), Ok(()));
         assert_eq!(
             sent.borrow()[0]["params"],
             json!({
@@ -511,10 +548,12 @@ mod tests {
                 "_meta": {META_SUBSCRIPTION_ID: "l1"},
             })
         );
-        let again = listeners.listen(&json!("l1"), &params, send).map_err(|error| error.code);
+        let again =
+            listeners.listen(&json!("l1"), &params, Outlet::Session, send).map_err(|error| error.code);
         assert_eq!(again, Err(INVALID_REQUEST));
         let bad = object(json!({"notifications": {"toolsListChanged": "yes"}}));
-        assert_eq!(listeners.listen(&json!(2), &bad, send).map_err(|error| error.code), Err(INVALID_PARAMS));
+        let bad = listeners.listen(&json!(2), &bad, Outlet::Session, send).map_err(|error| error.code);
+        assert_eq!(bad, Err(INVALID_PARAMS));
         sent.borrow_mut().clear();
         listeners.notify_changes(send);
         let methods: Vec<Value> = sent.borrow().iter().map(|message| message["method"].clone()).collect();
@@ -522,7 +561,8 @@ mod tests {
             methods,
             [json!("notifications/tools/list_changed"), json!("notifications/resources/updated")]
         );
-        listeners.cancel(&json!("l1"));
+        assert_eq!(listeners.cancel(&json!("l1")).len(), 1);
+        assert!(listeners.cancel(&json!("l1")).is_empty());
         sent.borrow_mut().clear();
         listeners.notify_changes(send);
         assert!(sent.borrow().is_empty());

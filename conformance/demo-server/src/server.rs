@@ -11,6 +11,10 @@
 //! progress loops, server→client requests, stderr bursts) run on their own thread, are tracked
 //! in `in_flight` by request id and can be cancelled with `notifications/cancelled`; a cancelled
 //! request gets no response.
+//!
+//! Over HTTP several connection threads call [`Server::handle_value`] at once (every piece of
+//! state is behind a mutex or atomic), and each request carries a [`Reply`] naming where its
+//! response goes; its notifications go to the same place (its [`Outlet`]).
 
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
@@ -21,6 +25,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
+use super::exchange::Exchange;
 use super::jsonrpc::{
     self, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, Incoming, PARSE_ERROR, RESOURCE_NOT_FOUND,
     RpcError,
@@ -28,7 +33,7 @@ use super::jsonrpc::{
 use super::logging::LogFilter;
 use super::modern::{self, Era, EraCell, Listeners, RequestMeta};
 use super::options::Options;
-use super::output::Output;
+use super::output::{Outlet, Output, Sink};
 use super::pagination::paginate;
 use super::resources::Subscriptions;
 use super::tools::{self, ToolCall};
@@ -42,8 +47,8 @@ pub(crate) const CANCEL_POLL: Duration = Duration::from_millis(5);
 pub(crate) struct Server {
     /// Command-line options.
     pub(crate) options: Options,
-    /// The stdout writer.
-    output: Output,
+    /// Where the messages not tied to a request's stream go (stdout for stdio).
+    output: Arc<dyn Sink>,
     /// The level set by `logging/setLevel`.
     pub(crate) log_filter: LogFilter,
     /// Subscribed resource uris.
@@ -58,16 +63,30 @@ pub(crate) struct Server {
     next_request: AtomicU64,
     /// How the session opened (`initialize` or a 2026-07-28 request).
     era: EraCell,
-    /// The open 2026-07-28 `subscriptions/listen` streams.
-    listeners: Listeners,
+    /// The open 2026-07-28 `subscriptions/listen` streams (shared by every session of an HTTP
+    /// server).
+    listeners: Arc<Listeners>,
 }
 
 /// Where the response to one request goes.
+#[derive(Clone)]
 pub(crate) enum Reply {
-    /// Straight to stdout as its own line.
+    /// To the session's sink (stdout) as its own line.
     Line,
     /// Into the response array of a batch.
     Batch(mpsc::Sender<Value>),
+    /// As the last message of the request's own stream (HTTP); its notifications go there too.
+    Stream(Arc<Exchange>),
+}
+
+impl Reply {
+    /// Where the request's notifications go.
+    pub(crate) fn outlet(&self) -> Outlet {
+        match self {
+            Self::Line | Self::Batch(_) => Outlet::Session,
+            Self::Stream(exchange) => Outlet::Stream(Arc::clone(exchange)),
+        }
+    }
 }
 
 /// The request was cancelled by the client; it must not be answered.
@@ -82,6 +101,16 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 impl Server {
     /// A fresh session writing to `output`.
     pub(crate) fn new(options: Options, output: Output) -> Self {
+        Self::with_sink(options, Arc::new(output), Arc::new(Listeners::default()), Era::Unknown)
+    }
+
+    /// A fresh session in `era` sending to `output`, sharing `listeners`.
+    pub(crate) fn with_sink(
+        options: Options,
+        output: Arc<dyn Sink>,
+        listeners: Arc<Listeners>,
+        era: Era,
+    ) -> Self {
         Self {
             options,
             output,
@@ -91,24 +120,35 @@ impl Server {
             cancelled: Mutex::new(Vec::new()),
             pending: Mutex::new(HashMap::new()),
             next_request: AtomicU64::new(0),
-            era: EraCell::default(),
-            listeners: Listeners::default(),
+            era: EraCell::new(era),
+            listeners,
         }
     }
 
-    /// Sends any message to the client.
+    /// Sends any message to the client, through the session's sink.
     pub(crate) fn send(&self, message: &Value) {
-        self.output.send(message);
+        self.output.send(message, None);
     }
 
-    /// Sends a notification to the client.
-    pub(crate) fn notify(&self, method: &str, params: Value) {
-        self.send(&jsonrpc::notification(method, params));
+    /// Sends a message that belongs to one request: on its stream, or through the session's sink.
+    pub(crate) fn send_on(&self, outlet: &Outlet, message: &Value) {
+        match outlet {
+            Outlet::Session => self.output.send(message, None),
+            Outlet::Stream(exchange) => {
+                exchange.send(message);
+            }
+        }
+    }
+
+    /// Sends a message that is not part of a request's stream (a server→client request, a
+    /// list-changed notification), caused by the request whose outlet is `origin`.
+    pub(crate) fn send_unsolicited(&self, message: &Value, origin: &Outlet) {
+        self.output.send(message, origin.stream());
     }
 
     /// Sends the change notifications every open `subscriptions/listen` stream asked for.
     pub(crate) fn notify_listeners(&self) {
-        self.listeners.notify_changes(|message| self.send(message));
+        self.listeners.notify_changes(|outlet, message| self.send_on(outlet, message));
     }
 
     /// The ids seen in `notifications/cancelled` so far.
@@ -123,10 +163,7 @@ impl Server {
             return;
         }
         match serde_json::from_slice::<Value>(line) {
-            Ok(Value::Array(batch)) => self.handle_batch(batch),
-            Ok(message) => {
-                self.handle_message(message, Reply::Line);
-            }
+            Ok(value) => self.handle_value(value, Reply::Line),
             Err(error) => {
                 let error = RpcError::new(PARSE_ERROR, format!("Parse error: {error}"));
                 self.send(&jsonrpc::failure(&Value::Null, &error));
@@ -134,12 +171,22 @@ impl Server {
         }
     }
 
-    /// Handles a batch: every request is answered, and the answers are sent together as one
+    /// Handles one parsed message or batch; the response (or the batch's array) goes to `reply`.
+    pub(crate) fn handle_value(self: &Arc<Self>, value: Value, reply: Reply) {
+        match value {
+            Value::Array(batch) => self.handle_batch(batch, reply),
+            message => {
+                self.handle_message(message, reply);
+            }
+        }
+    }
+
+    /// Handles a batch: every request is answered, and the answers are delivered together as one
     /// array once the last of them is ready (nothing is sent if there are none).
-    fn handle_batch(self: &Arc<Self>, batch: Vec<Value>) {
+    fn handle_batch(self: &Arc<Self>, batch: Vec<Value>, reply: Reply) {
         if batch.is_empty() {
             let error = RpcError::new(INVALID_REQUEST, "Invalid Request: empty batch");
-            self.send(&jsonrpc::failure(&Value::Null, &error));
+            self.deliver(reply, jsonrpc::failure(&Value::Null, &error));
             return;
         }
         let (sender, receiver) = mpsc::channel();
@@ -151,8 +198,10 @@ impl Server {
         let server = Arc::clone(self);
         let collect = move || {
             let responses: Vec<Value> = receiver.iter().collect();
-            if !responses.is_empty() {
-                server.send(&Value::Array(responses));
+            if responses.is_empty() {
+                abandon(reply);
+            } else {
+                server.deliver(reply, Value::Array(responses));
             }
         };
         if !deferred {
@@ -189,6 +238,7 @@ impl Server {
             Reply::Line => self.send(&message),
             // The receiver lives until every sender is gone; a failed send cannot happen.
             Reply::Batch(sender) => drop(sender.send(message)),
+            Reply::Stream(exchange) => exchange.finish(&message),
         }
     }
 
@@ -236,6 +286,14 @@ impl Server {
             self.era.initialized();
             return Ok(None);
         }
+        if self.options.legacy_only {
+            // A server of the initialize era: it knows neither `_meta` nor `server/discover`.
+            return if method == "server/discover" {
+                Err(RpcError::method_not_found(method))
+            } else {
+                Ok(None)
+            };
+        }
         if modern::requested_version(params)?.is_none() {
             if method == "server/discover" || self.era.get() == Era::Modern {
                 return Err(if modern::is_method(method) {
@@ -272,7 +330,9 @@ impl Server {
             },
             "subscriptions/listen" => {
                 // An open stream is never answered; only a failure to open one is.
-                if let Err(error) = self.listeners.listen(&id, params, |message| self.send(message)) {
+                let outlet = reply.outlet();
+                let send = |outlet: &Outlet, message: &Value| self.send_on(outlet, message);
+                if let Err(error) = self.listeners.listen(&id, params, outlet, send) {
                     self.deliver(reply, jsonrpc::failure(&id, &error));
                 }
                 false
@@ -294,7 +354,7 @@ impl Server {
         // Nothing can cancel an inline call (the reader thread is busy running it), so the flag
         // stays down and `Err(Cancelled)` cannot happen.
         let never_cancelled = AtomicBool::new(false);
-        if let Ok(outcome) = call.run(self, &never_cancelled) {
+        if let Ok(outcome) = call.run(self, &never_cancelled, &reply.outlet()) {
             self.deliver(reply, jsonrpc::response(&id, outcome));
         }
         false
@@ -368,19 +428,16 @@ impl Server {
         }
         let server = Arc::clone(self);
         let handler_id = id.clone();
-        let handler_reply = match &reply {
-            Reply::Line => Reply::Line,
-            Reply::Batch(sender) => Reply::Batch(sender.clone()),
-        };
+        let handler_reply = reply.clone();
         let spawned = thread::Builder::new().name(format!("call {key}")).spawn(move || {
-            let outcome = call.run(&server, &flag);
+            let outcome = call.run(&server, &flag, &handler_reply.outlet());
             lock(&server.in_flight).remove(&handler_id.to_string());
             match outcome {
                 Ok(outcome) if !flag.load(Ordering::SeqCst) => {
                     server.deliver(handler_reply, jsonrpc::response(&handler_id, outcome));
                 }
-                // Cancelled: per the spec, no response at all.
-                _ => {}
+                // Cancelled: per the spec, no response at all (an HTTP stream just ends).
+                _ => abandon(handler_reply),
             }
         });
         match spawned {
@@ -403,9 +460,20 @@ impl Server {
             eprintln!("demo-server: ignoring notifications/cancelled without a valid requestId");
             return;
         };
+        self.cancel_request(id);
+    }
+
+    /// Cancels request `id` (a `notifications/cancelled`, or its HTTP client went away): records
+    /// it for `cancelled_requests`, closes its `subscriptions/listen` stream and raises its
+    /// cancel flag if it is running.
+    pub(crate) fn cancel_request(&self, id: &Value) {
         eprintln!("demo-server: cancelled request {id}");
         lock(&self.cancelled).push(id.clone());
-        self.listeners.cancel(id);
+        for outlet in self.listeners.cancel(id) {
+            if let Outlet::Stream(exchange) = outlet {
+                exchange.end();
+            }
+        }
         if let Some(flag) = lock(&self.in_flight).get(&id.to_string()) {
             flag.store(true, Ordering::SeqCst);
         }
@@ -430,25 +498,32 @@ impl Server {
         method: &str,
         params: Value,
         cancel: &AtomicBool,
+        origin: &Outlet,
     ) -> Result<Result<Value, Value>, Cancelled> {
         let number = self.next_request.fetch_add(1, Ordering::Relaxed) + 1;
         let id = format!("srv-{number}");
         let (sender, receiver) = mpsc::channel();
         lock(&self.pending).insert(id.clone(), sender);
-        self.send(&jsonrpc::request(&Value::String(id.clone()), method, params));
+        self.send_unsolicited(&jsonrpc::request(&Value::String(id.clone()), method, params), origin);
         loop {
             match receiver.recv_timeout(CANCEL_POLL) {
                 Ok(outcome) => return Ok(outcome),
                 Err(mpsc::RecvTimeoutError::Timeout) if !cancel.load(Ordering::SeqCst) => {}
                 Err(_) => {
                     lock(&self.pending).remove(&id);
-                    self.notify(
-                        "notifications/cancelled",
-                        json!({ "requestId": id, "reason": "the tool call was cancelled" }),
-                    );
+                    let reason = json!({ "requestId": id, "reason": "the tool call was cancelled" });
+                    self.send_unsolicited(&jsonrpc::notification("notifications/cancelled", reason), origin);
                     return Err(Cancelled);
                 }
             }
         }
+    }
+}
+
+/// Gives up on a reply that will never come (a cancelled request): an HTTP stream ends; stdout
+/// and batches need nothing.
+fn abandon(reply: Reply) {
+    if let Reply::Stream(exchange) = reply {
+        exchange.end();
     }
 }

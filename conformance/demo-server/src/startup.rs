@@ -9,9 +9,10 @@ use super::lifecycle::{SERVER_NAME, SUPPORTED_VERSIONS};
 use super::modern::MODERN_VERSIONS;
 use super::options::Options;
 
-/// Prints a few startup lines to stderr.
-pub(crate) fn print_banner(options: &Options) {
-    eprintln!("demo-server: {SERVER_NAME} {} ready on stdio", env!("CARGO_PKG_VERSION"));
+/// Prints a few startup lines to stderr (`endpoint`: the HTTP endpoint URL, `None` for stdio).
+pub(crate) fn print_banner(options: &Options, endpoint: Option<&str>) {
+    let transport = endpoint.unwrap_or("stdio");
+    eprintln!("demo-server: {SERVER_NAME} {} ready on {transport}", env!("CARGO_PKG_VERSION"));
     eprintln!(
         "demo-server: protocol versions {} (initialize), {} (per-request _meta)",
         SUPPORTED_VERSIONS.join(", "),
@@ -21,7 +22,10 @@ pub(crate) fn print_banner(options: &Options) {
         0 => "one page per list".to_owned(),
         size => format!("page size {size}"),
     };
-    eprintln!("demo-server: {pages}; send JSON-RPC lines on stdin, EOF exits");
+    match endpoint {
+        None => eprintln!("demo-server: {pages}; send JSON-RPC lines on stdin, EOF exits"),
+        Some(url) => eprintln!("demo-server: {pages}; POST JSON-RPC to {url}, kill to stop"),
+    }
 }
 
 /// Starts a background thread that writes ~1 KiB lines to stderr in a tight loop, forever

@@ -5,6 +5,10 @@
 //! round-trip `input_required` result (2026-07-28), `log` filters by `logging/setLevel`
 //! (legacy) or by the request's `_meta` log level (2026-07-28), and `notify_changes` notifies
 //! everyone (legacy) or only the `subscriptions/listen` streams (2026-07-28).
+//!
+//! A tool's own notifications (progress, log messages) go to its request's [`Outlet`]; what it
+//! sends that is not part of its request (server→client requests, list-changed notifications)
+//! goes through the session (see [`Server::send_unsolicited`]).
 
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -13,11 +17,14 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
 
-use super::arguments::{optional_u64, required_array, required_number, required_str, required_u64};
+use super::arguments::{
+    optional_bool, optional_u64, required_array, required_number, required_str, required_u64,
+};
 use super::assets::{TINY_PNG, base64};
-use super::jsonrpc::RpcError;
+use super::jsonrpc::{self, RpcError};
 use super::logging;
 use super::modern::{self, META_CLIENT_CAPABILITIES, RequestMeta};
+use super::output::Outlet;
 use super::server::{CANCEL_POLL, Cancelled, Server};
 
 /// Why a tool call produced no result.
@@ -52,9 +59,21 @@ pub(crate) struct Context<'a> {
     server: &'a Server,
     cancel: &'a AtomicBool,
     call: &'a ToolCall,
+    /// Where the request's own notifications go.
+    outlet: &'a Outlet,
 }
 
 impl Context<'_> {
+    /// Sends a notification that belongs to this request (progress, a log message).
+    fn notify(&self, method: &str, params: Value) {
+        self.server.send_on(self.outlet, &jsonrpc::notification(method, params));
+    }
+
+    /// Sends a notification that is not part of this request (list-changed, resource updates).
+    fn notify_session(&self, method: &str, params: Value) {
+        self.server.send_unsolicited(&jsonrpc::notification(method, params), self.outlet);
+    }
+
     /// Sleeps for `duration`, waking every [`CANCEL_POLL`] to check for cancellation.
     fn sleep(&self, duration: Duration) -> Result<(), Cancelled> {
         let deadline = Instant::now() + duration;
@@ -86,7 +105,7 @@ impl Context<'_> {
     /// to another call, or a response that is not an object, is `-32602`.
     fn ask(&self, ask: &Ask, params: Value) -> Result<Result<Value, Value>, ToolError> {
         let Some(modern) = &self.call.modern else {
-            return Ok(self.server.request_client(ask.method, params, self.cancel)?);
+            return Ok(self.server.request_client(ask.method, params, self.cancel, self.outlet)?);
         };
         if !(ask.allowed)(&modern.meta) {
             return Err(ToolError::Done(error_result(format!(
@@ -200,8 +219,9 @@ impl ToolCall {
         &self,
         server: &Server,
         cancel: &AtomicBool,
+        outlet: &Outlet,
     ) -> Result<Result<Value, RpcError>, Cancelled> {
-        let context = Context { server, cancel, call: self };
+        let context = Context { server, cancel, call: self, outlet };
         let result = match (self.tool.run)(&context, &self.arguments) {
             Ok(result) | Err(ToolError::Done(result)) => result,
             Err(ToolError::Rpc(error)) => return Ok(Err(error)),
@@ -252,6 +272,25 @@ pub(crate) fn prepare_modern(params: &Map<String, Value>, meta: RequestMeta) -> 
     Ok(call)
 }
 
+/// The arguments of tool `name` annotated with `"x-mcp-header"` in its input schema (top-level
+/// properties only): `(argument, header name after "Mcp-Param-")`. Empty for an unknown tool.
+pub(crate) fn header_params(name: &str) -> Vec<(String, String)> {
+    let Some(tool) = TOOLS.iter().find(|tool| tool.name == name) else {
+        return Vec::new();
+    };
+    let schema = (tool.input_schema)();
+    let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
+        return Vec::new();
+    };
+    properties
+        .iter()
+        .filter_map(|(argument, property)| {
+            let header = property.get("x-mcp-header")?.as_str()?;
+            Some((argument.clone(), header.to_owned()))
+        })
+        .collect()
+}
+
 /// The entries of `tools/list`, in order.
 pub(crate) fn list() -> Vec<Value> {
     TOOLS
@@ -300,8 +339,11 @@ const MAX_STEPS: u64 = 1_000_000;
 /// Upper bound for `stderr_burst` (1 GiB).
 const MAX_BURST: u64 = 1 << 30;
 
+/// Upper bound for `weather` days.
+const MAX_DAYS: u64 = 366;
+
 /// All tools, in listing order.
-static TOOLS: [Tool; 15] = [
+static TOOLS: [Tool; 16] = [
     Tool {
         name: "echo",
         title: "Echo",
@@ -497,6 +539,31 @@ static TOOLS: [Tool; 15] = [
         blocking: true,
         run: stderr_burst,
     },
+    Tool {
+        name: "weather",
+        title: "Weather forecast",
+        description: "Returns a canned forecast. Its arguments are annotated with x-mcp-header: over \
+                      2026-07-28 Streamable HTTP they must also arrive as Mcp-Param-Region, \
+                      Mcp-Param-Days and Mcp-Param-Metric headers.",
+        input_schema: || {
+            object_schema(
+                json!({
+                    "region": { "type": "string", "x-mcp-header": "Region" },
+                    "days": { "type": "integer", "minimum": 0, "default": 1, "x-mcp-header": "Days" },
+                    "metric": { "type": "boolean", "default": true, "x-mcp-header": "Metric" },
+                }),
+                &["region"],
+            )
+        },
+        output_schema: None,
+        blocking: false,
+        run: |_, args| {
+            let region = required_str(args, "region")?;
+            let days = optional_u64(args, "days", 1, MAX_DAYS)?;
+            let metric = optional_bool(args, "metric", true)?;
+            Ok(text_result(format!("forecast for {region}: {days} days, metric={metric}")))
+        },
+    },
 ];
 
 /// `a + b` as text: exact for integers, `f64` otherwise (`2.5`, `5`, `-1e-7` print naturally).
@@ -516,7 +583,7 @@ fn long_running(context: &Context<'_>, args: &Map<String, Value>) -> ToolResult 
     for step in 1..=steps {
         context.sleep(Duration::from_millis(step_ms))?;
         if let Some(token) = context.progress_token() {
-            context.server.notify(
+            context.notify(
                 "notifications/progress",
                 json!({
                     "progressToken": token,
@@ -628,9 +695,7 @@ fn log(context: &Context<'_>, args: &Map<String, Value>) -> ToolResult {
     if !allowed {
         return Ok(text_result("filtered"));
     }
-    context
-        .server
-        .notify("notifications/message", json!({ "level": level, "logger": "demo", "data": message }));
+    context.notify("notifications/message", json!({ "level": level, "logger": "demo", "data": message }));
     Ok(text_result("logged"))
 }
 
@@ -648,10 +713,10 @@ fn notify_changes(context: &Context<'_>, _: &Map<String, Value>) -> ToolResult {
             "notifications/resources/list_changed",
             "notifications/prompts/list_changed",
         ] {
-            server.notify(method, json!({}));
+            context.notify_session(method, json!({}));
         }
         for uri in server.subscriptions.snapshot() {
-            server.notify("notifications/resources/updated", json!({ "uri": uri }));
+            context.notify_session("notifications/resources/updated", json!({ "uri": uri }));
         }
     }
     server.notify_listeners();
@@ -695,6 +760,20 @@ mod tests {
         assert_eq!(format_sum(&json!(u64::MAX), &json!(1)), "18446744073709551616");
         assert_eq!(format_sum(&json!(2.5), &json!(0.25)), "2.75");
         assert_eq!(format_sum(&json!(1.5), &json!(1.5)), "3");
+    }
+
+    #[test]
+    fn only_weather_mirrors_arguments_in_headers() {
+        let mut params = header_params("weather");
+        params.sort();
+        let expected = [("days", "Days"), ("metric", "Metric"), ("region", "Region")];
+        assert_eq!(params, expected.map(|(argument, header)| (argument.to_owned(), header.to_owned())));
+        for tool in &TOOLS {
+            if tool.name != "weather" {
+                assert!(header_params(tool.name).is_empty(), "{}", tool.name);
+            }
+        }
+        assert!(header_params("nope").is_empty());
     }
 
     #[test]

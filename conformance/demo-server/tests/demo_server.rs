@@ -213,7 +213,8 @@ fn tools_list_declares_every_tool() {
             "log",
             "notify_changes",
             "cancelled_requests",
-            "stderr_burst"
+            "stderr_burst",
+            "weather"
         ]
     );
     for tool in tools {
@@ -223,6 +224,12 @@ fn tools_list_declares_every_tool() {
     assert!(response["result"].get("nextCursor").is_none());
     let stats = tools.iter().find(|tool| tool["name"] == "get_stats").expect("get_stats");
     assert_eq!(stats["outputSchema"]["required"], json!(["count", "sum", "mean"]));
+    let weather = tools.iter().find(|tool| tool["name"] == "weather").expect("weather");
+    let properties = &weather["inputSchema"]["properties"];
+    assert_eq!(properties["region"], json!({"type": "string", "x-mcp-header": "Region"}));
+    assert_eq!(properties["days"]["x-mcp-header"], "Days");
+    assert_eq!(properties["metric"]["x-mcp-header"], "Metric");
+    assert_eq!(weather["inputSchema"]["required"], json!(["region"]));
 }
 
 #[test]
@@ -245,6 +252,16 @@ fn simple_tools_answer() {
     assert_eq!(server.call_tool(8, "no_such_tool", json!({}))["error"]["code"], -32602);
     let burst = server.call_tool(9, "stderr_burst", json!({"bytes": 10_000}));
     assert_eq!(text(&burst), "wrote 10000 bytes");
+    // Over stdio the x-mcp-header annotations of `weather` mean nothing.
+    let forecast = server.call_tool(10, "weather", json!({"region": "Oslo"}));
+    assert_eq!(text(&forecast), "forecast for Oslo: 1 days, metric=true");
+    let forecast = server.call_tool(11, "weather", json!({"region": "Lima", "days": 3, "metric": false}));
+    assert_eq!(text(&forecast), "forecast for Lima: 3 days, metric=false");
+    assert_eq!(server.call_tool(12, "weather", json!({"days": 2}))["error"]["code"], -32602);
+    assert_eq!(
+        server.call_tool(13, "weather", json!({"region": "x", "metric": "yes"}))["error"]["code"],
+        -32602
+    );
 }
 
 #[test]
@@ -359,9 +376,9 @@ fn pagination_walks_tools_list() {
         }
     }
     assert_eq!(pages, 4);
-    assert_eq!(names.len(), 15);
+    assert_eq!(names.len(), 16);
     assert_eq!(names.first().map(String::as_str), Some("echo"));
-    assert_eq!(names.last().map(String::as_str), Some("stderr_burst"));
+    assert_eq!(names.last().map(String::as_str), Some("weather"));
     let bad = server.request(1, "tools/list", json!({"cursor": "not-a-cursor"}));
     assert_eq!(bad["error"]["code"], -32602);
     let resources = server.request(2, "resources/list", json!({}));
@@ -488,7 +505,11 @@ fn grandchild_stays_in_the_server_process_group() {
     let deadline = Instant::now() + TIMEOUT;
     let pid = loop {
         let stderr = server.stderr();
-        if let Some(pid) = stderr.lines().find_map(|line| line.strip_prefix("demo-server: grandchild pid ")) {
+        // Only complete lines: unbuffered stderr may deliver the pid line in pieces.
+        let complete = stderr.split_inclusive('\n').filter(|line| line.ends_with('\n'));
+        if let Some(pid) =
+            complete.into_iter().find_map(|line| line.strip_prefix("demo-server: grandchild pid "))
+        {
             break pid.trim().to_owned();
         }
         assert!(Instant::now() < deadline, "no grandchild pid in stderr: {stderr}");
@@ -607,7 +628,7 @@ fn modern_requests_work_without_initialize() {
     assert_eq!(unknown["error"]["code"], -32602);
 
     for (id, method, key, count) in [
-        (10, "tools/list", "tools", 15),
+        (10, "tools/list", "tools", 16),
         (11, "resources/list", "resources", 3),
         (12, "resources/templates/list", "resourceTemplates", 1),
         (13, "prompts/list", "prompts", 2),
@@ -645,7 +666,7 @@ fn modern_pagination_keeps_cursors_and_cache_hints() {
     assert_eq!(first["result"]["tools"].as_array().map(Vec::len), Some(10));
     let cursor = first["result"]["nextCursor"].clone();
     let second = server.modern_request(2, "tools/list", json!({"cursor": cursor}));
-    assert_eq!(second["result"]["tools"].as_array().map(Vec::len), Some(5));
+    assert_eq!(second["result"]["tools"].as_array().map(Vec::len), Some(6));
     assert!(second["result"].get("nextCursor").is_none());
     assert_eq!(second["result"]["ttlMs"], 60_000);
 }
@@ -945,7 +966,7 @@ fn legacy_initialize_path_is_unchanged_after_a_discover_probe() {
     server.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
     assert_eq!(server.request(1, "ping", json!({}))["result"], json!({}));
     let listed = server.request(2, "tools/list", json!({}));
-    assert_eq!(listed["result"]["tools"].as_array().map(Vec::len), Some(15));
+    assert_eq!(listed["result"]["tools"].as_array().map(Vec::len), Some(16));
     for key in ["resultType", "ttlMs", "cacheScope", "_meta"] {
         assert!(listed["result"].get(key).is_none(), "legacy tools/list has {key}");
     }

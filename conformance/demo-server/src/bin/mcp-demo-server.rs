@@ -1,4 +1,5 @@
-//! `mcp-demo-server`: the deterministic MCP demo server over stdio. See `--help`.
+//! `mcp-demo-server`: the deterministic MCP demo server over stdio, or Streamable HTTP with
+//! `--http ADDR`. See `--help`.
 #![forbid(unsafe_code)]
 
 use std::process::ExitCode;
@@ -12,6 +13,13 @@ fn main() -> ExitCode {
             print!("{USAGE}");
             ExitCode::SUCCESS
         }
+        Ok(Command::Run(options)) if options.http.is_some() => match demo_server::run_http(options) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(error) => {
+                eprintln!("mcp-demo-server: {error}");
+                ExitCode::FAILURE
+            }
+        },
         Ok(Command::Run(options)) => match demo_server::run_stdio(options) {
             Ok(()) => ExitCode::SUCCESS,
             Err(error) => {
