@@ -47,11 +47,12 @@ pub struct ClientConfig {
     pub capabilities: ClientCapabilities,
     /// Versions the client accepts, most preferred first.
     ///
-    /// The era follows from them: only `initialize`-era versions (the default for now) →
-    /// `initialize` with the first; only 2026-07-28 → `server/discover`, no fallback; both
-    /// (dual-era, e.g. [`ProtocolVersion::ALL`]) → probe with `server/discover`, and fall back to
-    /// `initialize` when the server answers with anything but a discover result or a recognised
-    /// modern error, or not within `discover_timeout`.
+    /// The era follows from them: both (dual-era, [`ProtocolVersion::DUAL_ERA`], the default) →
+    /// probe with `server/discover`, and fall back to `initialize` (with the first legacy
+    /// version) when the server answers with anything but a discover result or a recognised
+    /// modern error, or not within `discover_timeout`; only `initialize`-era versions (e.g.
+    /// [`ProtocolVersion::LEGACY`]) → `initialize` with the first, no probe; only 2026-07-28 →
+    /// `server/discover`, no fallback.
     pub versions: Vec<ProtocolVersion>,
     /// Idle timeout of a request (reset by progress notifications unless disabled per request).
     pub request_timeout: Duration,
@@ -82,7 +83,7 @@ impl ClientConfig {
         Self {
             client_info,
             capabilities: ClientCapabilities::default(),
-            versions: ProtocolVersion::LEGACY.iter().rev().copied().collect(),
+            versions: ProtocolVersion::DUAL_ERA.to_vec(),
             request_timeout: DEFAULT_REQUEST_TIMEOUT,
             max_total: DEFAULT_MAX_TOTAL,
             handshake_timeout: DEFAULT_HANDSHAKE_TIMEOUT,

@@ -10,7 +10,10 @@
 //! decoding with payloads kept raw until the caller decodes them; id correlation; deadlines
 //! (per-request idle timeout reset by progress, a cap on total time, the handshake deadline,
 //! keep-alive pings); the `initialize` handshake and version negotiation for MCP 2024-11-05,
-//! 2025-03-26, 2025-06-18 and 2025-11-25; capability checks before anything is sent;
+//! 2025-03-26, 2025-06-18 and 2025-11-25, and the stateless 2026-07-28 (per-request `_meta`,
+//! `server/discover`, multi round-trip requests, `subscriptions/listen`), with the era a server
+//! speaks found by probing (the default; see [`ClientConfig::versions`]); capability checks
+//! before anything is sent;
 //! answering `ping`; surfacing server requests (roots, sampling, elicitation) and notifications as
 //! typed [`Event`]s. The typed MCP model is in [`schema`].
 //!
@@ -25,10 +28,13 @@
 //! use std::time::Instant;
 //!
 //! use mcp_sansio::schema::{Implementation, ListTools, ListToolsResult};
-//! use mcp_sansio::{ClientConfig, ClientConnection, Event, RequestOptions};
+//! use mcp_sansio::{ClientConfig, ClientConnection, Event, ProtocolVersion, RequestOptions};
 //!
 //! fn list_tools(mut input: impl Read, mut output: impl Write) -> std::io::Result<Vec<String>> {
-//!     let config = ClientConfig::new(Implementation::new("example", "0.1.0"));
+//!     // Pinned to one version, to match the recording (by default the client first probes
+//!     // for 2026-07-28 with `server/discover`).
+//!     let config = ClientConfig::new(Implementation::new("example", "0.1.0"))
+//!         .with_versions(&[ProtocolVersion::V2025_11_25]);
 //!     let mut conn = ClientConnection::new(config, Instant::now());
 //!     let mut buf = vec![0; 64 * 1024];
 //!     let mut names = Vec::new();

@@ -48,8 +48,11 @@ fn canonical_session_writes_the_pinned_bytes() {
         roots: Some(ListChangedCapability { list_changed: Some(true) }),
         ..Default::default()
     };
-    let config =
-        ClientConfig::new(Implementation::new("golden-client", "1.0.0")).with_capabilities(capabilities);
+    // The canonical session is an `initialize`-era one (the default would probe first).
+    let legacy: Vec<_> = ProtocolVersion::LEGACY.iter().rev().copied().collect();
+    let config = ClientConfig::new(Implementation::new("golden-client", "1.0.0"))
+        .with_capabilities(capabilities)
+        .with_versions(&legacy);
     let mut h = Harness::new(config);
     let mut written = Vec::<u8>::new();
     let mut flush = |h: &mut Harness| {
@@ -141,8 +144,11 @@ fn the_same_session_fed_as_one_chunk_writes_the_same_bytes() {
         roots: Some(ListChangedCapability { list_changed: Some(true) }),
         ..Default::default()
     };
-    let config =
-        ClientConfig::new(Implementation::new("golden-client", "1.0.0")).with_capabilities(capabilities);
+    // The canonical session is an `initialize`-era one (the default would probe first).
+    let legacy: Vec<_> = ProtocolVersion::LEGACY.iter().rev().copied().collect();
+    let config = ClientConfig::new(Implementation::new("golden-client", "1.0.0"))
+        .with_capabilities(capabilities)
+        .with_versions(&legacy);
     let mut h = Harness::new(config);
     h.server(SERVER_INITIALIZE);
     let _ = h.events();

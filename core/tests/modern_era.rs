@@ -92,6 +92,14 @@ fn probe_carries_the_request_meta_and_a_result_makes_the_connection_modern() {
 }
 
 #[test]
+fn the_default_configuration_is_dual_era() {
+    let default = ClientConfig::new(mcp_sansio::schema::Implementation::new("x", "1"));
+    assert_eq!(default.versions, ProtocolVersion::DUAL_ERA);
+    let mut h = Harness::new(default);
+    assert_eq!(h.sent().remove(0)["method"], "server/discover");
+}
+
+#[test]
 fn any_other_error_or_silence_falls_back_to_initialize() {
     // Legacy servers answer unknown pre-initialize methods as they like: never keyed to one code.
     for code in [-32601, -32602, -32600, -32000, 1] {

@@ -209,6 +209,11 @@ impl HttpConfig {
         self
     }
 
+    /// The origin (`scheme://host[:port]`) of the server URL, if the URL is valid.
+    pub fn origin(&self) -> Option<String> {
+        super::url::origin(&self.url)
+    }
+
     /// How long to wait for response headers where no request deadline applies.
     #[must_use]
     pub fn connect_timeout(mut self, timeout: Duration) -> Self {

@@ -21,9 +21,12 @@ pub(crate) fn full_server_capabilities() -> Value {
     })
 }
 
-/// A client configuration with a fixed `clientInfo` and the engine's defaults.
+/// A client configuration with a fixed `clientInfo` and the engine's defaults, pinned to the
+/// `initialize` era (newest first), which most suites test; the 2026-07-28 suites choose their
+/// versions themselves.
 pub(crate) fn config() -> ClientConfig {
-    ClientConfig::new(Implementation::new("test-client", "0.1.0"))
+    let legacy: Vec<_> = mcp_sansio::ProtocolVersion::LEGACY.iter().rev().copied().collect();
+    ClientConfig::new(Implementation::new("test-client", "0.1.0")).with_versions(&legacy)
 }
 
 /// The one reading of the real clock: every test starts from it and moves time by hand.

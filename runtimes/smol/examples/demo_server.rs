@@ -5,7 +5,10 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     match mcp_demo_server::Options::parse(std::env::args().skip(1)) {
-        Ok(mcp_demo_server::Command::Run(options)) => match mcp_demo_server::run_stdio(options) {
+        Ok(mcp_demo_server::Command::Run(options)) => match match options.http {
+            Some(_) => mcp_demo_server::run_http(options),
+            None => mcp_demo_server::run_stdio(options),
+        } {
             Ok(()) => ExitCode::SUCCESS,
             Err(_) => ExitCode::FAILURE,
         },

@@ -22,6 +22,7 @@ use mcp_sansio::{ClientConfig, ClientConnection, ProtocolVersion, Status, UsageE
 use crate::Error;
 use crate::call::{CallOptions, ResponseFuture};
 use crate::driver::Driver;
+use crate::era::{EraCache, EraMemo};
 use crate::handler::{ClientHandler, DefaultHandler};
 use crate::http::HttpTransport;
 use crate::notifications::Notifications;
@@ -54,6 +55,7 @@ const NOTIFICATION_BUFFER: usize = 1024;
 pub struct ClientBuilder {
     config: ClientConfig,
     handler: Arc<dyn ClientHandler>,
+    era_cache: Option<EraCache>,
 }
 
 impl ClientBuilder {
@@ -64,7 +66,7 @@ impl ClientBuilder {
 
     /// A builder with a full engine configuration.
     pub fn with_config(config: ClientConfig) -> Self {
-        Self { config, handler: Arc::new(DefaultHandler) }
+        Self { config, handler: Arc::new(DefaultHandler), era_cache: Some(EraCache::global().clone()) }
     }
 
     /// Changes the engine configuration in place.
@@ -80,8 +82,22 @@ impl ClientBuilder {
         self
     }
 
+    /// Which [`EraCache`] remembers the servers known to be legacy, so that a dual-era
+    /// connection skips the `server/discover` probe for them: [`EraCache::global`] by default,
+    /// `None` to probe every time.
+    pub fn era_cache(mut self, cache: Option<EraCache>) -> Self {
+        self.era_cache = cache;
+        self
+    }
+
+    /// Applies the era cache for the server known as `key`.
+    fn remember_era(&mut self, key: String) -> Option<EraMemo> {
+        EraMemo::apply(self.era_cache.clone()?, key, &mut self.config)
+    }
+
     /// Connects over any byte streams: returns the handle and the [`Driver`] to spawn on an
-    /// executor. Wait for the handshake with [`Client::ready`].
+    /// executor. Wait for the handshake with [`Client::ready`]. (There is no telling which
+    /// server is at the other end, so the era cache does not apply.)
     pub fn connect(
         self,
         reader: impl AsyncRead + Send + 'static,
@@ -94,11 +110,16 @@ impl ClientBuilder {
 
     /// Starts a stdio server process: returns the handle and the [`Driver`] to spawn on an
     /// executor. Wait for the handshake with [`Client::ready`].
-    pub fn stdio(self, command: &ServerCommand) -> Result<(Client, Driver), Error> {
+    pub fn stdio(mut self, command: &ServerCommand) -> Result<(Client, Driver), Error> {
+        let era = self.remember_era(format!("stdio:{}", command.identity()));
         let server = command.spawn()?;
         let pid = server.process.pid();
         let (client, driver) = self.connect(server.stdout, server.stdin);
-        client.shared.lock().server_pid = pid;
+        {
+            let mut state = client.shared.lock();
+            state.server_pid = pid;
+            state.era = era;
+        }
         let pump = drain_stderr(server.stderr, server.stderr_sink, pid.unwrap_or(0));
         Ok((client, driver.with_process(server.process).with_background(pump)))
     }
@@ -119,9 +140,12 @@ impl ClientBuilder {
     /// `transport` executes the HTTP requests: `mcp_hyper::HyperTransport` (recommended) or
     /// `mcp_surf::SurfTransport`. The URL, custom headers (such as `Authorization`, never
     /// logged), timeouts and the reconnection policy are in `http`.
-    pub fn connect_http(self, http: HttpConfig, transport: impl HttpTransport) -> (Client, Driver) {
+    pub fn connect_http(mut self, http: HttpConfig, transport: impl HttpTransport) -> (Client, Driver) {
+        let era =
+            self.remember_era(format!("http:{}", http.origin().unwrap_or_else(|| http.url().to_owned())));
         let session = HttpSession::new(http, self.config, Instant::now());
         let shared = Shared::new(Engine::Http(session));
+        shared.lock().era = era;
         let driver = Driver::http(shared.clone(), Arc::new(transport), self.handler);
         (Client::from_shared(shared), driver)
     }

@@ -202,6 +202,9 @@ impl Driver {
                 match event {
                     Event::Ready { protocol_version } => {
                         tracing::debug!(%protocol_version, "connection ready");
+                        if let Some(era) = state.era.as_mut() {
+                            era.ready(protocol_version);
+                        }
                         state.wake_watchers();
                     }
                     Event::Response { id, result } => self.completions.push((id, result)),
@@ -231,6 +234,9 @@ impl Driver {
                     Event::InvalidMessage(error) => tracing::warn!(%error, "invalid message from the server"),
                     Event::Closed(reason) => {
                         tracing::debug!(%reason, "connection closed");
+                        if let Some(era) = state.era.as_mut() {
+                            era.closed();
+                        }
                         state.wake_watchers();
                     }
                     other => tracing::debug!(?other, "unhandled event"),

@@ -35,6 +35,7 @@
 mod call;
 mod client;
 mod driver;
+mod era;
 mod error;
 mod handler;
 pub mod http;
@@ -45,6 +46,7 @@ mod stdio;
 pub use call::CallOptions;
 pub use client::{Client, ClientBuilder};
 pub use driver::Driver;
+pub use era::EraCache;
 pub use error::Error;
 pub use handler::{ClientHandler, DefaultHandler, HandlerFuture};
 pub use http::{HttpResponse, HttpTransport};

@@ -14,6 +14,8 @@ use mcp_sansio::schema::ProgressNotificationParams;
 use mcp_sansio::{ClientConnection, RequestError, RequestId, ServerNotification};
 use serde_json::value::RawValue;
 
+use crate::era::EraMemo;
+
 /// A progress callback for one call.
 pub(crate) type ProgressFn = Arc<dyn Fn(&ProgressNotificationParams) + Send + Sync>;
 
@@ -78,6 +80,8 @@ pub(crate) struct State {
     pub(crate) driver_done: bool,
     /// The server's process id, for stdio servers.
     pub(crate) server_pid: Option<u32>,
+    /// What the era cache learns from this connection's handshake.
+    pub(crate) era: Option<EraMemo>,
 }
 
 impl Shared {
@@ -92,6 +96,7 @@ impl Shared {
                 handles: 0,
                 driver_done: false,
                 server_pid: None,
+                era: None,
             }),
         })
     }

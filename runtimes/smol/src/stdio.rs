@@ -143,6 +143,21 @@ impl ServerCommand {
         self.program.to_string_lossy().into_owned()
     }
 
+    /// What tells one server configuration from another: the program, its arguments and the
+    /// working directory (for the era cache).
+    pub(crate) fn identity(&self) -> String {
+        let mut identity = self.program();
+        for arg in &self.args {
+            identity.push('\0');
+            identity.push_str(&arg.to_string_lossy());
+        }
+        if let Some(cwd) = &self.cwd {
+            identity.push_str("\0cwd=");
+            identity.push_str(&cwd.to_string_lossy());
+        }
+        identity
+    }
+
     pub(crate) fn spawn(&self) -> Result<SpawnedServer, Error> {
         let mut std_command = std::process::Command::new(&self.program);
         std_command.args(&self.args).env_clear();

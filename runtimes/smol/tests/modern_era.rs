@@ -7,13 +7,13 @@ mod common;
 
 use std::sync::{Arc, Mutex};
 
-use common::{all_capabilities, builder, demo_server};
+use common::{all_capabilities, builder, default_builder, demo_server};
 use mcp_smol::mcp_sansio::schema::{
     CallToolRequestParams, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
     ElicitResult, ListRootsResult, LoggingLevel, Root, SamplingContent,
 };
 use mcp_smol::mcp_sansio::{ProtocolVersion, ServerNotification, UsageError};
-use mcp_smol::{CallOptions, ClientHandler, Error, HandlerFuture};
+use mcp_smol::{CallOptions, ClientHandler, EraCache, Error, HandlerFuture};
 use serde_json::json;
 
 struct Answers;
@@ -85,11 +85,31 @@ fn a_dual_era_client_speaks_2026_07_28_to_a_modern_server() {
 }
 
 #[test]
-fn the_default_client_stays_on_the_initialize_era() {
+fn the_default_client_is_dual_era_and_remembers_legacy_servers() {
     smol::block_on(async {
-        let client = builder().spawn_stdio(&demo_server()).await.unwrap();
-        assert_eq!(client.protocol_version(), Some(ProtocolVersion::V2025_11_25));
-        client.ping().await.unwrap();
+        let cache = EraCache::new();
+        let client =
+            default_builder().era_cache(Some(cache.clone())).spawn_stdio(&demo_server()).await.unwrap();
+        assert_eq!(client.protocol_version(), Some(ProtocolVersion::V2026_07_28));
+        client.close().await;
+
+        // A legacy server: probed once (server/discover refused, then initialize and
+        // initialized), then known, so the next connection sends initialize at once.
+        let legacy = demo_server().args(["--legacy-only"]);
+        let mut sent = Vec::new();
+        for _ in 0..2 {
+            let client = default_builder().era_cache(Some(cache.clone())).spawn_stdio(&legacy).await.unwrap();
+            assert_eq!(client.protocol_version(), Some(ProtocolVersion::V2025_11_25));
+            client.ping().await.unwrap();
+            sent.push(client.stats().messages_sent);
+            client.close().await;
+        }
+        assert_eq!(sent, [4, 3], "probe, initialize, initialized, ping; then no probe");
+        assert!(cache.get("stdio:missing").is_none());
+
+        // Without a cache every connection probes.
+        let client = default_builder().era_cache(None).spawn_stdio(&legacy).await.unwrap();
+        assert_eq!(client.stats().messages_sent, 3);
         client.close().await;
     });
 }
@@ -98,7 +118,8 @@ fn the_default_client_stays_on_the_initialize_era() {
 /// after subscribing to `demo://readme`: the same in both eras (in 2026-07-28 they travel on the
 /// `subscriptions/listen` stream the engine keeps).
 async fn notified_after_subscribing(versions: &[ProtocolVersion]) -> Vec<String> {
-    let client = builder().configure(|c| c.with_versions(versions)).spawn_stdio(&demo_server()).await.unwrap();
+    let client =
+        builder().configure(|c| c.with_versions(versions)).spawn_stdio(&demo_server()).await.unwrap();
     let mut notifications = client.notifications();
     client.subscribe("demo://readme").await.unwrap();
     let called = client.call_tool("notify_changes", json!({})).await.unwrap();

@@ -1,5 +1,6 @@
-//! The smol driver against the demo server as a real child process: every typed call, and
-//! everything that goes wrong with processes.
+//! The smol driver against the demo server as a real child process: pagination, progress,
+//! cancellation, and everything that goes wrong with processes. (Every typed call, in both eras
+//! and over every transport, is in the conformance crate's `demo_eras.rs`.)
 
 mod common;
 
@@ -7,110 +8,10 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use common::{builder, demo_server, live_group_members, process_gone, wait_until};
-use mcp_smol::mcp_sansio::schema::{
-    CallTool, CallToolRequestParams, CompleteRequestParams, CompletionReference, ContentBlock, LoggingLevel,
-    ResourceContents,
-};
-use mcp_smol::mcp_sansio::{CloseReason, ProtocolVersion, RequestError, ServerNotification, Status};
+use mcp_smol::mcp_sansio::schema::{CallTool, CallToolRequestParams};
+use mcp_smol::mcp_sansio::{CloseReason, RequestError};
 use mcp_smol::{CallOptions, Error, ServerCommand};
 use serde_json::json;
-
-#[test]
-fn every_typed_call_against_the_demo_server() {
-    smol::block_on(async {
-        let client = builder().spawn_stdio(&demo_server()).await.unwrap();
-        assert_eq!(client.status(), Status::Ready);
-        assert_eq!(client.protocol_version(), Some(ProtocolVersion::V2025_11_25));
-        assert_eq!(client.server_info().unwrap().name, "mcp-demo-server");
-        assert!(client.server_capabilities().unwrap().tools.is_some());
-        client.ping().await.unwrap();
-
-        let tools = client.list_all_tools().await.unwrap();
-        let names: Vec<_> = tools.iter().map(|t| t.name.as_str()).collect();
-        for expected in ["echo", "add", "long_running", "tiny_image", "get_stats"] {
-            assert!(names.contains(&expected), "{expected} missing from {names:?}");
-        }
-        let stats_tool = tools.iter().find(|t| t.name == "get_stats").unwrap();
-        assert!(stats_tool.output_schema.is_some());
-
-        let echo = client.call_tool("echo", json!({"message": "hi there"})).await.unwrap();
-        assert_eq!(echo.content[0].as_text(), Some("hi there"));
-        let sum = client.call_tool("add", json!({"a": 2, "b": 3})).await.unwrap();
-        assert_eq!(sum.content[0].as_text(), Some("5"));
-        let image = client.call_tool("tiny_image", json!({})).await.unwrap();
-        assert!(
-            image.content.iter().any(|c| matches!(c, ContentBlock::Image(i) if i.mime_type == "image/png"))
-        );
-        let stats = client.call_tool("get_stats", json!({"numbers": [1, 2, 3]})).await.unwrap();
-        assert_eq!(stats.structured_content, Some(json!({"count": 3, "sum": 6.0, "mean": 2.0})));
-        let failed = client.call_tool("fail", json!({})).await.unwrap();
-        assert_eq!(failed.is_error, Some(true));
-        let unknown = client.call_tool("no_such_tool", json!({})).await.unwrap_err();
-        assert_eq!(unknown.server_error().map(|e| e.code), Some(-32602));
-
-        let resources = client.list_all_resources().await.unwrap();
-        assert!(resources.iter().any(|r| r.uri == "demo://readme"));
-        let templates = client.list_all_resource_templates().await.unwrap();
-        assert_eq!(templates[0].uri_template, "demo://items/{id}");
-        let item = client.read_resource("demo://items/42").await.unwrap();
-        assert_eq!(item.contents[0].as_text(), Some("item 42"));
-        let logo = client.read_resource("demo://logo.png").await.unwrap();
-        assert!(matches!(&logo.contents[0], ResourceContents::Blob(b) if !b.blob.is_empty()));
-        let missing = client.read_resource("demo://nope").await.unwrap_err();
-        assert_eq!(missing.server_error().map(|e| e.code), Some(-32002));
-
-        let prompts = client.list_all_prompts().await.unwrap();
-        assert!(prompts.iter().any(|p| p.name == "greeting"));
-        let greeting = client.get_prompt("greeting", [("name", "Ada")]).await.unwrap();
-        assert_eq!(greeting.messages[0].content.as_text(), Some("Hello, Ada!"));
-
-        let completion = client
-            .complete(&CompleteRequestParams::new(
-                CompletionReference::prompt("code_review"),
-                "language",
-                "ru",
-            ))
-            .await
-            .unwrap();
-        assert_eq!(completion.completion.values, ["rust", "ruby"]);
-
-        let mut notifications = client.notifications();
-        client.set_log_level(LoggingLevel::Warning).await.unwrap();
-        let filtered = client.call_tool("log", json!({"level": "info", "message": "quiet"})).await.unwrap();
-        assert_eq!(filtered.content[0].as_text(), Some("filtered"));
-        client.call_tool("log", json!({"level": "error", "message": "loud"})).await.unwrap();
-        client.subscribe("demo://readme").await.unwrap();
-        client.call_tool("notify_changes", json!({})).await.unwrap();
-        let mut seen = Vec::new();
-        while seen.len() < 5 {
-            let n = futures_lite::future::or(notifications.next(), async {
-                async_io::Timer::after(Duration::from_secs(5)).await;
-                None
-            })
-            .await
-            .expect("notification within 5 s");
-            seen.push(n);
-        }
-        assert!(matches!(&seen[0], ServerNotification::LoggingMessage(m) if m.data == json!("loud")));
-        assert!(seen.iter().any(|n| matches!(n, ServerNotification::ToolListChanged)));
-        assert!(seen.iter().any(|n| matches!(n, ServerNotification::PromptListChanged)));
-        assert!(seen.iter().any(|n| matches!(n, ServerNotification::ResourceListChanged)));
-        assert!(
-            seen.iter()
-                .any(|n| matches!(n, ServerNotification::ResourceUpdated(u) if u.uri == "demo://readme"))
-        );
-        client.unsubscribe("demo://readme").await.unwrap();
-
-        let pid = client.server_pid().unwrap();
-        client.close().await;
-        assert!(process_gone(pid, false), "the server must be exited and reaped after close");
-        assert!(matches!(client.status(), Status::Closed(CloseReason::Local)));
-        // Every call after close fails locally.
-        assert!(matches!(client.ping().await, Err(Error::Usage(_))));
-        // The notification stream ends with the connection.
-        assert!(notifications.next().await.is_none());
-    });
-}
 
 #[test]
 fn pagination_helpers_follow_cursors() {

@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use mcp_smol::mcp_sansio::ProtocolVersion;
 use mcp_smol::mcp_sansio::schema::{ClientCapabilities, Implementation, ListChangedCapability};
 use mcp_smol::{ClientBuilder, ServerCommand};
 
@@ -36,7 +37,16 @@ pub(crate) fn all_capabilities() -> ClientCapabilities {
     }
 }
 
+/// A builder pinned to the `initialize` era (newest version first), which these suites test;
+/// `modern_era.rs` and the conformance crate's `demo_eras.rs` cover 2026-07-28 and the default
+/// dual-era probe.
 pub(crate) fn builder() -> ClientBuilder {
+    let legacy: Vec<_> = ProtocolVersion::LEGACY.iter().rev().copied().collect();
+    default_builder().configure(|c| c.with_versions(&legacy))
+}
+
+/// A builder with the defaults (dual-era).
+pub(crate) fn default_builder() -> ClientBuilder {
     ClientBuilder::new(Implementation::new("mcp-smol-tests", "0.0.0"))
 }
 
