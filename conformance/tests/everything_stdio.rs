@@ -216,12 +216,15 @@ fn a_dropped_call_is_cancelled_and_its_response_suppressed() {
 #[ignore = "needs server-everything: run .ci/interop"]
 fn a_dual_era_client_falls_back_to_initialize() {
     smol::block_on(async {
+        // The default configuration is dual-era; without the era cache it probes every time.
         let client = ClientBuilder::new(Implementation::new("mcp-sansio-interop", "0.1.0"))
-            .configure(|c| c.with_versions(ProtocolVersion::DUAL_ERA))
+            .era_cache(None)
             .spawn_stdio(&everything())
             .await
             .unwrap();
         assert_eq!(client.protocol_version(), Some(ProtocolVersion::V2025_11_25));
+        // server/discover (refused), initialize, notifications/initialized.
+        assert_eq!(client.stats().messages_sent, 3);
         let echo = client.call_tool("echo", json!({"message": "hi"})).await.unwrap();
         assert_eq!(text(&echo), "Echo: hi");
         assert!(client.close_within(Duration::from_secs(10)).await);

@@ -154,6 +154,8 @@ struct Session {
     instructions: Option<String>,
     init: Option<InitializeResult>,
     discover: Option<schema::DiscoverResult>,
+    /// 2026-07-28: when the discover result stops being fresh (`ttlMs` after it arrived).
+    discover_fresh_until: Option<Instant>,
     /// 2026-07-28: the `_meta` every request carries.
     meta: Option<schema::JsonObject>,
 }
@@ -399,9 +401,18 @@ impl ClientConnection {
         self.session().and_then(|s| s.init.as_ref())
     }
 
-    /// The `server/discover` result, once ready on a 2026-07-28 connection.
+    /// The `server/discover` result, once ready on a 2026-07-28 connection (the latest, when
+    /// the application sent `server/discover` again).
     pub fn discover_result(&self) -> Option<&schema::DiscoverResult> {
         self.session().and_then(|s| s.discover.as_ref())
+    }
+
+    /// Whether the discover result is still fresh at `now`: its `ttlMs` (absent or negative: 0)
+    /// has not passed since it arrived. A stale one is still the best knowledge there is; send
+    /// `server/discover` again (allowed on a 2026-07-28 connection) to refresh it, which also
+    /// updates the server's capabilities, info and instructions.
+    pub fn discover_is_fresh(&self, now: Instant) -> bool {
+        self.session().and_then(|s| s.discover_fresh_until).is_some_and(|until| now < until)
     }
 
     /// The configuration the connection was made with.
@@ -649,7 +660,7 @@ impl ClientConnection {
         options: RequestOptions,
     ) -> Result<RequestId, UsageError> {
         let session = self.ready_session()?;
-        if method == "initialize" || (session.version.is_modern() && method == "server/discover") {
+        if method == "initialize" || (!session.version.is_modern() && method == "server/discover") {
             return Err(UsageError::ReservedMethod(method.to_owned()));
         }
         let version = session.version;
@@ -1016,6 +1027,10 @@ impl ClientConnection {
                             None => return,
                         }
                     }
+                    Ok(raw) if pending.retry.as_ref().is_some_and(|r| r.method == "server/discover") => {
+                        self.on_rediscover(now, raw);
+                        pending
+                    }
                     _ => pending,
                 };
                 self.forget_retry(n, pending.wire);
@@ -1340,6 +1355,7 @@ impl ClientConnection {
             instructions: discover.instructions.clone(),
             init: None,
             meta: Some(self.modern_meta(version)),
+            discover_fresh_until: Some(fresh_until(now, &discover)),
             discover: Some(discover),
         };
         tracing::debug!(%version, "ready (2026-07-28, no initialize)");
@@ -1545,6 +1561,20 @@ impl ClientConnection {
         self.listen.honoured()
     }
 
+    /// The answer to a `server/discover` the application sent on a ready modern connection: it
+    /// replaces what the connection knows of the server.
+    fn on_rediscover(&mut self, now: Instant, raw: &RawValue) {
+        let Ok(discover) = serde_json::from_str::<schema::DiscoverResult>(raw.get()) else { return };
+        let Phase::Ready(session) = &mut self.phase else { return };
+        session.capabilities = discover.capabilities.clone();
+        session.server_info = discover.server_info().or(session.server_info.take());
+        session.instructions = discover.instructions.clone();
+        session.discover_fresh_until = Some(fresh_until(now, &discover));
+        session.discover = Some(discover);
+        // The server may offer other notifications now.
+        self.update_listen(now);
+    }
+
     fn on_initialize_result(&mut self, result: Result<&RawValue, ErrorObject>) {
         let Phase::Initializing { requested } = self.phase else { return };
         let init = match result {
@@ -1576,6 +1606,7 @@ impl ClientConnection {
             instructions: init.instructions.clone(),
             init: Some(init),
             discover: None,
+            discover_fresh_until: None,
             meta: None,
         };
         self.phase = Phase::Ready(Box::new(session));
@@ -1746,6 +1777,12 @@ fn removed_in_modern(method: &str) -> Option<Removed> {
         "logging/setLevel" => Some(Removed::LogLevel),
         _ => None,
     }
+}
+
+/// When a discover result received at `now` stops being fresh.
+fn fresh_until(now: Instant, discover: &schema::DiscoverResult) -> Instant {
+    let ttl = u64::try_from(discover.ttl_ms.unwrap_or(0)).unwrap_or(0);
+    now.checked_add(Duration::from_millis(ttl)).unwrap_or(now)
 }
 
 fn empty_object() -> &'static RawValue {

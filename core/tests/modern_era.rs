@@ -594,3 +594,28 @@ fn a_request_refused_for_its_version_is_sent_again_once() {
     );
     assert!(h.sent().is_empty());
 }
+
+#[test]
+fn the_discover_result_is_fresh_for_its_ttl_and_discovering_again_updates_the_server() {
+    let mut h = modern_ready(dual());
+    assert!(h.conn.discover_is_fresh(h.now), "ttlMs 60000");
+    h.advance(Duration::from_millis(59_999));
+    assert!(h.conn.discover_is_fresh(h.now));
+    h.advance(Duration::from_millis(1));
+    assert!(!h.conn.discover_is_fresh(h.now));
+
+    let id = h.conn.send_request(h.now, "server/discover", None, RequestOptions::default()).unwrap();
+    let sent = h.sent().remove(0);
+    assert_eq!(sent["method"], "server/discover");
+    assert_eq!(sent["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"], "2026-07-28");
+    let newer = json!({"resultType": "complete", "supportedVersions": ["2026-07-28"], "ttlMs": 0, "cacheScope": "private",
+                       "capabilities": {"tools": {"listChanged": true}}, "instructions": "v2",
+                       "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "modern-server", "version": "2.0"}}});
+    h.server(&result_line(sent["id"].as_i64().unwrap(), newer));
+    assert!(matches!(&h.events()[..], [Event::Response { id: got, result: Ok(_) }] if *got == id));
+    assert_eq!(h.conn.server_info().unwrap().version, "2.0");
+    assert_eq!(h.conn.instructions(), Some("v2"));
+    assert!(!h.conn.discover_is_fresh(h.now), "ttlMs 0: stale at once");
+    // The server offers list changes now: the connection listens for them.
+    assert_eq!(h.sent().remove(0)["method"], "subscriptions/listen");
+}

@@ -10,12 +10,12 @@ use futures_lite::{AsyncRead, AsyncWrite};
 use mcp_sansio::http::{HttpConfig, HttpSession};
 use mcp_sansio::schema::{
     CallTool, CallToolRequestParams, CallToolResult, Complete, CompleteRequestParams, CompleteResult,
-    EmptyParams, GetPrompt, GetPromptRequestParams, GetPromptResult, Implementation, ListPrompts,
-    ListPromptsResult, ListResourceTemplates, ListResourceTemplatesResult, ListResources,
-    ListResourcesResult, ListTools, ListToolsResult, LoggingLevel, Paginated, PaginatedRequest,
-    PaginatedRequestParams, Ping, Prompt, ReadResource, ReadResourceRequestParams, ReadResourceResult,
-    Request, Resource, ResourceTemplate, ServerCapabilities, SetLevel, SetLevelRequestParams, Subscribe,
-    SubscribeRequestParams, Tool, Unsubscribe, UnsubscribeRequestParams,
+    Discover, DiscoverResult, EmptyParams, GetPrompt, GetPromptRequestParams, GetPromptResult,
+    Implementation, ListPrompts, ListPromptsResult, ListResourceTemplates, ListResourceTemplatesResult,
+    ListResources, ListResourcesResult, ListTools, ListToolsResult, LoggingLevel, Paginated,
+    PaginatedRequest, PaginatedRequestParams, Ping, Prompt, ReadResource, ReadResourceRequestParams,
+    ReadResourceResult, Request, Resource, ResourceTemplate, ServerCapabilities, SetLevel,
+    SetLevelRequestParams, Subscribe, SubscribeRequestParams, Tool, Unsubscribe, UnsubscribeRequestParams,
 };
 use mcp_sansio::{ClientConfig, ClientConnection, ProtocolVersion, Status, UsageError};
 
@@ -458,6 +458,23 @@ impl Client {
         let (tx, rx) = async_channel::bounded(NOTIFICATION_BUFFER);
         self.shared.lock().subscribers.push(tx);
         Notifications::new(rx)
+    }
+
+    /// The server's `server/discover` result (2026-07-28): the one the connection has while
+    /// its `ttlMs` lasts, else asked for again, which also refreshes the server's capabilities,
+    /// info and instructions. On an `initialize`-era connection it fails with
+    /// [`Error::Usage`]: the method does not exist there.
+    pub async fn discover(&self) -> Result<DiscoverResult, Error> {
+        {
+            let mut state = self.shared.lock();
+            let conn = state.conn();
+            if conn.discover_is_fresh(Instant::now()) {
+                if let Some(discover) = conn.discover_result() {
+                    return Ok(discover.clone());
+                }
+            }
+        }
+        self.request::<Discover>(&EmptyParams::default(), CallOptions::default()).await
     }
 
     /// The server's `serverInfo`, once ready.

@@ -77,6 +77,12 @@ fn a_dual_era_client_speaks_2026_07_28_to_a_modern_server() {
         let ServerNotification::LoggingMessage(message) = first else { panic!("{first:?}") };
         assert_eq!(message.data, json!("loud"), "the message sent before the level was set never came");
 
+        // The discover result, cached for its ttlMs (the demo server says 60 s): no request.
+        let sent = client.stats().messages_sent;
+        let discover = client.discover().await.unwrap();
+        assert!(discover.supported_versions.iter().any(|v| v == "2026-07-28"));
+        assert_eq!(client.stats().messages_sent, sent);
+
         // Removed methods fail locally, with nothing sent.
         let ping = client.ping().await.unwrap_err();
         assert!(matches!(ping, Error::Usage(UsageError::NotInVersion { .. })), "{ping}");
@@ -102,6 +108,10 @@ fn the_default_client_is_dual_era_and_remembers_legacy_servers() {
             assert_eq!(client.protocol_version(), Some(ProtocolVersion::V2025_11_25));
             client.ping().await.unwrap();
             sent.push(client.stats().messages_sent);
+            assert!(
+                matches!(client.discover().await, Err(Error::Usage(_))),
+                "no server/discover in this era"
+            );
             client.close().await;
         }
         assert_eq!(sent, [4, 3], "probe, initialize, initialized, ping; then no probe");
