@@ -307,6 +307,38 @@ pub fn run_http(options: Options) -> io::Result<()> {
     serve_http(listener, options)
 }
 
+/// The whole command line of `mcp-demo-server` (the arguments after the program name): prints
+/// the usage for `--help`, serves over stdio or, with `--http`, over HTTP, and returns the exit
+/// status (2 for a bad argument). The binary, and the examples other crates build to start the
+/// server from their tests, are this one call.
+pub fn main_with_args(args: impl IntoIterator<Item = String>) -> std::process::ExitCode {
+    use std::process::ExitCode;
+    match Options::parse(args) {
+        Ok(Command::Help) => {
+            print!("{USAGE}");
+            ExitCode::SUCCESS
+        }
+        Ok(Command::Run(options)) => {
+            let http = options.http.is_some();
+            match if http { run_http(options) } else { run_stdio(options) } {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(error) if http => {
+                    eprintln!("mcp-demo-server: {error}");
+                    ExitCode::FAILURE
+                }
+                Err(error) => {
+                    eprintln!("mcp-demo-server: cannot read stdin: {error}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+        Err(message) => {
+            eprintln!("mcp-demo-server: {message}\n\n{USAGE}");
+            ExitCode::from(2)
+        }
+    }
+}
+
 /// The startup behaviours selected by `options` (banner, stderr flood, grandchild).
 fn start(options: &Options, endpoint: Option<&str>) -> Option<Child> {
     if options.banner {
