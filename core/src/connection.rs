@@ -876,6 +876,20 @@ impl ClientConnection {
         let mut bytes = Vec::with_capacity(64 + method.len() + params.map_or(0, <[u8]>::len));
         jsonrpc::encode_request(&mut bytes, &RequestId::Number(id), method, params);
         self.queue_with(bytes, Some(id));
+        self.track(now, id, kind, timeout, max_total, reset_on_progress);
+        id
+    }
+
+    /// Enters request `id` in the pending table and arms its deadline.
+    fn track(
+        &mut self,
+        now: Instant,
+        id: i64,
+        kind: PendingKind,
+        timeout: Duration,
+        max_total: Duration,
+        reset_on_progress: bool,
+    ) {
         let max_total_at = now + max_total;
         let deadline = (now + timeout).min(max_total_at);
         self.deadlines.insert((deadline, id));
@@ -893,7 +907,6 @@ impl ClientConnection {
                 reissues: 0,
             },
         );
-        id
     }
 
     fn queue(&mut self, bytes: Vec<u8>) {
@@ -1209,13 +1222,8 @@ impl ClientConnection {
         mut pending: Pending,
         error: &ErrorObject,
     ) -> Option<Pending> {
-        let supported: Vec<ProtocolVersion> = error
-            .data
-            .as_ref()
-            .and_then(|d| d.get("supported"))
-            .and_then(|s| s.as_array())
-            .map(|a| a.iter().filter_map(|v| v.as_str()?.parse().ok()).collect())
-            .unwrap_or_default();
+        let supported: Vec<ProtocolVersion> =
+            offered_versions(error).iter().filter_map(|v| v.parse().ok()).collect();
         let Some(version) = self.mutual_modern(&supported) else { return Some(pending) };
         let meta = self.modern_meta(version);
         let Phase::Ready(session) = &mut self.phase else { return Some(pending) };
@@ -1295,13 +1303,7 @@ impl ClientConnection {
                 }
             }
             Err(error) if error.code == error_codes::UNSUPPORTED_PROTOCOL_VERSION => {
-                let offered: Vec<String> = error
-                    .data
-                    .as_ref()
-                    .and_then(|d| d.get("supported"))
-                    .and_then(|s| s.as_array())
-                    .map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect())
-                    .unwrap_or_default();
+                let offered = offered_versions(&error);
                 let supported: Vec<ProtocolVersion> = offered.iter().filter_map(|v| v.parse().ok()).collect();
                 match self.mutual_modern(&supported) {
                     // Retried once, even with the same version (the server asked for a retry).
@@ -1491,23 +1493,14 @@ impl ClientConnection {
         let params: schema::SubscribeRequestParams = serde_json::from_slice(params.unwrap_or(b"{}"))
             .map_err(|e| UsageError::InvalidParams(e.to_string()))?;
         let timeout = options.timeout.unwrap_or(self.config.request_timeout);
+        let max_total = options.max_total.unwrap_or(self.config.max_total);
         let id = self.next_id;
         self.next_id += 1;
-        let max_total = options.max_total.unwrap_or(self.config.max_total);
-        let deadline = (now + timeout).min(now + max_total);
-        self.deadlines.insert((deadline, id));
-        let pending = Pending {
-            kind: PendingKind::User,
-            deadline,
-            timeout,
-            max_total,
-            max_total_at: now + max_total,
-            reset_on_progress: false,
-            wire: NO_WIRE,
-            retry: None,
-            reissues: 0,
-        };
-        self.pending.insert(id, pending);
+        self.track(now, id, PendingKind::User, timeout, max_total, false);
+        if let Some(pending) = self.pending.get_mut(&id) {
+            // Nothing goes on the wire for it: the listen stream carries the change.
+            pending.wire = NO_WIRE;
+        }
         let uri = params.uri;
         if subscribe {
             self.listen.resources.insert(uri.clone());
@@ -1691,7 +1684,7 @@ impl ClientConnection {
                 match tagged.and_then(|t| t.meta).and_then(|m| m.subscription) {
                     // Untagged: delivered, as the `initialize` era would.
                     None => true,
-                    Some(id) => id.as_i64().is_some_and(|id| self.listen.delivers(id)),
+                    Some(id) => id.as_i64().is_some_and(|id| self.listen.owns(id)),
                 }
             }
             "notifications/cancelled" => {
@@ -1777,6 +1770,13 @@ fn removed_in_modern(method: &str) -> Option<Removed> {
         "logging/setLevel" => Some(Removed::LogLevel),
         _ => None,
     }
+}
+
+/// The versions a `-32022` error says the server supports (`data.supported`; whatever of it is
+/// readable, leniently: the error is acted on even when `data.requested` is missing).
+fn offered_versions(error: &ErrorObject) -> Vec<String> {
+    let supported = error.data.as_ref().and_then(|d| d.get("supported")).and_then(|s| s.as_array());
+    supported.map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect()).unwrap_or_default()
 }
 
 /// When a discover result received at `now` stops being fresh.

@@ -58,15 +58,10 @@ pub(crate) struct Listen {
 }
 
 impl Listen {
-    /// Whether `id` is one of the listen streams.
+    /// Whether `id` is one of the live listen streams (so a notification tagged with it is
+    /// delivered).
     pub(crate) fn owns(&self, id: i64) -> bool {
         self.current.as_ref().is_some_and(|s| s.id == id) || self.previous == Some(id)
-    }
-
-    /// Whether a notification tagged with subscription `id` is to be delivered: it belongs to a
-    /// live stream.
-    pub(crate) fn delivers(&self, id: i64) -> bool {
-        self.owns(id)
     }
 
     /// The stream ended (by the server, or broken): schedules listening again.
@@ -77,8 +72,7 @@ impl Listen {
         }
         if self.current.as_ref().is_some_and(|s| s.id == id) {
             self.current = None;
-            let factor = 2u32.saturating_pow(self.failures.min(16));
-            self.again_at = Some(now + FIRST_DELAY.saturating_mul(factor).min(MAX_DELAY));
+            self.again_at = Some(now + delay(self.failures));
             self.failures += 1;
         }
     }
@@ -89,31 +83,20 @@ impl Listen {
     }
 }
 
+/// How long to wait before listening again after `failures` streams ended in a row without an
+/// acknowledgement.
+fn delay(failures: u32) -> Duration {
+    let factor = 2u32.saturating_pow(failures.min(16));
+    FIRST_DELAY.saturating_mul(factor).min(MAX_DELAY)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn ended_streams_are_retried_with_a_growing_delay_and_a_replaced_one_is_just_forgotten() {
-        #[allow(clippy::disallowed_methods)] // any origin will do for simulated time
-        let now = Instant::now();
-        let mut listen = Listen::default();
-        let mut delays = Vec::new();
-        for id in 0..7 {
-            listen.current = Some(Stream { id, asked: SubscriptionFilter::default(), honoured: None });
-            listen.ended(now, id);
-            assert!(listen.current.is_none());
-            delays.push(listen.again_at.unwrap() - now);
-        }
-        let secs: Vec<u64> = delays.iter().map(Duration::as_secs).collect();
-        assert_eq!(secs, [1, 2, 4, 8, 16, 30, 30]);
-
-        listen.again_at = None;
-        listen.current = Some(Stream { id: 9, asked: SubscriptionFilter::default(), honoured: None });
-        listen.previous = Some(8);
-        assert!(listen.delivers(8) && listen.delivers(9) && !listen.delivers(7));
-        listen.ended(now, 8);
-        assert_eq!((listen.previous, listen.again_at), (None, None));
-        assert!(listen.current.is_some());
+    fn the_delay_doubles_from_one_second_to_thirty() {
+        let secs: Vec<u64> = (0..7).chain([40]).map(|f| delay(f).as_secs()).collect();
+        assert_eq!(secs, [1, 2, 4, 8, 16, 30, 30, 30]);
     }
 }

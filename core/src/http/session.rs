@@ -643,9 +643,7 @@ impl HttpSession {
                                 RequestError::ToolRejected { tool: name.to_owned(), reason: why.to_owned() };
                             return self.conn.fail_request(now, id, error);
                         }
-                        let arguments =
-                            routing.arguments.and_then(|raw| serde_json::from_str(raw.get()).ok());
-                        let params = self.tool_headers.headers(name, arguments.as_ref());
+                        let params = self.tool_headers.headers(name, routing.arguments);
                         headers.extend(params.into_iter().map(|(n, v)| (Cow::Owned(n), v)));
                     }
                     headers.push((Cow::Borrowed("Mcp-Name"), header_value(name)));

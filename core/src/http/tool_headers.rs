@@ -47,7 +47,8 @@ impl ToolHeaders {
             input_schema: Value,
         }
         let page: Page<'_> = serde_json::from_str(result.get()).ok()?;
-        let mut kept = Vec::with_capacity(page.tools.len());
+        let total = page.tools.len();
+        let mut kept = Vec::with_capacity(total);
         for raw in page.tools {
             // A tool that does not decode is the application's to report; it is left alone.
             let Ok(tool) = serde_json::from_str::<Tool>(raw.get()) else {
@@ -71,11 +72,11 @@ impl ToolHeaders {
                 }
             }
         }
-        let Ok(Value::Object(mut object)) = serde_json::from_str::<Value>(result.get()) else { return None };
-        let total = object.get("tools").and_then(Value::as_array).map_or(0, Vec::len);
         if kept.len() == total {
             return None;
         }
+        // Only a list that lost tools is rebuilt.
+        let Ok(Value::Object(mut object)) = serde_json::from_str::<Value>(result.get()) else { return None };
         let tools = kept.into_iter().filter_map(|raw| serde_json::from_str(raw.get()).ok()).collect();
         object.insert("tools".to_owned(), Value::Array(tools));
         serde_json::value::to_raw_value(&object).ok()
@@ -87,9 +88,11 @@ impl ToolHeaders {
     }
 
     /// The `Mcp-Param-*` headers of a call of `tool` with `arguments`: one per annotated argument
-    /// that is present and not `null`.
-    pub(crate) fn headers(&self, tool: &str, arguments: Option<&Value>) -> Vec<(String, String)> {
+    /// that is present and not `null`. The arguments are only parsed for an annotated tool.
+    pub(crate) fn headers(&self, tool: &str, arguments: Option<&RawValue>) -> Vec<(String, String)> {
         let (Some(specs), Some(arguments)) = (self.specs.get(tool), arguments) else { return Vec::new() };
+        let Ok(arguments) = serde_json::from_str::<Value>(arguments.get()) else { return Vec::new() };
+        let arguments = &arguments;
         specs
             .iter()
             .filter_map(|spec| {
@@ -202,6 +205,10 @@ mod tests {
 
     use super::*;
 
+    fn raw(value: Value) -> Box<RawValue> {
+        serde_json::value::to_raw_value(&value).unwrap()
+    }
+
     fn property(ty: &str, header: &str) -> Value {
         json!({"type": ty, "x-mcp-header": header})
     }
@@ -282,16 +289,16 @@ mod tests {
             {"name": "bad", "inputSchema": {"type": "object", "properties": {"s": property("number", "Score")}}},
             {"name": "plain", "inputSchema": {"type": "object"}},
         ], "nextCursor": "c2", "ttlMs": 0});
-        let raw = serde_json::value::to_raw_value(&result).unwrap();
         let mut headers = ToolHeaders::default();
-        let filtered: Value = serde_json::from_str(headers.learn(&raw).unwrap().get()).unwrap();
+        let filtered: Value = serde_json::from_str(headers.learn(&raw(result)).unwrap().get()).unwrap();
         let names: Vec<_> = filtered["tools"].as_array().unwrap().iter().map(|t| t["name"].clone()).collect();
         assert_eq!(names, [json!("good"), json!("plain")]);
         assert_eq!(filtered["nextCursor"], "c2");
         assert!(headers.rejection("bad").unwrap().contains("Score"));
         assert_eq!(headers.rejection("good"), None);
 
-        let arguments = json!({"region": "Hello, 世界", "n": 42, "on": false, "deep": {"z": " padded "}});
+        let arguments =
+            raw(json!({"region": "Hello, 世界", "n": 42, "on": false, "deep": {"z": " padded "}}));
         let mut sent = headers.headers("good", Some(&arguments));
         sent.sort();
         assert_eq!(
@@ -304,14 +311,14 @@ mod tests {
             ]
         );
         // Null and absent arguments send no header; unknown tools none at all.
-        let sparse = json!({"region": null, "n": 7});
+        let sparse = raw(json!({"region": null, "n": 7}));
         assert_eq!(headers.headers("good", Some(&sparse)), [("Mcp-Param-N".to_owned(), "7".to_owned())]);
         assert_eq!(headers.headers("plain", Some(&arguments)), []);
         assert_eq!(headers.headers("unknown", Some(&arguments)), []);
 
         // A later list without problems keeps the result as it is, and forgives the tool.
         let fixed = json!({"tools": [{"name": "bad", "inputSchema": {"type": "object"}}]});
-        assert!(headers.learn(&serde_json::value::to_raw_value(&fixed).unwrap()).is_none());
+        assert!(headers.learn(&raw(fixed)).is_none());
         assert_eq!(headers.rejection("bad"), None);
     }
 }
