@@ -70,6 +70,36 @@ pub struct HttpRequest {
 }
 
 impl HttpRequest {
+    /// A request built outside a session, for tools that speak HTTP themselves (a recorder or
+    /// a replayer) but execute requests through the same transports. Its [`stream`](Self::stream)
+    /// is one no session issues.
+    ///
+    /// ```
+    /// use mcp_sansio::http::{HttpMethod, HttpRequest};
+    ///
+    /// let request = HttpRequest::new(
+    ///     HttpMethod::Post,
+    ///     "http://127.0.0.1:3000/mcp",
+    ///     vec![("Content-Type".into(), "application/json".into())],
+    ///     br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#.to_vec(),
+    /// );
+    /// assert_eq!(request.header("content-type"), Some("application/json"));
+    /// ```
+    pub fn new(
+        method: HttpMethod,
+        url: impl Into<String>,
+        headers: Vec<(String, String)>,
+        body: Vec<u8>,
+    ) -> Self {
+        Self {
+            stream: StreamId(u64::MAX),
+            method,
+            url: url.into(),
+            headers: headers.into_iter().map(|(name, value)| (Cow::Owned(name), value)).collect(),
+            body,
+        }
+    }
+
     /// The exchange this request starts.
     pub fn stream(&self) -> StreamId {
         self.stream
