@@ -14,10 +14,14 @@
 #![deny(missing_docs)]
 
 pub mod arguments;
+pub mod check;
 pub mod engine_replay;
 pub mod http_peer;
 pub mod json_schema;
 pub mod official;
 pub mod peer;
+pub mod record;
 pub mod record_http;
+pub mod replay;
+pub mod rules;
 pub mod trace;

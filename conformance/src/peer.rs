@@ -67,7 +67,9 @@ impl Target {
             Target::Stdio { command } => {
                 crate::trace::ServerIdentity { command: Some(command.clone()), ..Default::default() }
             }
-            Target::Http { url, .. } => crate::trace::ServerIdentity { url: Some(url.clone()), ..Default::default() },
+            Target::Http { url, .. } => {
+                crate::trace::ServerIdentity { url: Some(url.clone()), ..Default::default() }
+            }
         }
     }
 
@@ -190,7 +192,9 @@ impl StdioPeer {
                         }
                     }
                     Err(e) => {
-                        let _ = tx.send(Incoming::Closed(format!("reading the server's stdout failed: {e}"))).await;
+                        let _ = tx
+                            .send(Incoming::Closed(format!("reading the server's stdout failed: {e}")))
+                            .await;
                         break;
                     }
                 }
@@ -218,8 +222,10 @@ impl StdioPeer {
 
     /// Writes `bytes` and a newline.
     pub async fn send(&mut self, bytes: &[u8]) -> io::Result<()> {
-        let stdin =
-            self.stdin.as_mut().ok_or_else(|| io::Error::new(io::ErrorKind::BrokenPipe, "stdin is closed"))?;
+        let stdin = self
+            .stdin
+            .as_mut()
+            .ok_or_else(|| io::Error::new(io::ErrorKind::BrokenPipe, "stdin is closed"))?;
         let mut line = Vec::with_capacity(bytes.len() + 1);
         line.extend_from_slice(bytes);
         line.push(b'\n');

@@ -162,13 +162,16 @@ impl Payload {
     /// The payload for the bytes of one message or line.
     pub fn from_bytes(bytes: &[u8]) -> Self {
         match serde_json::from_slice::<&RawValue>(bytes) {
-            Ok(raw) if !raw.get().contains('\n') => Payload::Json(raw.to_owned()),
-            Ok(raw) => match serde_json::from_str::<Value>(raw.get()) {
-                Ok(value) => Payload::Json(
-                    serde_json::value::to_raw_value(&value).expect("a parsed value serializes"),
-                ),
-                Err(_) => Payload::Text(String::from_utf8_lossy(bytes).into_owned()),
-            },
+            Ok(raw) if !raw.get().contains(['\n', '\r']) => Payload::Json(raw.to_owned()),
+            Ok(raw) => {
+                // Inside a JSON string a line break is always escaped, so a raw one is white
+                // space between tokens and can go, leaving everything else as it was.
+                let one_line: String = raw.get().chars().filter(|c| !matches!(c, '\n' | '\r')).collect();
+                match RawValue::from_string(one_line) {
+                    Ok(raw) => Payload::Json(raw),
+                    Err(_) => Payload::Text(String::from_utf8_lossy(bytes).into_owned()),
+                }
+            }
             Err(_) => Payload::Text(String::from_utf8_lossy(bytes).into_owned()),
         }
     }
@@ -295,7 +298,11 @@ pub struct TraceError {
 
 impl fmt::Display for TraceError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.line == 0 { f.write_str(&self.message) } else { write!(f, "line {}: {}", self.line, self.message) }
+        if self.line == 0 {
+            f.write_str(&self.message)
+        } else {
+            write!(f, "line {}: {}", self.line, self.message)
+        }
     }
 }
 
@@ -387,7 +394,8 @@ impl TraceWriter {
 
     /// Records one message (or, with `http` and no bytes, an exchange without one).
     pub fn record(&mut self, dir: Direction, bytes: &[u8], http: Option<HttpMeta>) -> io::Result<()> {
-        let payload = if bytes.is_empty() && http.is_some() { Payload::None } else { Payload::from_bytes(bytes) };
+        let payload =
+            if bytes.is_empty() && http.is_some() { Payload::None } else { Payload::from_bytes(bytes) };
         let entry = TraceEntry { dir, ms: self.elapsed_ms(), payload, http };
         let Some(held) = &mut self.held else { return self.write_line(&entry) };
         let response = match (dir, entry.value()) {
@@ -401,8 +409,9 @@ impl TraceWriter {
         if response || held.len() >= 16 { self.release() } else { Ok(()) }
     }
 
-    /// Writes everything held back, and flushes.
-    pub fn finish(mut self) -> io::Result<()> {
+    /// Writes everything held back (the header first), and flushes. Entries recorded later
+    /// are written as they come.
+    pub fn finish(&mut self) -> io::Result<()> {
         self.release()?;
         self.out.flush()
     }
@@ -436,7 +445,9 @@ pub fn learn_from_handshake(header: &mut TraceHeader, message: &Value) {
     if let Some(version) = version {
         header.protocol_version.get_or_insert_with(|| version.to_owned());
     }
-    let info = result.get("serverInfo").or_else(|| result.pointer("/_meta/serverInfo"));
+    let info = result
+        .get("serverInfo")
+        .or_else(|| result.get("_meta").and_then(|meta| meta.get("io.modelcontextprotocol/serverInfo")));
     if let Some(info) = info {
         if let Some(name) = info.get("name").and_then(Value::as_str) {
             header.server.name.get_or_insert_with(|| name.to_owned());
@@ -463,7 +474,8 @@ impl TraceBuffer {
 
     /// Records one message now.
     pub fn record(&mut self, dir: Direction, bytes: &[u8], http: Option<HttpMeta>) {
-        let payload = if bytes.is_empty() && http.is_some() { Payload::None } else { Payload::from_bytes(bytes) };
+        let payload =
+            if bytes.is_empty() && http.is_some() { Payload::None } else { Payload::from_bytes(bytes) };
         if dir == Direction::Server
             && let Some(message) = payload.value()
         {
@@ -529,32 +541,47 @@ mod tests {
 
     #[test]
     fn a_trace_survives_a_round_trip_through_jsonl() {
-        let mut header =
-            TraceHeader::new(Transport::Stdio, ServerIdentity { command: Some(vec!["srv".into()]), ..Default::default() }, "test");
+        let mut header = TraceHeader::new(
+            Transport::Stdio,
+            ServerIdentity { command: Some(vec!["srv".into()]), ..Default::default() },
+            "test",
+        );
         header.recorded_at = "2026-11-21T09:30:00Z".into();
         let trace = Trace {
             header,
             entries: vec![
-                TraceEntry::new(Direction::Client, 0, Payload::from_bytes(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#)),
+                TraceEntry::new(
+                    Direction::Client,
+                    0,
+                    Payload::from_bytes(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#),
+                ),
                 TraceEntry::new(Direction::Server, 3, Payload::from_bytes(b"not json \xff")),
                 TraceEntry {
                     dir: Direction::Server,
                     ms: 4,
                     payload: Payload::None,
-                    http: Some(HttpMeta { method: "POST".into(), exchange: 2, status: Some(202), ..Default::default() }),
+                    http: Some(HttpMeta {
+                        method: "POST".into(),
+                        exchange: 2,
+                        status: Some(202),
+                        ..Default::default()
+                    }),
                 },
             ],
         };
         let text = trace.to_jsonl();
         assert_eq!(Trace::parse(&text).unwrap(), trace);
-        assert!(text.lines().nth(1).unwrap().ends_with(r#""msg":{"jsonrpc":"2.0","id":1,"method":"ping"}}"#), "{text}");
+        assert!(
+            text.lines().nth(1).unwrap().ends_with(r#""msg":{"jsonrpc":"2.0","id":1,"method":"ping"}}"#),
+            "{text}"
+        );
         assert!(text.contains(r#""raw":"not json �""#), "{text}");
     }
 
     #[test]
     fn multi_line_messages_are_stored_on_one_line_and_comments_are_skipped() {
-        let payload = Payload::from_bytes(b"{\n  \"jsonrpc\": \"2.0\",\n  \"id\": 7\n}");
-        assert_eq!(payload.wire(), br#"{"jsonrpc":"2.0","id":7}"#);
+        let payload = Payload::from_bytes(b"{\r\n\"jsonrpc\": \"2.0\",\n\"id\": 7\n}");
+        assert_eq!(payload.wire(), br#"{"jsonrpc": "2.0","id": 7}"#);
         let text = "# a comment\n{\"mcpTrace\":1,\"transport\":\"http\",\"server\":{\"url\":\"http://x/mcp\"},\"recordedAt\":\"x\",\"recordedWith\":\"hand\"}\n\n// another\n{\"dir\":\"server\",\"ms\":1,\"raw\":\"x\"}\n";
         let trace = Trace::parse(text).unwrap();
         assert_eq!(trace.entries.len(), 1);
@@ -568,7 +595,10 @@ mod tests {
         assert_eq!(err.line, 2, "{err}");
         let err = Trace::parse(&format!("{header}\n{{\"dir\":\"client\"}}\n")).unwrap_err();
         assert!(err.to_string().contains("needs `msg`"), "{err}");
-        let err = Trace::parse(r#"{"mcpTrace":2,"transport":"stdio","server":{},"recordedAt":"x","recordedWith":"y"}"#).unwrap_err();
+        let err = Trace::parse(
+            r#"{"mcpTrace":2,"transport":"stdio","server":{},"recordedAt":"x","recordedWith":"y"}"#,
+        )
+        .unwrap_err();
         assert!(err.to_string().contains("format 2"), "{err}");
     }
 

@@ -549,7 +549,7 @@ static TOOLS: [Tool; 16] = [
             object_schema(
                 json!({
                     "region": { "type": "string", "x-mcp-header": "Region" },
-                    "days": { "type": "integer", "minimum": 0, "default": 1, "x-mcp-header": "Days" },
+                    "days": { "type": "integer", "minimum": 0, "maximum": MAX_DAYS, "default": 1, "x-mcp-header": "Days" },
                     "metric": { "type": "boolean", "default": true, "x-mcp-header": "Metric" },
                 }),
                 &["region"],
@@ -607,6 +607,10 @@ fn get_stats(_: &Context<'_>, args: &Map<String, Value>) -> ToolResult {
     let sum: f64 = numbers.iter().sum();
     #[allow(clippy::cast_precision_loss, reason = "counts are far below 2^52")]
     let mean = if count == 0 { 0.0 } else { sum / count as f64 };
+    if !sum.is_finite() || !mean.is_finite() {
+        // JSON has no infinity: say so rather than answer `null` where the schema says number.
+        return Ok(error_result("the sum of `numbers` is too large to represent"));
+    }
     let stats = json!({ "count": count, "sum": sum, "mean": mean });
     Ok(json!({
         "content": [{ "type": "text", "text": stats.to_string() }],
