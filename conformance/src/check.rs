@@ -833,9 +833,13 @@ impl<'a> Session<'a> {
             Action::Malformed(text) => {
                 let strays_before = self.strays.len();
                 self.send_bytes(text.as_bytes()).await;
-                let answered = self
-                    .pump_until(self.options.parse_error_timeout, |s| s.strays.len() > strays_before)
-                    .await;
+                // With the property allowed, a short look is enough to report what comes.
+                let wait = if self.options.allow.contains(&Property::ParseError) {
+                    self.options.parse_error_timeout.min(Duration::from_millis(200))
+                } else {
+                    self.options.parse_error_timeout
+                };
+                self.pump_until(wait, |s| s.strays.len() > strays_before).await;
                 let got = self.strays.get(strays_before).cloned();
                 match got {
                     Some(response)
@@ -845,16 +849,12 @@ impl<'a> Session<'a> {
                         format!("malformed JSON {text:?} got {} instead of error -32700", short(&response)),
                     ),
                     None if self.gone.is_some() => {}
-                    None => {
-                        let _ = answered;
-                        out.finding(
-                            Property::ParseError,
-                            format!(
-                                "malformed JSON {text:?} got no answer within {:?} (expected error -32700)",
-                                self.options.parse_error_timeout
-                            ),
-                        );
-                    }
+                    None => out.finding(
+                        Property::ParseError,
+                        format!(
+                            "malformed JSON {text:?} got no answer within {wait:?} (expected error -32700)"
+                        ),
+                    ),
                 }
             }
             Action::Cancelled(inner) => {
@@ -946,7 +946,7 @@ impl<'a> Session<'a> {
     }
 
     async fn close(self) {
-        self.peer.shutdown(Duration::from_secs(2)).await;
+        self.peer.shutdown(Duration::from_millis(300)).await;
     }
 }
 

@@ -109,6 +109,23 @@ impl LivePeer {
         }
     }
 
+    /// Opens the server-message stream (an HTTP `GET`); nothing to do over stdio.
+    pub async fn open_stream(&mut self) -> io::Result<()> {
+        match self {
+            LivePeer::Stdio(_) => Ok(()),
+            LivePeer::Http(peer) => peer.open_stream().await,
+        }
+    }
+
+    /// The number of the HTTP exchange the last [`send`](Self::send) started; `None` over
+    /// stdio.
+    pub fn last_exchange(&self) -> Option<u64> {
+        match self {
+            LivePeer::Stdio(_) => None,
+            LivePeer::Http(peer) => Some(peer.exchanges()),
+        }
+    }
+
     /// The next thing the server sent, waiting at most `timeout`; `None` when nothing came.
     pub async fn recv(&mut self, timeout: Duration) -> Option<Incoming> {
         let incoming = match self {

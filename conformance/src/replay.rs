@@ -11,7 +11,8 @@
 //! Whatever the trace says, these always hold (they are the invariants `check` tests, so that
 //! a failure it writes out replays as a failure):
 //! - every request gets exactly one response with its id (a request whose response the trace
-//!   does not record still needs one, unless the client cancelled it); no response names an id
+//!   does not record still needs one, unless the client cancelled it or it is an open-ended
+//!   `subscriptions/listen`); no response names an id
 //!   that was never sent; the server does not exit while a request is waiting;
 //! - results and server messages match the official schema of the trace's protocol version,
 //!   and a tool's `structuredContent` matches the `outputSchema` the live server listed;
@@ -29,6 +30,10 @@ use crate::official;
 use crate::peer::{Incoming, LivePeer, Target};
 use crate::rules::{Rules, short};
 use crate::trace::{Direction, Payload, Trace, TraceEntry};
+
+/// Requests that stay open as long as the client wants: the trace may end before their
+/// response, and a replay does not wait for one.
+const OPEN_ENDED: &[&str] = &["subscriptions/listen"];
 
 /// How a replay runs.
 #[derive(Debug, Clone)]
@@ -189,6 +194,8 @@ struct Ledger {
     calls: BTreeMap<String, String>,
     /// Output schemas of the tools the live server listed.
     output_schemas: BTreeMap<String, Value>,
+    /// HTTP exchange → the id of the request it carried.
+    exchanges: BTreeMap<u64, String>,
 }
 
 /// Replays `trace` against `target`.
@@ -259,11 +266,21 @@ impl Run<'_> {
         let headers = entry.http.as_ref().map(|h| h.headers.clone()).unwrap_or_default();
         let mut bytes = entry.payload.wire().to_vec();
         if matches!(entry.payload, Payload::None) {
-            // An HTTP exchange without a message (GET, DELETE): the live session manages its own.
+            // An HTTP exchange without a message: a GET opens the server-message stream; the
+            // live session ends itself (DELETE) when the replay is over.
+            if entry.http.as_ref().is_some_and(|http| http.method == "GET")
+                && let Err(e) = self.peer.open_stream().await
+            {
+                self.fail(Some(line), format!("could not open the GET stream: {e}"));
+            }
             return;
         }
+        let mut request_id = None;
         if let Some(mut value) = entry.value() {
             let id = value.get("id").cloned();
+            if value.get("method").is_some() {
+                request_id = id.as_ref().map(ToString::to_string);
+            }
             let method = value.get("method").and_then(Value::as_str).map(str::to_owned);
             match (method, id) {
                 (Some(method), Some(id)) => {
@@ -296,7 +313,12 @@ impl Run<'_> {
             }
         }
         match self.peer.send(&bytes, &headers).await {
-            Ok(()) => self.report.sent += 1,
+            Ok(()) => {
+                self.report.sent += 1;
+                if let (Some(exchange), Some(id)) = (self.peer.last_exchange(), request_id) {
+                    self.ledger.exchanges.insert(exchange, id);
+                }
+            }
             Err(e) => self.fail(Some(line), format!("could not send: {e}")),
         }
     }
@@ -369,10 +391,11 @@ impl Run<'_> {
     async fn receive(&mut self, wait: Duration) -> Option<Live> {
         loop {
             match self.peer.recv(wait).await? {
-                Incoming::Message { bytes, .. } => {
+                Incoming::Message { bytes, http } => {
                     let value: Option<Value> = serde_json::from_slice(&bytes).ok();
                     if let Some(value) = &value {
-                        self.check_response(value);
+                        let exchange = http.map(|http| http.exchange);
+                        self.check_response(value, exchange);
                     }
                     return Some(Live { bytes, value });
                 }
@@ -395,7 +418,7 @@ impl Run<'_> {
         }
     }
 
-    fn check_response(&mut self, value: &Value) {
+    fn check_response(&mut self, value: &Value, exchange: Option<u64>) {
         if let Some(method) = value.get("method").and_then(Value::as_str) {
             if let Some(version) = &self.version
                 && let Err(errors) = official::validate_server_message(version, value)
@@ -411,7 +434,12 @@ impl Run<'_> {
         let Some(id) = value.get("id") else { return };
         let key = id.to_string();
         if id.is_null() {
-            return; // an error about a message the server could not read: matched by its line
+            // An error about a message the server could not read, matched by its line. Over
+            // HTTP the exchange still tells which request it refused.
+            if let Some(request) = exchange.and_then(|e| self.ledger.exchanges.get(&e)) {
+                self.ledger.answered.insert(request.clone());
+            }
+            return;
         }
         let Some(method) = self.ledger.requests.get(&key).cloned() else {
             self.fail(
@@ -464,12 +492,16 @@ impl Run<'_> {
         }
     }
 
-    /// Requests still owed a response.
+    /// Requests still owed a response (a listen stream is open-ended by design).
     fn waiting(&self) -> Vec<String> {
         self.ledger
             .requests
             .iter()
-            .filter(|(id, _)| !self.ledger.answered.contains(*id) && !self.ledger.cancelled.contains(*id))
+            .filter(|(id, method)| {
+                !self.ledger.answered.contains(*id)
+                    && !self.ledger.cancelled.contains(*id)
+                    && !OPEN_ENDED.contains(&method.as_str())
+            })
             .map(|(id, method)| format!("{id} ({method})"))
             .collect()
     }

@@ -366,8 +366,8 @@ impl Trace {
 /// short (the host killed the proxy) keeps everything up to that point.
 ///
 /// The header comes first in the file but is only complete after the handshake (server name
-/// and version, protocol version), so entries are held back until the first server response
-/// (or 16 entries, or [`finish`](Self::finish)) and written after the header.
+/// and version, protocol version), so entries are held back until the handshake result (or 16
+/// entries, or [`finish`](Self::finish)) and written after the header.
 pub struct TraceWriter {
     out: Box<dyn Write + Send>,
     started: std::time::Instant,
@@ -398,15 +398,15 @@ impl TraceWriter {
             if bytes.is_empty() && http.is_some() { Payload::None } else { Payload::from_bytes(bytes) };
         let entry = TraceEntry { dir, ms: self.elapsed_ms(), payload, http };
         let Some(held) = &mut self.held else { return self.write_line(&entry) };
-        let response = match (dir, entry.value()) {
+        let handshake = match (dir, entry.value()) {
             (Direction::Server, Some(message)) => {
                 learn_from_handshake(&mut self.header, &message);
-                message.get("result").is_some() || message.get("error").is_some()
+                self.header.protocol_version.is_some()
             }
             _ => false,
         };
         held.push(entry);
-        if response || held.len() >= 16 { self.release() } else { Ok(()) }
+        if handshake || held.len() >= 16 { self.release() } else { Ok(()) }
     }
 
     /// Writes everything held back (the header first), and flushes. Entries recorded later
@@ -441,7 +441,8 @@ pub fn learn_from_handshake(header: &mut TraceHeader, message: &Value) {
     let version = result
         .get("protocolVersion")
         .and_then(Value::as_str)
-        .or_else(|| result.get("supportedVersions").and_then(|v| v.get(0)).and_then(Value::as_str));
+        // A discover result lists versions; the client takes the newest (dates sort as text).
+        .or_else(|| result.get("supportedVersions")?.as_array()?.iter().filter_map(Value::as_str).max());
     if let Some(version) = version {
         header.protocol_version.get_or_insert_with(|| version.to_owned());
     }

@@ -620,7 +620,6 @@ fn our_client_recorded_against_the_demo_server_replays() {
 }
 
 #[test]
-#[ignore = "until the corpus is recorded"]
 fn committed_traces_replay_against_the_engine() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("traces");
     let mut paths: Vec<_> = std::fs::read_dir(&dir)
@@ -634,8 +633,16 @@ fn committed_traces_replay_against_the_engine() {
     for path in &paths {
         let trace = Trace::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let report = replay_against_engine(&trace);
+        let client_lines = trace.sent_by(Direction::Client).filter(|e| e.value().is_some()).count();
         if !report.is_ok() {
             failures.push(format!("{}: {report}", path.display()));
+        } else if report.matched != client_lines || report.fed == 0 {
+            failures.push(format!(
+                "{}: only {} of {client_lines} client lines were compared ({} server lines fed)",
+                path.display(),
+                report.matched,
+                report.fed
+            ));
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));

@@ -37,6 +37,7 @@ record
 
 replay
   Sends the trace's client side to a live server and compares each answer with the recording.
+  Without a server, a stdio trace's recorded command is started (from the current directory).
   Exit 0 when everything matches, 1 with a diff when not. --rules names what may vary.
 
 check
@@ -244,7 +245,17 @@ fn replay_command(args: &[String]) -> Result<ExitCode, String> {
         options.timeout = timeout;
     }
     options.pace = !parsed.flag("--no-pace");
-    let target = parsed.target()?;
+    // A stdio trace names the command it was recorded from; it is the default server.
+    let recorded = match (&trace.header.transport, &trace.header.server.command) {
+        (mcp_conformance::trace::Transport::Stdio, Some(command)) if !command.is_empty() => {
+            Some(Target::stdio(command.iter().cloned()))
+        }
+        _ => None,
+    };
+    let target = match (&parsed.target, &recorded) {
+        (Some(target), _) | (None, Some(target)) => target,
+        (None, None) => return Err("no server: give `-- SERVER COMMAND…` or --url URL".into()),
+    };
     let report = smol::block_on(replay::replay(&trace, target, &options)).map_err(|e| e.to_string())?;
     println!("{report}");
     if !report.passed() && !report.stderr.trim().is_empty() {
