@@ -1108,11 +1108,10 @@ pub fn check(target: &Target, options: &CheckOptions) -> io::Result<CheckReport>
             progress.cases += 1;
         }
         for warning in outcome.warnings {
-            // One example per kind of warning: the text before the arguments.
-            let kind = warning.split(": ").next().unwrap_or_default();
-            if progress.warnings.len() < 50
-                && !progress.warnings.iter().any(|w| w.split(": ").next() == Some(kind))
-            {
+            // One example per kind of warning: its first three words (property, method, tool).
+            let kind = |w: &str| w.split_whitespace().take(3).collect::<Vec<_>>().join(" ");
+            let this = kind(&warning);
+            if progress.warnings.len() < 50 && !progress.warnings.iter().any(|w| kind(w) == this) {
                 progress.warnings.push(warning);
             }
         }
