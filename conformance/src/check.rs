@@ -979,6 +979,43 @@ fn answer_server_request(method: &str, id: &Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "result": result})
 }
 
+/// [`run_case`] for a server author's own `proptest!` tests: fails the test case with the
+/// violations, so that proptest shrinks it.
+///
+/// ```no_run
+/// use std::sync::LazyLock;
+///
+/// use mcp_conformance::check::{self, Catalog, CheckOptions};
+/// use mcp_conformance::peer::Target;
+/// use proptest::prelude::*;
+///
+/// static TARGET: LazyLock<Target> = LazyLock::new(|| Target::stdio(["./my-server", "--stdio"]));
+/// static OPTIONS: LazyLock<CheckOptions> = LazyLock::new(CheckOptions::default);
+/// static CATALOG: LazyLock<Catalog> =
+///     LazyLock::new(|| smol::block_on(check::explore(&TARGET, &OPTIONS)).expect("the server starts"));
+///
+/// proptest! {
+///     #[test]
+///     fn my_server_keeps_the_protocol(actions in check::actions(&CATALOG, 6)) {
+///         check::prop_check(&TARGET, &CATALOG, &actions, &OPTIONS)?;
+///     }
+/// }
+/// ```
+pub fn prop_check(
+    target: &Target,
+    catalog: &Catalog,
+    actions: &[Action],
+    options: &CheckOptions,
+) -> Result<(), TestCaseError> {
+    let outcome = smol::block_on(run_case(target, catalog, actions, options))
+        .map_err(|e| TestCaseError::fail(format!("could not run the case: {e}")))?;
+    if outcome.violations.is_empty() {
+        return Ok(());
+    }
+    let message = outcome.violations.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n");
+    Err(TestCaseError::fail(message))
+}
+
 /// The outcome of [`check`].
 #[derive(Debug, Clone, Default)]
 pub struct CheckReport {

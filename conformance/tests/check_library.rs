@@ -1,0 +1,44 @@
+//! The `check` library API inside an ordinary `proptest!`, as a server author would use it:
+//! the demo server (a real child process per case) keeps every property.
+
+use std::sync::LazyLock;
+
+use mcp_conformance::check::{self, Catalog, CheckOptions};
+use mcp_conformance::peer::Target;
+use proptest::prelude::*;
+
+static TARGET: LazyLock<Target> = LazyLock::new(|| {
+    let exe = std::env::current_exe().expect("test binary path");
+    let profile_dir = exe.parent().and_then(|deps| deps.parent()).expect("target dir");
+    Target::stdio([profile_dir.join("examples").join("demo_peer").to_string_lossy().into_owned()])
+});
+
+static OPTIONS: LazyLock<CheckOptions> = LazyLock::new(|| {
+    let mut options = CheckOptions::default();
+    // Tools that end the server or may sleep for as long as asked.
+    options.skip_tools.extend(["crash", "sleep", "long_running", "stderr_burst"].map(String::from));
+    options
+});
+
+static CATALOG: LazyLock<Catalog> =
+    LazyLock::new(|| smol::block_on(check::explore(&TARGET, &OPTIONS)).expect("the demo server starts"));
+
+#[test]
+fn explore_learns_what_the_server_offers() {
+    assert_eq!(CATALOG.version, "2025-11-25");
+    assert_eq!(CATALOG.server_info["name"], "mcp-demo-server");
+    let tools: Vec<&str> = CATALOG.tools.iter().filter_map(|t| t["name"].as_str()).collect();
+    assert!(tools.contains(&"echo") && tools.contains(&"get_stats"), "{tools:?}");
+    assert!(!tools.contains(&"crash"), "skipped tools are left out: {tools:?}");
+    assert_eq!(CATALOG.prompts.len(), 2);
+    assert_eq!(CATALOG.resources, ["demo://readme", "demo://config.json", "demo://logo.png"]);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 16, failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn the_demo_server_keeps_the_protocol(actions in check::actions(&CATALOG, 5)) {
+        check::prop_check(&TARGET, &CATALOG, &actions, &OPTIONS)?;
+    }
+}

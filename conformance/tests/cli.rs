@@ -1,0 +1,359 @@
+//! End-to-end tests of the `mcp-conformance` command line against real child processes: the
+//! demo server (stdio and HTTP) and its planted-bug variant. Record, replay (passing, and
+//! failing with a diff after an edit), the `--proxy` mode driven by a hand-written client, and
+//! `check` finding, shrinking and writing out each planted bug.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use mcp_conformance::trace::{Direction, Trace, Transport};
+use serde_json::Value;
+
+/// An example binary of this crate (built by `cargo test`).
+fn example(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().expect("test binary path");
+    let profile_dir = exe.parent().and_then(|deps| deps.parent()).expect("target dir");
+    let path = profile_dir.join("examples").join(name);
+    assert!(
+        path.exists(),
+        "{} is missing: run the tests with `cargo test` (it builds examples)",
+        path.display()
+    );
+    path
+}
+
+fn demo() -> String {
+    example("demo_peer").to_string_lossy().into_owned()
+}
+
+fn planted(bug: &str) -> Vec<String> {
+    vec![example("planted_bug_server").to_string_lossy().into_owned(), bug.to_owned()]
+}
+
+/// Runs `mcp-conformance ARGS…` to completion.
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mcp-conformance")).args(args).output().expect("run mcp-conformance")
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// A scratch directory, removed when dropped.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Self {
+        let dir = std::env::temp_dir().join(format!("mcp-conformance-cli-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("scratch dir");
+        Self(dir)
+    }
+
+    fn path(&self, file: &str) -> String {
+        self.0.join(file).to_string_lossy().into_owned()
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The demo server serving HTTP as a child process, killed by PID when dropped.
+struct DemoHttp {
+    child: Child,
+    url: String,
+}
+
+impl DemoHttp {
+    fn start() -> Self {
+        let mut child = Command::new(demo())
+            .args(["--http", "127.0.0.1:0"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start the demo server");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().expect("stdout")).read_line(&mut line).expect("its URL line");
+        let url = line.split_whitespace().find(|w| w.starts_with("http://")).expect("a URL").to_owned();
+        Self { child, url }
+    }
+}
+
+impl Drop for DemoHttp {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Replaces the first `from` in the trace file with `to`, into a new file.
+fn edit(trace: &str, from: &str, to: &str, out: &str) {
+    let text = std::fs::read_to_string(trace).expect("read trace");
+    assert!(text.contains(from), "{from} is not in {trace}");
+    std::fs::write(out, text.replacen(from, to, 1)).expect("write edited trace");
+}
+
+const STEPS: &[&str] = &[
+    "--call",
+    r#"echo={"message":"hello"}"#,
+    "--call",
+    r#"long_running={"steps":2,"step_ms":5}"#,
+    "--call",
+    r#"sample={"prompt":"hi"}"#,
+    "--call",
+    "fail",
+    "--unknown-method",
+    "mcp-conformance/none",
+];
+
+#[test]
+fn record_then_replay_over_stdio_and_an_edit_fails_with_a_diff() {
+    let scratch = Scratch::new("stdio");
+    let trace_path = scratch.path("demo.jsonl");
+    let demo = demo();
+    let mut args = vec!["record", "-o", &trace_path, "--legacy"];
+    args.extend_from_slice(STEPS);
+    args.extend(["--", &demo]);
+    let output = run(&args);
+    assert!(output.status.success(), "record failed: {output:?}");
+
+    let trace = Trace::read(&trace_path).expect("a readable trace");
+    assert_eq!(trace.header.transport, Transport::Stdio);
+    assert_eq!(trace.header.protocol_version.as_deref(), Some("2025-11-25"));
+    assert_eq!(trace.header.server.name.as_deref(), Some("mcp-demo-server"));
+    let methods: Vec<String> = trace
+        .sent_by(Direction::Server)
+        .filter_map(|e| e.value()?.get("method")?.as_str().map(str::to_owned))
+        .collect();
+    assert!(methods.iter().any(|m| m == "notifications/progress"), "{methods:?}");
+    assert!(methods.iter().any(|m| m == "sampling/createMessage"), "{methods:?}");
+    let unknown = trace
+        .sent_by(Direction::Server)
+        .filter_map(|e| e.value())
+        .find(|m| m.pointer("/error/code").and_then(Value::as_i64) == Some(-32601));
+    assert!(unknown.is_some(), "the unknown method's error is recorded");
+
+    // The recorded command is the default server.
+    let output = run(&["replay", &trace_path]);
+    assert!(output.status.success(), "replay failed:\n{}", stdout(&output));
+    assert!(stdout(&output).starts_with("PASS"), "{}", stdout(&output));
+
+    let edited = scratch.path("edited.jsonl");
+    edit(&trace_path, r#""text":"hello""#, r#""text":"goodbye""#, &edited);
+    let output = run(&["replay", &edited, "--", &demo]);
+    assert_eq!(output.status.code(), Some(1), "{}", stdout(&output));
+    let report = stdout(&output);
+    assert!(report.contains(r#"/result/content/0/text: expected "goodbye", found "hello""#), "{report}");
+
+    // A rules file that says the text may differ makes it pass again.
+    let rules = scratch.path("echo.rules");
+    std::fs::write(&rules, "# any echo text\ntype /result/content/*/text in tools/call\n").unwrap();
+    let output = run(&["replay", &edited, "--rules", &rules, "--", &demo]);
+    assert!(output.status.success(), "{}", stdout(&output));
+}
+
+#[test]
+fn record_then_replay_over_http() {
+    let scratch = Scratch::new("http");
+    let server = DemoHttp::start();
+    let trace_path = scratch.path("demo-http.jsonl");
+    for (name, era) in [("legacy", Some("--legacy")), ("modern", None)] {
+        let mut args = vec!["record", "-o", &trace_path];
+        args.extend(era);
+        args.extend_from_slice(STEPS);
+        args.extend(["--url", &server.url]);
+        let output = run(&args);
+        assert!(output.status.success(), "{name}: record failed: {output:?}");
+        let trace = Trace::read(&trace_path).expect("a readable trace");
+        assert_eq!(trace.header.transport, Transport::Http);
+        let expected = if era.is_some() { "2025-11-25" } else { "2026-07-28" };
+        assert_eq!(trace.header.protocol_version.as_deref(), Some(expected), "{name}");
+        assert!(trace.entries.iter().all(|e| e.http.is_some()), "{name}: every entry names its exchange");
+        let text = std::fs::read_to_string(&trace_path).unwrap();
+        assert!(!text.to_ascii_lowercase().contains("mcp-session-id"), "{name}: no session ids in traces");
+
+        let output = run(&["replay", &trace_path, "--url", &server.url]);
+        assert!(output.status.success(), "{name}: replay failed:\n{}", stdout(&output));
+    }
+    let output = run(&[
+        "check",
+        "--cases",
+        "16",
+        "--seed",
+        "5",
+        "--skip-tool",
+        "crash",
+        "--skip-tool",
+        "sleep",
+        "--skip-tool",
+        "long_running",
+        "--skip-tool",
+        "stderr_burst",
+        "--url",
+        &server.url,
+    ]);
+    assert!(output.status.success(), "check over HTTP:\n{}", stdout(&output));
+    assert!(stdout(&output).contains("16 cases"), "{}", stdout(&output));
+}
+
+#[test]
+fn the_proxy_records_any_client() {
+    let scratch = Scratch::new("proxy");
+    let trace_path = scratch.path("proxied.jsonl");
+    // A host application that speaks raw JSON lines, launching the recorder as its server.
+    let mut host = Command::new(env!("CARGO_BIN_EXE_mcp-conformance"))
+        .args(["record", "--proxy", "-o", &trace_path, "--note", "by hand", "--", &demo()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("start the proxy");
+    let mut to_server = host.stdin.take().unwrap();
+    let mut from_server = BufReader::new(host.stdout.take().unwrap());
+    let mut exchange = |line: &str| {
+        writeln!(to_server, "{line}").unwrap();
+        let mut answer = String::new();
+        from_server.read_line(&mut answer).unwrap();
+        serde_json::from_str::<Value>(&answer).expect("a JSON answer")
+    };
+    let init = exchange(
+        r#"{"jsonrpc":"2.0","id":"a","method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#,
+    );
+    assert_eq!(init["result"]["protocolVersion"], "2025-06-18");
+    let garbage = exchange("this is not json");
+    assert_eq!(garbage["error"]["code"], -32700);
+    drop(to_server);
+    let status = host.wait().expect("the proxy exits when the client closes its stdin");
+    assert!(status.success(), "{status:?}");
+
+    let trace = Trace::read(&trace_path).expect("a readable trace");
+    assert_eq!(trace.header.note.as_deref(), Some("by hand"));
+    assert_eq!(trace.header.protocol_version.as_deref(), Some("2025-06-18"));
+    let lines: Vec<String> = trace
+        .entries
+        .iter()
+        .map(|e| format!("{} {}", e.dir, String::from_utf8_lossy(e.payload.wire())))
+        .collect();
+    assert_eq!(lines.len(), 4, "{lines:#?}");
+    assert!(
+        lines[0].starts_with(r#"client {"jsonrpc":"2.0","id":"a","method":"initialize""#),
+        "verbatim: {lines:#?}"
+    );
+    assert_eq!(lines[2], "client this is not json", "a non-JSON line is kept verbatim");
+    assert!(std::fs::read_to_string(&trace_path).unwrap().contains(r#""raw":"this is not json""#));
+}
+
+#[test]
+fn check_passes_on_the_demo_server() {
+    let demo = demo();
+    let output = run(&[
+        "check",
+        "--cases",
+        "24",
+        "--seed",
+        "11",
+        "--time-limit",
+        "60",
+        "--skip-tool",
+        "crash",
+        "--skip-tool",
+        "sleep",
+        "--skip-tool",
+        "long_running",
+        "--skip-tool",
+        "stderr_burst",
+        "--",
+        &demo,
+    ]);
+    let report = stdout(&output);
+    assert!(output.status.success(), "{report}\n{}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        report.contains("server mcp-demo-server (2025-11-25): 12 tools, 2 prompts, 3 resources"),
+        "{report}"
+    );
+    assert!(report.contains("24 cases"), "{report}");
+    assert!(report.contains("PASS: every property held"), "{report}");
+}
+
+/// `check` finds the planted bug, shrinks it to one step, and writes a trace that fails
+/// against the buggy server and passes against the correct one.
+fn finds_and_shrinks(bug: &str, seed: &str, step: &str, property: &str) {
+    let scratch = Scratch::new(bug);
+    let failure = scratch.path("failure.jsonl");
+    let server = planted(bug);
+    let mut args = vec![
+        "check",
+        "--cases",
+        "256",
+        "--seed",
+        seed,
+        "--time-limit",
+        "120",
+        "--skip-tool",
+        "crash",
+        "--skip-tool",
+        "sleep",
+        "--skip-tool",
+        "long_running",
+        "--skip-tool",
+        "stderr_burst",
+        "--failure-trace",
+        &failure,
+        "--",
+    ];
+    args.extend(server.iter().map(String::as_str));
+    let output = run(&args);
+    let report = stdout(&output);
+    assert_eq!(output.status.code(), Some(1), "{report}");
+    assert!(report.contains("FAIL: minimal failing sequence (1 steps):"), "{report}");
+    assert!(report.contains(step), "{report}");
+    assert!(report.contains(property), "{report}");
+
+    let mut replay = vec!["replay", failure.as_str(), "--timeout", "2", "--"];
+    replay.extend(server.iter().map(String::as_str));
+    let output = run(&replay);
+    assert_eq!(output.status.code(), Some(1), "the failure reproduces:\n{}", stdout(&output));
+    let demo = demo();
+    let output = run(&["replay", &failure, "--timeout", "2", "--", &demo]);
+    assert!(output.status.success(), "a correct server passes the failure trace:\n{}", stdout(&output));
+}
+
+#[test]
+fn check_finds_and_shrinks_a_response_with_the_wrong_id() {
+    finds_and_shrinks(
+        "wrong-id",
+        "2",
+        r#"1. tools/call echo {"message":""}"#,
+        "[one-response] a response with id",
+    );
+}
+
+#[test]
+fn check_finds_and_shrinks_a_crash_on_a_boundary_value() {
+    finds_and_shrinks("crash", "3", "1. tools/call add", "[survives] the server went away");
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    assert_eq!(run(&[]).status.code(), Some(2));
+    assert_eq!(run(&["replay"]).status.code(), Some(2));
+    assert_eq!(run(&["check", "--cases", "many", "--", "x"]).status.code(), Some(2));
+    let output = run(&["replay", Path::new("/nonexistent.jsonl").to_str().unwrap(), "--", "x"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("cannot read"), "{output:?}");
+    let help = run(&["help"]);
+    assert!(help.status.success() && stdout(&help).contains("mcp-conformance record -o TRACE"));
+}
+
+#[test]
+fn a_silent_server_is_an_error_not_a_hang() {
+    let started = Instant::now();
+    let output = run(&["check", "--timeout", "0.5", "--", "sleep", "30"]);
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    assert!(String::from_utf8_lossy(&output.stderr).contains("no answer to initialize"), "{output:?}");
+    assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+}
