@@ -25,7 +25,7 @@ use std::time::Duration;
 
 use futures_lite::StreamExt;
 use mcp_hyper::HyperTransport;
-use mcp_sansio::http::{HttpMethod, HttpRequest, SseDecoder};
+use mcp_sansio::http::{HttpMethod, HttpRequest, SseDecoder, header_value};
 use mcp_sansio::schema::META_PROTOCOL_VERSION;
 use mcp_smol::http::HttpTransport;
 use serde_json::Value;
@@ -272,33 +272,6 @@ fn add_missing(headers: &mut Vec<(String, String)>, name: &str, value: &str) {
     if !headers.iter().any(|(n, _)| n.eq_ignore_ascii_case(name)) {
         headers.push((name.to_owned(), header_value(value)));
     }
-}
-
-/// A header value as 2026-07-28 sends it: as is when it is printable ASCII without leading or
-/// trailing white space, else `=?base64?<Base64 of the UTF-8 bytes>?=`.
-fn header_value(value: &str) -> String {
-    let plain = value.bytes().all(|b| (0x20..0x7f).contains(&b))
-        && !value.starts_with([' ', '\t'])
-        && !value.ends_with([' ', '\t'])
-        && (!value.starts_with("=?base64?") || !value.ends_with("?="));
-    if plain { value.to_owned() } else { format!("=?base64?{}?=", base64(value.as_bytes())) }
-}
-
-/// Standard Base64 with padding.
-fn base64(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let n = chunk.iter().enumerate().fold(0u32, |n, (i, &b)| n | u32::from(b) << (16 - 8 * i));
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(char::from(ALPHABET[(n >> (18 - 6 * i)) as usize & 63]));
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
 }
 
 /// One exchange, as its task sees it.

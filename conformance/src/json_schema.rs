@@ -519,30 +519,7 @@ impl Validator<'_> {
             }
             _ => {}
         }
-        if let Some(min) = s.get("minItems").and_then(as_count) {
-            if (items.len() as u64) < min {
-                out.push(Issue::new(
-                    path,
-                    format!(
-                        "expected at least {}, found {}",
-                        plural(min as usize, "item", "items"),
-                        items.len()
-                    ),
-                ));
-            }
-        }
-        if let Some(max) = s.get("maxItems").and_then(as_count) {
-            if items.len() as u64 > max {
-                out.push(Issue::new(
-                    path,
-                    format!(
-                        "expected at most {}, found {}",
-                        plural(max as usize, "item", "items"),
-                        items.len()
-                    ),
-                ));
-            }
-        }
+        check_count(s, ("minItems", "maxItems"), items.len(), ("item", "items"), path, out);
         if s.get("uniqueItems") == Some(&Value::Bool(true)) {
             let duplicate = (0..items.len()).find_map(|i| {
                 (i + 1..items.len()).find(|&j| json_equal(&items[i], &items[j])).map(|j| (i, j))
@@ -607,30 +584,7 @@ impl Validator<'_> {
                 _ => {}
             }
         }
-        if let Some(min) = s.get("minProperties").and_then(as_count) {
-            if (map.len() as u64) < min {
-                out.push(Issue::new(
-                    path,
-                    format!(
-                        "expected at least {}, found {}",
-                        plural(min as usize, "property", "properties"),
-                        map.len()
-                    ),
-                ));
-            }
-        }
-        if let Some(max) = s.get("maxProperties").and_then(as_count) {
-            if map.len() as u64 > max {
-                out.push(Issue::new(
-                    path,
-                    format!(
-                        "expected at most {}, found {}",
-                        plural(max as usize, "property", "properties"),
-                        map.len()
-                    ),
-                ));
-            }
-        }
+        check_count(s, ("minProperties", "maxProperties"), map.len(), ("property", "properties"), path, out);
         if let Some(names) = s.get("propertyNames") {
             for name in map.keys() {
                 let key_path = child_path(path, name);
@@ -841,22 +795,32 @@ fn is_multiple(n: &Number, step: &Number) -> bool {
 }
 
 fn check_string(s: &Map<String, Value>, text: &str, path: &str, out: &mut Vec<Issue>) {
-    let min = s.get("minLength").and_then(as_count);
-    let max = s.get("maxLength").and_then(as_count);
-    if min.is_none() && max.is_none() {
-        return;
+    if s.contains_key("minLength") || s.contains_key("maxLength") {
+        let length = text.chars().count();
+        check_count(s, ("minLength", "maxLength"), length, ("character", "characters"), path, out);
     }
-    let length = text.chars().count() as u64;
-    if let Some(min) = min.filter(|&min| length < min) {
+}
+
+/// The `min…`/`max…` keywords (`keys`) that bound a count: items, properties or characters.
+fn check_count(
+    s: &Map<String, Value>,
+    keys: (&str, &str),
+    found: usize,
+    unit: (&str, &str),
+    path: &str,
+    out: &mut Vec<Issue>,
+) {
+    let count = found as u64;
+    if let Some(min) = s.get(keys.0).and_then(as_count).filter(|&min| count < min) {
         out.push(Issue::new(
             path,
-            format!("expected at least {}, found {length}", plural(min as usize, "character", "characters")),
+            format!("expected at least {}, found {found}", plural(min as usize, unit.0, unit.1)),
         ));
     }
-    if let Some(max) = max.filter(|&max| length > max) {
+    if let Some(max) = s.get(keys.1).and_then(as_count).filter(|&max| count > max) {
         out.push(Issue::new(
             path,
-            format!("expected at most {}, found {length}", plural(max as usize, "character", "characters")),
+            format!("expected at most {}, found {found}", plural(max as usize, unit.0, unit.1)),
         ));
     }
 }

@@ -30,6 +30,8 @@ use std::fmt;
 
 use serde_json::Value;
 
+use crate::json_schema::type_name;
+
 /// What a rule does at its pointer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Action {
@@ -186,17 +188,6 @@ fn rule_at(rules: &[&Rule], path: &[String], action: Action) -> bool {
 
 fn pointer(path: &[String]) -> String {
     path.iter().map(|s| format!("/{}", s.replace('~', "~0").replace('/', "~1"))).collect()
-}
-
-fn type_name(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
 }
 
 fn diff(

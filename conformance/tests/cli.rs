@@ -98,6 +98,27 @@ fn edit(trace: &str, from: &str, to: &str, out: &str) {
     std::fs::write(out, text.replacen(from, to, 1)).expect("write edited trace");
 }
 
+/// The demo server's tools that end it or wait as long as asked: never called by `check`.
+const SKIP: &[&str] = &[
+    "--skip-tool",
+    "crash",
+    "--skip-tool",
+    "sleep",
+    "--skip-tool",
+    "long_running",
+    "--skip-tool",
+    "stderr_burst",
+];
+
+/// `mcp-conformance check` with `args`, then [`SKIP`], then `server`.
+fn check(args: &[&str], server: &[&str]) -> Output {
+    let mut all = vec!["check"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(SKIP);
+    all.extend_from_slice(server);
+    run(&all)
+}
+
 const STEPS: &[&str] = &[
     "--call",
     r#"echo={"message":"hello"}"#,
@@ -180,23 +201,7 @@ fn record_then_replay_over_http() {
         let output = run(&["replay", &trace_path, "--url", &server.url]);
         assert!(output.status.success(), "{name}: replay failed:\n{}", stdout(&output));
     }
-    let output = run(&[
-        "check",
-        "--cases",
-        "16",
-        "--seed",
-        "5",
-        "--skip-tool",
-        "crash",
-        "--skip-tool",
-        "sleep",
-        "--skip-tool",
-        "long_running",
-        "--skip-tool",
-        "stderr_burst",
-        "--url",
-        &server.url,
-    ]);
+    let output = check(&["--cases", "16", "--seed", "5"], &["--url", &server.url]);
     assert!(output.status.success(), "check over HTTP:\n{}", stdout(&output));
     assert!(stdout(&output).contains("16 cases"), "{}", stdout(&output));
 }
@@ -250,25 +255,7 @@ fn the_proxy_records_any_client() {
 #[test]
 fn check_passes_on_the_demo_server() {
     let demo = demo();
-    let output = run(&[
-        "check",
-        "--cases",
-        "24",
-        "--seed",
-        "11",
-        "--time-limit",
-        "60",
-        "--skip-tool",
-        "crash",
-        "--skip-tool",
-        "sleep",
-        "--skip-tool",
-        "long_running",
-        "--skip-tool",
-        "stderr_burst",
-        "--",
-        &demo,
-    ]);
+    let output = check(&["--cases", "24", "--seed", "11", "--time-limit", "60"], &["--", &demo]);
     let report = stdout(&output);
     assert!(output.status.success(), "{report}\n{}", String::from_utf8_lossy(&output.stderr));
     assert!(
@@ -285,28 +272,10 @@ fn finds_and_shrinks(bug: &str, seed: &str, step: &str, property: &str) {
     let scratch = Scratch::new(bug);
     let failure = scratch.path("failure.jsonl");
     let server = planted(bug);
-    let mut args = vec![
-        "check",
-        "--cases",
-        "256",
-        "--seed",
-        seed,
-        "--time-limit",
-        "120",
-        "--skip-tool",
-        "crash",
-        "--skip-tool",
-        "sleep",
-        "--skip-tool",
-        "long_running",
-        "--skip-tool",
-        "stderr_burst",
-        "--failure-trace",
-        &failure,
-        "--",
-    ];
-    args.extend(server.iter().map(String::as_str));
-    let output = run(&args);
+    let mut target = vec!["--"];
+    target.extend(server.iter().map(String::as_str));
+    let options = ["--cases", "256", "--seed", seed, "--time-limit", "120", "--failure-trace", &failure];
+    let output = check(&options, &target);
     let report = stdout(&output);
     assert_eq!(output.status.code(), Some(1), "{report}");
     assert!(report.contains("FAIL: minimal failing sequence (1 steps):"), "{report}");

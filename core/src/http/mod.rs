@@ -13,5 +13,5 @@ mod tool_headers;
 mod url;
 
 pub use request::{HttpAction, HttpConfig, HttpMethod, HttpRequest, StreamId};
-pub use session::HttpSession;
+pub use session::{HttpSession, header_value};
 pub use sse::{SseDecoder, SseError, SseEvent};

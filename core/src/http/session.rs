@@ -1305,10 +1305,18 @@ fn header_mismatch(body: &[u8]) -> bool {
         .is_ok_and(|r| r.error.is_some_and(|e| e.code == crate::jsonrpc::error_codes::HEADER_MISMATCH))
 }
 
-/// A header value as 2026-07-28 sends it: as is when it is printable ASCII without leading or
-/// trailing white space, else `=?base64?<Base64 of the UTF-8 bytes>?=`.
-/// A plain value that looks like the encoded form is encoded too, so it cannot be misread.
-pub(crate) fn header_value(value: &str) -> String {
+/// A header value as 2026-07-28 sends it (`Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`): as is when
+/// it is printable ASCII without leading or trailing white space, else
+/// `=?base64?<Base64 of the UTF-8 bytes>?=`. A plain value that looks like the encoded form is
+/// encoded too, so it cannot be misread.
+///
+/// ```
+/// use mcp_sansio::http::header_value;
+///
+/// assert_eq!(header_value("get_weather"), "get_weather");
+/// assert_eq!(header_value("héllo"), "=?base64?aMOpbGxv?=");
+/// ```
+pub fn header_value(value: &str) -> String {
     let plain = value.bytes().all(|b| (0x20..0x7f).contains(&b))
         && !value.starts_with([' ', '\t'])
         && !value.ends_with([' ', '\t'])
