@@ -326,3 +326,55 @@ fn a_silent_server_is_an_error_not_a_hang() {
     assert!(String::from_utf8_lossy(&output.stderr).contains("no answer to initialize"), "{output:?}");
     assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
 }
+
+#[test]
+fn the_http_proxy_records_any_client() {
+    use mcp_conformance::peer::{Incoming, LivePeer, Target};
+
+    let scratch = Scratch::new("http-proxy");
+    let trace_path = scratch.path("proxied-http.jsonl");
+    let server = DemoHttp::start();
+    let mut proxy = Command::new(env!("CARGO_BIN_EXE_mcp-conformance"))
+        .args(["record", "--proxy", "-o", &trace_path, "--url", &server.url])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start the proxy");
+    let mut line = String::new();
+    BufReader::new(proxy.stdout.take().unwrap()).read_line(&mut line).expect("the proxy's URL");
+    let url = line.trim().to_owned();
+    assert!(url.starts_with("http://127.0.0.1:") && url.ends_with("/mcp"), "{url}");
+
+    // Any HTTP client: here the wire-level peer, with hand-written messages.
+    smol::block_on(async {
+        let mut client = LivePeer::connect(&Target::http(url)).await.expect("connect");
+        let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw-http","version":"1"}}}"#;
+        client.send(init.as_bytes(), &[]).await.unwrap();
+        let answer = client.recv(Duration::from_secs(10)).await;
+        assert!(matches!(answer, Some(Incoming::Message { .. })), "{answer:?}");
+        client.send(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#, &[]).await.unwrap();
+        client.send(br#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#, &[]).await.unwrap();
+        let mut listed = false;
+        while let Some(incoming) = client.recv(Duration::from_secs(10)).await {
+            if let Incoming::Message { bytes, .. } = incoming {
+                listed = String::from_utf8_lossy(&bytes).contains(r#""tools""#);
+                break;
+            }
+        }
+        assert!(listed, "tools/list answered through the proxy");
+        client.shutdown(Duration::from_secs(2)).await;
+    });
+    drop(proxy.stdin.take());
+    assert!(proxy.wait().expect("the proxy stops when its stdin closes").success());
+
+    let trace = Trace::read(&trace_path).expect("a readable trace");
+    assert_eq!(trace.header.transport, Transport::Http);
+    assert_eq!(trace.header.protocol_version.as_deref(), Some("2025-11-25"));
+    let client_methods: Vec<String> = trace
+        .sent_by(Direction::Client)
+        .filter_map(|e| e.value()?.get("method")?.as_str().map(str::to_owned))
+        .collect();
+    assert_eq!(client_methods, ["initialize", "notifications/initialized", "tools/list"]);
+    assert!(trace.entries.iter().any(|e| e.http.as_ref().is_some_and(|h| h.status == Some(202))));
+}

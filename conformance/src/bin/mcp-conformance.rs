@@ -8,6 +8,7 @@ use std::time::Duration;
 use mcp_conformance::check::{self, CheckOptions, Property};
 use mcp_conformance::peer::Target;
 use mcp_conformance::record::{self, Plan, Step};
+use mcp_conformance::record_http::RecordingProxy;
 use mcp_conformance::replay::{self, ReplayOptions};
 use mcp_conformance::rules::Rules;
 use mcp_conformance::trace::{Trace, TraceHeader, TraceWriter};
@@ -22,6 +23,7 @@ USAGE
   mcp-conformance record -o TRACE [STEP…] [--legacy] [--note TEXT] -- SERVER COMMAND…
   mcp-conformance record -o TRACE [STEP…] [--legacy] [--note TEXT] --url URL [--header 'Name: value']…
   mcp-conformance record --proxy -o TRACE [--note TEXT] -- SERVER COMMAND…
+  mcp-conformance record --proxy -o TRACE [--listen ADDR] --url UPSTREAM
   mcp-conformance replay TRACE [--rules FILE] [--timeout SECS] [--no-pace] -- SERVER COMMAND…
   mcp-conformance replay TRACE [--rules FILE] [--timeout SECS] [--no-pace] --url URL [--header …]
   mcp-conformance check [OPTION…] -- SERVER COMMAND…     (or --url URL [--header …])
@@ -33,7 +35,9 @@ record
          --log-level LEVEL  --ping  --unknown-method METHOD  --wait MS
   --legacy   pin the initialize era (2025-11-25 and older) instead of the dual-era default
   --proxy    record another client: give `mcp-conformance record --proxy -o TRACE -- SERVER…` to a
-             host application as its server command; lines pass through unchanged.
+             host application as its server command; lines pass through unchanged. With
+             --url, a recording reverse proxy: it prints its own URL for the client, and
+             records until its stdin closes.
 
 replay
   Sends the trace's client side to a live server and compares each answer with the recording.
@@ -173,18 +177,24 @@ fn record_command(args: &[String]) -> Result<ExitCode, String> {
     let parsed = parse(args)?;
     let out = PathBuf::from(parsed.value("-o").ok_or("record needs -o TRACE")?);
     if parsed.flag("--proxy") {
-        parsed.check_known(&["--proxy", "-o", "--note"])?;
-        let Some(Target::Stdio { command }) = &parsed.target else {
-            return Err("record --proxy needs `-- SERVER COMMAND…`".into());
-        };
+        parsed.check_known(&["--proxy", "-o", "--note", "--listen"])?;
         let target = parsed.target()?;
         let mut header =
             TraceHeader::new(target.transport(), target.identity(), record::recorded_with("record --proxy"));
         header.note = parsed.value("--note").map(str::to_owned);
         let writer =
             TraceWriter::create(&out, header).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
-        let status = record::run_stdio_proxy(command, writer).map_err(|e| e.to_string())?;
-        return Ok(ExitCode::from(u8::try_from(status.code().unwrap_or(1)).unwrap_or(1)));
+        return match target {
+            Target::Stdio { command } => {
+                let status = record::run_stdio_proxy(command, writer).map_err(|e| e.to_string())?;
+                Ok(ExitCode::from(u8::try_from(status.code().unwrap_or(1)).unwrap_or(1)))
+            }
+            Target::Http { url, .. } => {
+                let listen = parsed.value("--listen").unwrap_or("127.0.0.1:0");
+                let listen = listen.parse().map_err(|_| format!("--listen {listen:?}: not an address"))?;
+                http_proxy(listen, url, writer)
+            }
+        };
     }
     let mut plan = Plan { note: parsed.value("--note").map(str::to_owned), ..Plan::default() };
     if parsed.flag("--legacy") {
@@ -230,6 +240,24 @@ fn record_command(args: &[String]) -> Result<ExitCode, String> {
         eprintln!("problem: {problem}");
     }
     Ok(if report.problems.is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+/// `record --proxy --url`: a recording reverse proxy for any HTTP client, until stdin closes.
+fn http_proxy(listen: std::net::SocketAddr, upstream: &str, writer: TraceWriter) -> Result<ExitCode, String> {
+    let writer = std::sync::Arc::new(std::sync::Mutex::new(writer));
+    smol::block_on(async {
+        let proxy = RecordingProxy::start(listen, upstream.to_owned(), writer.clone())
+            .await
+            .map_err(|e| format!("cannot listen on {listen}: {e}"))?;
+        println!("{}", proxy.url());
+        eprintln!("recording; point the client at the URL above, close stdin (Ctrl-D) to stop");
+        smol::unblock(|| std::io::copy(&mut std::io::stdin().lock(), &mut std::io::sink())).await.ok();
+        proxy.stop().await;
+        Ok::<(), String>(())
+    })?;
+    let mut writer = writer.lock().unwrap_or_else(|e| e.into_inner());
+    writer.finish().map_err(|e| format!("cannot write the trace: {e}"))?;
+    Ok(ExitCode::SUCCESS)
 }
 
 fn replay_command(args: &[String]) -> Result<ExitCode, String> {
