@@ -29,6 +29,10 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestError, TestRunner};
 use serde_json::{Value, json};
 
+use mcp_sansio::schema::{
+    META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION, META_SERVER_INFO,
+};
+
 use crate::json_schema::Schema;
 use crate::peer::{Incoming, LivePeer, Target};
 use crate::rules::short;
@@ -264,17 +268,32 @@ pub struct CaseOutcome {
 
 const CLIENT_NAME: &str = "mcp-conformance-check";
 
+/// Whether `version` is of the stateless era (2026-07-28 and later; dates sort as text).
+fn is_modern(version: &str) -> bool {
+    version >= "2026-07-28"
+}
+
+fn client_info() -> Value {
+    json!({"name": CLIENT_NAME, "version": env!("CARGO_PKG_VERSION")})
+}
+
+/// What the check client declares: roots, sampling and elicitation, all answered.
+fn client_capabilities() -> Value {
+    json!({"roots": {"listChanged": true}, "sampling": {}, "elicitation": {}})
+}
+
 /// Starts a session and learns what the server offers.
 pub async fn explore(target: &Target, options: &CheckOptions) -> io::Result<Catalog> {
     let mut session = Session::start(target, options, None).await?;
     let init = session.initialize().await.map_err(io::Error::other)?;
+    let server_info = init
+        .pointer("/result/serverInfo")
+        .or_else(|| init.pointer("/result/_meta").and_then(|meta| meta.get(META_SERVER_INFO)))
+        .cloned()
+        .unwrap_or(Value::Null);
     let mut catalog = Catalog {
-        version: init
-            .pointer("/result/protocolVersion")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned(),
-        server_info: init.pointer("/result/serverInfo").cloned().unwrap_or(Value::Null),
+        version: session.version.clone(),
+        server_info,
         capabilities: init.pointer("/result/capabilities").cloned().unwrap_or(Value::Null),
         ..Default::default()
     };
@@ -408,7 +427,9 @@ fn request_action(catalog: &Catalog) -> BoxedStrategy<Action> {
     if !lists.is_empty() {
         choices.push((1, proptest::sample::select(lists).prop_map(Action::List).boxed()));
     }
-    choices.push((1, Just(Action::Ping).boxed()));
+    // `ping` is gone in 2026-07-28; `server/discover` may be sent any time instead.
+    let alive = if is_modern(&catalog.version) { Action::List("server/discover") } else { Action::Ping };
+    choices.push((1, Just(alive).boxed()));
     choices.push((
         1,
         "[a-z]{1,8}".prop_map(|s| Action::UnknownMethod(format!("mcp-conformance/no-such-{s}"))).boxed(),
@@ -428,6 +449,7 @@ pub async fn run_case(
     header.protocol_version = Some(catalog.version.clone());
     let recorder = Arc::new(Mutex::new(TraceBuffer::new(header)));
     let mut session = Session::start(target, options, Some(Arc::clone(&recorder))).await?;
+    session.tools = Some(&catalog.tools);
     let mut out = Checker { catalog, findings: Vec::new(), warnings: Vec::new() };
     match session.initialize().await {
         Ok(_) => {
@@ -606,6 +628,10 @@ struct Session<'a> {
     version: String,
     /// A property that is not allowed broke: the case is over.
     violated: bool,
+    /// Whether the session speaks 2026-07-28 (no handshake, `_meta` on every request).
+    modern: bool,
+    /// The tools, for the `Mcp-Param-*` headers of 2026-07-28 calls over HTTP.
+    tools: Option<&'a [Value]>,
 }
 
 impl<'a> Session<'a> {
@@ -628,6 +654,8 @@ impl<'a> Session<'a> {
             pending_findings: Vec::new(),
             version: options.protocol_version.clone(),
             violated: false,
+            modern: is_modern(&options.protocol_version),
+            tools: None,
         })
     }
 
@@ -658,11 +686,30 @@ impl<'a> Session<'a> {
         }
     }
 
-    async fn request(&mut self, method: &str, params: Value) -> String {
+    async fn request(&mut self, method: &str, mut params: Value) -> String {
+        if self.modern
+            && let Some(params) = params.as_object_mut()
+        {
+            let meta = params.entry("_meta").or_insert_with(|| json!({}));
+            if let Some(meta) = meta.as_object_mut() {
+                meta.insert(META_PROTOCOL_VERSION.into(), Value::from(self.version.clone()));
+                meta.insert(META_CLIENT_INFO.into(), client_info());
+                meta.insert(META_CLIENT_CAPABILITIES.into(), client_capabilities());
+            }
+        }
+        let headers = match (self.modern, method, &self.tools) {
+            (true, "tools/call", Some(tools)) => param_headers(tools, &params),
+            _ => Vec::new(),
+        };
         let id = self.next_id;
         self.next_id += 1;
         self.sent.insert(id.to_string(), method.to_owned());
-        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})).await;
+        let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        let bytes = serde_json::to_vec(&message).unwrap_or_default();
+        self.record(Direction::Client, &bytes);
+        if let Err(e) = self.peer.send(&bytes, &headers).await {
+            self.gone.get_or_insert(format!("sending failed: {e}"));
+        }
         id.to_string()
     }
 
@@ -775,23 +822,41 @@ impl<'a> Session<'a> {
         }
     }
 
+    /// The handshake: `initialize` and `notifications/initialized`, or for 2026-07-28 a
+    /// `server/discover` (every later request carries the client's `_meta`).
     async fn initialize(&mut self) -> Result<Value, String> {
-        let params = json!({
-            "protocolVersion": self.options.protocol_version,
-            "capabilities": {"roots": {"listChanged": true}, "sampling": {}, "elicitation": {}},
-            "clientInfo": {"name": CLIENT_NAME, "version": env!("CARGO_PKG_VERSION")},
-        });
-        let id = self.request("initialize", params).await;
+        let method = if self.modern { "server/discover" } else { "initialize" };
+        let params = if self.modern {
+            json!({})
+        } else {
+            json!({
+                "protocolVersion": self.options.protocol_version,
+                "capabilities": client_capabilities(),
+                "clientInfo": client_info(),
+            })
+        };
+        let id = self.request(method, params).await;
         let timeout = self.options.request_timeout;
         if !self.pump_until(timeout, |s| s.responses.contains_key(&id)).await {
             return Err(self
                 .gone
                 .clone()
-                .unwrap_or_else(|| format!("no answer to initialize within {timeout:?}")));
+                .unwrap_or_else(|| format!("no answer to {method} within {timeout:?}")));
         }
         let response = self.responses[&id][0].clone();
         if response.get("result").is_none() {
-            return Err(format!("initialize was refused: {}", short(&response)));
+            return Err(format!("{method} was refused: {}", short(&response)));
+        }
+        if self.modern {
+            let supported = response.pointer("/result/supportedVersions").and_then(Value::as_array);
+            if !supported.into_iter().flatten().any(|v| v.as_str() == Some(self.version.as_str())) {
+                return Err(format!(
+                    "the server does not list {} in server/discover: {}",
+                    self.version,
+                    short(&response)
+                ));
+            }
+            return Ok(response);
         }
         if let Some(version) = response.pointer("/result/protocolVersion").and_then(Value::as_str) {
             self.version = version.to_owned();
@@ -925,7 +990,8 @@ impl<'a> Session<'a> {
     async fn survives(&mut self, out: &mut Checker<'_>) {
         // Sent even to a server that is gone, so that the trace ends with a request a replay
         // against the same server finds unanswered.
-        let id = self.request("ping", json!({})).await;
+        let alive = if self.modern { "server/discover" } else { "ping" };
+        let id = self.request(alive, json!({})).await;
         if self.stopped() {
             return;
         }
@@ -941,7 +1007,7 @@ impl<'a> Session<'a> {
         self.drain_findings(out);
         if !answered {
             let why = self.gone.clone().unwrap_or_else(|| "no answer".into());
-            out.finding(Property::Survives, format!("the server did not answer a final ping: {why}"));
+            out.finding(Property::Survives, format!("the server did not answer a final {alive}: {why}"));
         }
     }
 
@@ -957,6 +1023,36 @@ fn request_summary(action: &Action) -> String {
         Action::ReadResource { uri, .. } => uri.clone(),
         _ => String::new(),
     }
+}
+
+/// The `Mcp-Param-*` headers of a 2026-07-28 `tools/call` over HTTP: one per argument the
+/// tool's input schema annotates with `x-mcp-header` (through `properties` only) that is
+/// present and a string, number or boolean. Over stdio the peer ignores them.
+fn param_headers(tools: &[Value], params: &Value) -> Vec<(String, String)> {
+    fn walk(schema: &Value, arguments: &Value, out: &mut Vec<(String, String)>) {
+        let Some(properties) = schema.get("properties").and_then(Value::as_object) else { return };
+        for (name, property) in properties {
+            let Some(value) = arguments.get(name) else { continue };
+            if let Some(header) = property.get("x-mcp-header").and_then(Value::as_str) {
+                let text = match value {
+                    Value::String(s) => mcp_sansio::http::header_value(s),
+                    Value::Number(n) => n.to_string(),
+                    Value::Bool(b) => b.to_string(),
+                    _ => continue,
+                };
+                out.push((format!("Mcp-Param-{header}"), text));
+            }
+            walk(property, value, out);
+        }
+    }
+    let name = params.get("name").and_then(Value::as_str);
+    let tool = tools.iter().find(|t| t.get("name").and_then(Value::as_str) == name);
+    let (Some(tool), Some(arguments)) = (tool, params.get("arguments")) else { return Vec::new() };
+    let mut headers = Vec::new();
+    if let Some(schema) = tool.get("inputSchema") {
+        walk(schema, arguments, &mut headers);
+    }
+    headers
 }
 
 /// The check client's answer to a server request: one root, a canned sampling reply, a

@@ -201,9 +201,14 @@ fn record_then_replay_over_http() {
         let output = run(&["replay", &trace_path, "--url", &server.url]);
         assert!(output.status.success(), "{name}: replay failed:\n{}", stdout(&output));
     }
-    let output = check(&["--cases", "16", "--seed", "5"], &["--url", &server.url]);
-    assert!(output.status.success(), "check over HTTP:\n{}", stdout(&output));
-    assert!(stdout(&output).contains("16 cases"), "{}", stdout(&output));
+    for version in ["2025-11-25", "2026-07-28"] {
+        let options = ["--cases", "16", "--seed", "5", "--protocol-version", version];
+        let output = check(&options, &["--url", &server.url]);
+        let report = stdout(&output);
+        assert!(output.status.success(), "check over HTTP at {version}:\n{report}");
+        assert!(report.contains(&format!("server mcp-demo-server ({version})")), "{report}");
+        assert!(report.contains("16 cases"), "{report}");
+    }
 }
 
 #[test]
@@ -264,6 +269,13 @@ fn check_passes_on_the_demo_server() {
     );
     assert!(report.contains("24 cases"), "{report}");
     assert!(report.contains("PASS: every property held"), "{report}");
+
+    // The same in the stateless era: server/discover, `_meta` on every request, no ping.
+    let options = ["--cases", "24", "--seed", "11", "--protocol-version", "2026-07-28"];
+    let output = check(&options, &["--", &demo]);
+    let report = stdout(&output);
+    assert!(output.status.success(), "{report}");
+    assert!(report.contains("server mcp-demo-server (2026-07-28): 12 tools"), "{report}");
 }
 
 /// `check` finds the planted bug, shrinks it to one step, and writes a trace that fails
