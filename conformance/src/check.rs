@@ -3,12 +3,13 @@
 //! [`explore`] asks the server what it offers (tools with their input schemas, prompts,
 //! resources). [`actions`] turns that into a proptest strategy of request sequences: calls with
 //! valid, boundary and invalid arguments, prompts, reads, lists, pings, unknown methods,
-//! malformed JSON, cancellations and concurrent batches. [`run_case`] plays one sequence
+//! malformed JSON, invalid requests, cancellations and concurrent batches. [`run_case`] plays one sequence
 //! against a fresh session and checks the protocol's invariants:
 //!
 //! - every request gets exactly one response, with its id; no response has an id that was never
 //!   sent (a cancelled request may go unanswered);
-//! - malformed JSON gets a `-32700` error; an unknown method gets `-32601`;
+//! - malformed JSON gets a `-32700` error, JSON that is not a valid request `-32600`, and an
+//!   unknown method `-32601`;
 //! - invalid tool arguments get `-32602` or a result with `isError: true`;
 //! - every result and every server message validates against the official JSON schema of the
 //!   negotiated version, and `structuredContent` against the tool's `outputSchema`;
@@ -91,6 +92,8 @@ pub enum Property {
     OneResponse,
     /// Malformed JSON gets `-32700` (`parse-error`).
     ParseError,
+    /// JSON that is not a valid request gets `-32600` (`invalid-request`).
+    InvalidRequest,
     /// An unknown method gets `-32601` (`method-not-found`).
     MethodNotFound,
     /// Invalid tool arguments get `-32602` or `isError` (`invalid-params`).
@@ -105,9 +108,10 @@ pub enum Property {
 
 impl Property {
     /// Every property.
-    pub const ALL: [Property; 7] = [
+    pub const ALL: [Property; 8] = [
         Property::OneResponse,
         Property::ParseError,
+        Property::InvalidRequest,
         Property::MethodNotFound,
         Property::InvalidParams,
         Property::Schema,
@@ -120,6 +124,7 @@ impl Property {
         match self {
             Property::OneResponse => "one-response",
             Property::ParseError => "parse-error",
+            Property::InvalidRequest => "invalid-request",
             Property::MethodNotFound => "method-not-found",
             Property::InvalidParams => "invalid-params",
             Property::Schema => "schema",
@@ -214,6 +219,8 @@ pub enum Action {
     UnknownMethod(String),
     /// A line that is not JSON.
     Malformed(String),
+    /// JSON that is not a valid JSON-RPC request (`ID` stands for a fresh request id).
+    InvalidRequest(String),
     /// The request, then at once `notifications/cancelled` for it.
     Cancelled(Box<Action>),
     /// All of these sent before any answer is awaited.
@@ -234,7 +241,12 @@ impl Action {
             Action::List(method) => ((*method).into(), json!({})),
             Action::Ping => ("ping".into(), json!({})),
             Action::UnknownMethod(method) => (method.clone(), json!({})),
-            Action::Malformed(_) | Action::Cancelled(_) | Action::Concurrent(_) => return None,
+            Action::Malformed(_)
+            | Action::InvalidRequest(_)
+            | Action::Cancelled(_)
+            | Action::Concurrent(_) => {
+                return None;
+            }
         })
     }
 }
@@ -329,6 +341,16 @@ const MALFORMED: &[&str] = &[
     "\u{1}\u{2}{}}",
 ];
 
+/// JSON that is not a valid request: a method that is not a string, a wrong or missing
+/// `jsonrpc`, an id that is neither string nor number. `ID` becomes a fresh request id, which
+/// the answer should carry.
+const INVALID_REQUESTS: &[&str] = &[
+    r#"{"jsonrpc":"2.0","id":ID,"method":42}"#,
+    r#"{"jsonrpc":"1.0","id":ID,"method":"ping"}"#,
+    r#"{"id":ID,"method":"ping"}"#,
+    r#"{"jsonrpc":"2.0","id":{"not":"an id"},"method":"ping"}"#,
+];
+
 /// The strategy of request sequences for `catalog`.
 pub fn actions(catalog: &Catalog, max_actions: usize) -> BoxedStrategy<Vec<Action>> {
     let single = single_action(catalog);
@@ -341,7 +363,9 @@ pub fn actions(catalog: &Catalog, max_actions: usize) -> BoxedStrategy<Vec<Actio
 /// One action of any kind but the composite ones.
 fn single_action(catalog: &Catalog) -> BoxedStrategy<Action> {
     let malformed = proptest::sample::select(MALFORMED).prop_map(|s| Action::Malformed(s.to_owned()));
-    prop_oneof![8 => request_action(catalog), 1 => malformed].boxed()
+    let invalid =
+        proptest::sample::select(INVALID_REQUESTS).prop_map(|s| Action::InvalidRequest(s.to_owned()));
+    prop_oneof![12 => request_action(catalog), 1 => malformed, 1 => invalid].boxed()
 }
 
 /// One request.
@@ -736,6 +760,16 @@ impl<'a> Session<'a> {
         self.violated || self.pending_findings.iter().any(|f| !self.options.allow.contains(&f.property))
     }
 
+    /// How long to wait for the answer to a message that may get none (malformed JSON, an
+    /// invalid request): with its property allowed, a short look is enough to report what comes.
+    fn answer_wait(&self, property: Property) -> Duration {
+        if self.options.allow.contains(&property) {
+            self.options.parse_error_timeout.min(Duration::from_millis(200))
+        } else {
+            self.options.parse_error_timeout
+        }
+    }
+
     /// Hands the findings made while receiving to `out`.
     fn drain_findings(&mut self, out: &mut Checker<'_>) {
         for finding in self.pending_findings.drain(..) {
@@ -898,12 +932,7 @@ impl<'a> Session<'a> {
             Action::Malformed(text) => {
                 let strays_before = self.strays.len();
                 self.send_bytes(text.as_bytes()).await;
-                // With the property allowed, a short look is enough to report what comes.
-                let wait = if self.options.allow.contains(&Property::ParseError) {
-                    self.options.parse_error_timeout.min(Duration::from_millis(200))
-                } else {
-                    self.options.parse_error_timeout
-                };
+                let wait = self.answer_wait(Property::ParseError);
                 self.pump_until(wait, |s| s.strays.len() > strays_before).await;
                 let got = self.strays.get(strays_before).cloned();
                 match got {
@@ -918,6 +947,50 @@ impl<'a> Session<'a> {
                         Property::ParseError,
                         format!(
                             "malformed JSON {text:?} got no answer within {wait:?} (expected error -32700)"
+                        ),
+                    ),
+                }
+            }
+            Action::InvalidRequest(template) => {
+                let key = template.contains("ID").then(|| {
+                    let id = self.next_id;
+                    self.next_id += 1;
+                    self.sent.insert(id.to_string(), "(an invalid request)".into());
+                    id.to_string()
+                });
+                let text = match &key {
+                    Some(id) => template.replace("ID", id),
+                    None => template.clone(),
+                };
+                let strays_before = self.strays.len();
+                self.send_bytes(text.as_bytes()).await;
+                let answered = |s: &Self| {
+                    s.strays.len() > strays_before
+                        || key.as_ref().is_some_and(|k| s.responses.contains_key(k))
+                };
+                let wait = self.answer_wait(Property::InvalidRequest);
+                self.pump_until(wait, answered).await;
+                let got = key
+                    .as_ref()
+                    .and_then(|k| self.responses.get(k))
+                    .and_then(|r| r.first())
+                    .or_else(|| self.strays.get(strays_before))
+                    .cloned();
+                match got {
+                    Some(response)
+                        if response.pointer("/error/code").and_then(Value::as_i64) == Some(-32600) => {}
+                    Some(response) => out.finding(
+                        Property::InvalidRequest,
+                        format!(
+                            "the invalid request {text} got {} instead of error -32600",
+                            short(&response)
+                        ),
+                    ),
+                    None if self.gone.is_some() => {}
+                    None => out.finding(
+                        Property::InvalidRequest,
+                        format!(
+                            "the invalid request {text} got no answer within {wait:?} (expected error -32600)"
                         ),
                     ),
                 }
@@ -1004,6 +1077,10 @@ impl<'a> Session<'a> {
         let answered = self.pump_until(self.options.request_timeout, |s| s.responses.contains_key(&id)).await;
         // Late stragglers: duplicates of earlier answers, stray ids.
         self.pump_until(Duration::from_millis(50), |_| false).await;
+        if self.stopped() {
+            self.drain_findings(out);
+            return;
+        }
         self.drain_findings(out);
         if !answered {
             let why = self.gone.clone().unwrap_or_else(|| "no answer".into());
@@ -1193,6 +1270,7 @@ pub fn action_line(action: &Action) -> String {
         Action::Ping => "ping".into(),
         Action::UnknownMethod(method) => format!("{method} (unknown method)"),
         Action::Malformed(text) => format!("malformed line {text:?}"),
+        Action::InvalidRequest(text) => format!("invalid request {text}"),
         Action::Cancelled(inner) => format!("{} then cancelled", action_line(inner)),
         Action::Concurrent(actions) => {
             format!("concurrently: {}", actions.iter().map(action_line).collect::<Vec<_>>().join(" | "))

@@ -281,7 +281,8 @@ impl Run<'_> {
             if value.get("method").is_some() {
                 request_id = id.as_ref().map(ToString::to_string);
             }
-            let method = value.get("method").and_then(Value::as_str).map(str::to_owned);
+            // A `method` that is not a string still makes a (malformed) request, owed an answer.
+            let method = value.get("method").map(|m| m.as_str().map_or_else(|| m.to_string(), str::to_owned));
             match (method, id) {
                 (Some(method), Some(id)) => {
                     if method == "tools/call"

@@ -51,7 +51,8 @@ check
   --cases N (32)  --max-actions N (6)  --time-limit SECS (120)  --timeout SECS (10)
   --seed N  --protocol-version V (2025-11-25)  --skip-tool NAME (never call it)
   --allow PROPERTY (warn instead of fail; one of
-  one-response, parse-error, method-not-found, invalid-params, schema, output-schema, survives)
+  one-response, parse-error, invalid-request, method-not-found, invalid-params, schema,
+  output-schema, survives)
 
 Exit codes: 0 pass, 1 a difference or a violated property, 2 a usage or I/O error.
 ";
