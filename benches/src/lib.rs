@@ -1,6 +1,8 @@
 //! Benchmarks of the mcp-sansio engine and its drivers. Every figure is printed beside a raw
 //! baseline measured in the same run, because on shared machines only ratios hold.
 //!
+//! - `cargo bench -p mcp-benches --bench engine`: the engine alone (decode and correlate,
+//!   framing, SSE, request encoding) beside `serde_json` and `memchr` on the same bytes.
 //! - `cargo run --release -p mcp-benches --bin http-throughput`: `tools/call` over Streamable
 //!   HTTP with the hyper driver, sequential and 32 in flight, against raw hyper requests to the
 //!   same local server; also prints how many TCP connections each side opened.

@@ -5,10 +5,27 @@
 //! `\r` (CRLF peers), skips blank lines, and enforces a hard maximum message size: a line longer
 //! than the maximum is discarded as it streams in, so memory stays bounded by the maximum however
 //! long the line grows.
+//!
+//! [`ClientConnection::feed`](crate::ClientConnection::feed) uses it; it is public for drivers
+//! and tools that frame a stdio stream themselves.
+//!
+//! ```
+//! use mcp_sansio::framing::{Frame, LineFramer};
+//!
+//! let mut framer = LineFramer::new(1024);
+//! let mut lines = Vec::new();
+//! framer.feed(b"{\"a\":1}\r\n{\"b\"", &mut |frame| {
+//!     if let Frame::Message(line) = frame {
+//!         lines.push(line.to_vec());
+//!     }
+//! });
+//! assert_eq!(lines, [br#"{"a":1}"#.to_vec()]);
+//! assert_eq!(framer.buffered(), 4);
+//! ```
 
 /// What the framer found in the input.
 #[derive(Debug, PartialEq, Eq)]
-pub(crate) enum Frame<'a> {
+pub enum Frame<'a> {
     /// One complete message, without its line terminator.
     Message(&'a [u8]),
     /// A line longer than the maximum was dropped; `len` is how many bytes of it were seen.
@@ -20,7 +37,7 @@ pub(crate) enum Frame<'a> {
 
 /// Splits a byte stream into lines, with a hard size limit.
 #[derive(Debug)]
-pub(crate) struct LineFramer {
+pub struct LineFramer {
     /// The start of a line whose end has not arrived yet.
     partial: Vec<u8>,
     max_len: usize,
@@ -32,12 +49,13 @@ pub(crate) struct LineFramer {
 }
 
 impl LineFramer {
-    pub(crate) fn new(max_len: usize) -> Self {
+    /// A framer that drops lines longer than `max_len` bytes.
+    pub fn new(max_len: usize) -> Self {
         Self { partial: Vec::new(), max_len, discarding: None, discarded_cr: false }
     }
 
     /// Bytes held for an incomplete line.
-    pub(crate) fn buffered(&self) -> usize {
+    pub fn buffered(&self) -> usize {
         self.partial.len()
     }
 
@@ -45,9 +63,9 @@ impl LineFramer {
     ///
     /// Complete lines inside `input` are handed out without copying; only an incomplete tail is
     /// buffered until the next call.
-    pub(crate) fn feed(&mut self, mut input: &[u8], on_frame: &mut dyn FnMut(Frame<'_>)) {
+    pub fn feed(&mut self, mut input: &[u8], on_frame: &mut dyn FnMut(Frame<'_>)) {
         while !input.is_empty() {
-            let newline = input.iter().position(|&b| b == b'\n');
+            let newline = memchr::memchr(b'\n', input);
             if let Some(seen) = self.discarding {
                 match newline {
                     Some(pos) => {
@@ -101,7 +119,7 @@ impl LineFramer {
     }
 
     /// The input ended: hands out an unterminated last line, if any, as a message.
-    pub(crate) fn finish(&mut self, on_frame: &mut dyn FnMut(Frame<'_>)) {
+    pub fn finish(&mut self, on_frame: &mut dyn FnMut(Frame<'_>)) {
         if let Some(seen) = self.discarding.take() {
             on_frame(Frame::Oversized { len: seen - usize::from(self.discarded_cr) });
         }

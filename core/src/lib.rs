@@ -109,7 +109,7 @@ mod config;
 mod connection;
 mod error;
 mod event;
-mod framing;
+pub mod framing;
 pub mod http;
 mod ids;
 pub mod jsonrpc;

@@ -186,7 +186,7 @@ impl SseDecoder {
             input = &input[1..];
         }
         while !input.is_empty() {
-            let Some(end) = input.iter().position(|&b| b == b'\r' || b == b'\n') else {
+            let Some(end) = memchr::memchr2(b'\r', b'\n', input) else {
                 self.take_partial(input, on_item);
                 return;
             };

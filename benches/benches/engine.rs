@@ -1,0 +1,218 @@
+//! The engine alone, on recorded-shape bytes, each workload beside its raw baselines measured in
+//! the same run:
+//!
+//! - `decode_correlate/{200B,4KiB,64KiB}`: 64 `tools/call` responses fed to a ready connection
+//!   with 64 requests pending, and every event drained. Baselines: `serde_json::from_slice` of
+//!   each line into a typed envelope with a borrowed `&RawValue` result (the practical parse
+//!   limit), and `memchr` over the same bytes (the memory-bandwidth limit).
+//! - `framing/*`: the line framer alone over the same bytes, beside `memchr`.
+//! - `sse/*`: the same messages as a server-sent-event stream through `SseDecoder`, beside
+//!   `memchr`.
+//! - `encode/tools_call`: `send_request` of a small `tools/call` and taking its transmit, beside
+//!   `serde_json::to_writer` of an equivalent envelope.
+//!
+//! Run: `cargo bench -p mcp-benches --bench engine` (figures in `docs/performance.md`).
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
+use mcp_sansio::framing::{Frame, LineFramer};
+use mcp_sansio::http::SseDecoder;
+use mcp_sansio::schema::Implementation;
+use mcp_sansio::{ClientConfig, ClientConnection, Event, ProtocolVersion, RequestOptions};
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+
+/// Responses per batch.
+const BATCH: usize = 64;
+
+/// The practical parse limit: a JSON-RPC response envelope with the result left unparsed.
+#[derive(Deserialize)]
+struct Envelope<'a> {
+    #[allow(dead_code)]
+    jsonrpc: &'a str,
+    id: u64,
+    #[serde(borrow)]
+    result: Option<&'a RawValue>,
+}
+
+/// A `tools/call` response line of about `size` bytes for request `id`.
+fn response(id: usize, size: usize) -> String {
+    let head = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":""#);
+    let tail = r#""}],"isError":false}}"#;
+    let fill = size.saturating_sub(head.len() + tail.len() + 1).max(1);
+    let text: String = "lorem ipsum dolor sit amet ".chars().cycle().take(fill).collect();
+    format!("{head}{text}{tail}\n")
+}
+
+/// A connection after the `initialize` handshake, with its transmits drained.
+fn ready() -> (ClientConnection, Instant) {
+    let now = Instant::now();
+    let config = ClientConfig::new(Implementation::new("bench", "1"))
+        .with_versions(&[ProtocolVersion::V2025_11_25])
+        .with_max_message_size(1 << 20);
+    let mut conn = ClientConnection::new(config, now);
+    while conn.poll_transmit().is_some() {}
+    let init = r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"bench","version":"1"}}}"#;
+    conn.feed(now, format!("{init}\n").as_bytes());
+    while conn.poll_transmit().is_some() {}
+    while conn.poll_event().is_some() {}
+    (conn, now)
+}
+
+/// A ready connection with `BATCH` `tools/call` requests pending (ids 1..=BATCH).
+fn with_pending() -> (ClientConnection, Instant) {
+    let (mut conn, now) = ready();
+    let params = br#"{"name":"echo","arguments":{"message":"hi"}}"#;
+    for _ in 0..BATCH {
+        conn.send_request(now, "tools/call", Some(params), RequestOptions::default()).expect("ready");
+    }
+    while conn.poll_transmit().is_some() {}
+    (conn, now)
+}
+
+fn sizes() -> [(&'static str, usize); 3] {
+    [("200B", 200), ("4KiB", 4 * 1024), ("64KiB", 64 * 1024)]
+}
+
+fn decode_correlate(c: &mut Criterion) {
+    let mut group = c.benchmark_group("decode_correlate");
+    for (name, size) in sizes() {
+        let bytes: Vec<u8> = (1..=BATCH).flat_map(|id| response(id, size).into_bytes()).collect();
+        let lines: Vec<&[u8]> = bytes.split(|b| *b == b'\n').filter(|l| !l.is_empty()).collect();
+        group.throughput(Throughput::Bytes(bytes.len() as u64));
+        group.bench_function(format!("engine/{name}"), |b| {
+            b.iter_batched(
+                with_pending,
+                |(mut conn, now)| {
+                    conn.feed(now, black_box(&bytes));
+                    let mut responses = 0;
+                    while let Some(event) = conn.poll_event() {
+                        if let Event::Response { result: Ok(raw), .. } = &event {
+                            black_box(raw);
+                            responses += 1;
+                        }
+                    }
+                    assert_eq!(responses, BATCH);
+                    conn
+                },
+                BatchSize::SmallInput,
+            );
+        });
+        group.bench_function(format!("serde_envelope/{name}"), |b| {
+            b.iter(|| {
+                let mut ids = 0;
+                for line in &lines {
+                    let envelope: Envelope<'_> = serde_json::from_slice(black_box(line)).expect("valid");
+                    ids += envelope.id;
+                    black_box(envelope.result);
+                }
+                ids
+            });
+        });
+        group.bench_function(format!("memchr/{name}"), |b| {
+            b.iter(|| memchr::memchr_iter(b'\n', black_box(&bytes)).count());
+        });
+    }
+    group.finish();
+}
+
+fn framing(c: &mut Criterion) {
+    let mut group = c.benchmark_group("framing");
+    for (name, size) in sizes() {
+        let bytes: Vec<u8> = (1..=BATCH).flat_map(|id| response(id, size).into_bytes()).collect();
+        group.throughput(Throughput::Bytes(bytes.len() as u64));
+        group.bench_function(format!("line_framer/{name}"), |b| {
+            let mut framer = LineFramer::new(1 << 20);
+            b.iter(|| {
+                let mut n = 0;
+                framer.feed(black_box(&bytes), &mut |frame| {
+                    if let Frame::Message(line) = frame {
+                        n += line.len();
+                    }
+                });
+                n
+            });
+        });
+        group.bench_function(format!("memchr/{name}"), |b| {
+            b.iter(|| memchr::memchr_iter(b'\n', black_box(&bytes)).count());
+        });
+    }
+    group.finish();
+}
+
+fn sse(c: &mut Criterion) {
+    let mut group = c.benchmark_group("sse");
+    for (name, size) in sizes() {
+        let stream: Vec<u8> = (1..=BATCH)
+            .flat_map(|id| format!("event: message\ndata: {}\n", response(id, size)).into_bytes())
+            .collect();
+        group.throughput(Throughput::Bytes(stream.len() as u64));
+        group.bench_function(format!("sse_decoder/{name}"), |b| {
+            b.iter(|| {
+                let mut decoder = SseDecoder::new(1 << 20);
+                let mut n = 0;
+                decoder.feed(black_box(&stream), &mut |event| {
+                    if let Ok(event) = event {
+                        n += event.data.len();
+                    }
+                });
+                assert!(n > 0);
+                n
+            });
+        });
+        group.bench_function(format!("memchr/{name}"), |b| {
+            b.iter(|| memchr::memchr_iter(b'\n', black_box(&stream)).count());
+        });
+    }
+    group.finish();
+}
+
+fn encode(c: &mut Criterion) {
+    #[derive(Serialize)]
+    struct Call<'a> {
+        jsonrpc: &'a str,
+        id: u64,
+        method: &'a str,
+        params: &'a RawValue,
+    }
+    let params = br#"{"name":"echo","arguments":{"message":"hi"}}"#;
+    let raw: &RawValue = serde_json::from_slice(params).expect("valid");
+    let mut group = c.benchmark_group("encode");
+    group.throughput(Throughput::Elements(1));
+    group.bench_function("engine/tools_call", |b| {
+        // A fresh ready connection per call (made outside the timing), so that the pending
+        // table does not grow across iterations.
+        b.iter_batched_ref(
+            ready,
+            |(conn, now)| {
+                conn.send_request(*now, "tools/call", Some(black_box(params)), RequestOptions::default())
+                    .expect("ready");
+                let transmit = conn.poll_transmit().expect("a transmit");
+                black_box(transmit.bytes().len())
+            },
+            BatchSize::SmallInput,
+        );
+    });
+    group.bench_function("serde_to_writer/tools_call", |b| {
+        let mut out = Vec::with_capacity(256);
+        let mut id = 0;
+        b.iter(|| {
+            out.clear();
+            id += 1;
+            serde_json::to_writer(&mut out, &Call { jsonrpc: "2.0", id, method: "tools/call", params: raw })
+                .expect("serializes");
+            out.push(b'\n');
+            black_box(&out);
+        });
+    });
+    group.finish();
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(2));
+    targets = decode_correlate, framing, sse, encode
+}
+criterion_main!(benches);
