@@ -645,10 +645,8 @@ impl ClientConnection {
         params: Option<&[u8]>,
         options: RequestOptions,
     ) -> Result<RequestId, UsageError> {
-        if let Some(params) = params {
-            check_json(params)?;
-        }
-        self.send_checked(now, method, params, options)
+        let params = params.map(one_line_json).transpose()?;
+        self.send_checked(now, method, params.as_deref(), options)
     }
 
     /// [`send_request`](Self::send_request) for params known to be valid JSON.
@@ -738,11 +736,9 @@ impl ClientConnection {
             // Roots are asked for per request now (multi round-trip input).
             return Err(UsageError::NotInVersion { method: method.to_owned(), version, replacement: None });
         }
-        if let Some(params) = params {
-            check_json(params)?;
-        }
+        let params = params.map(one_line_json).transpose()?;
         let mut bytes = Vec::new();
-        jsonrpc::encode_notification(&mut bytes, method, params);
+        jsonrpc::encode_notification(&mut bytes, method, params.as_deref());
         self.queue(bytes);
         Ok(())
     }
@@ -1805,9 +1801,23 @@ fn decode_params<T: serde::de::DeserializeOwned>(
 
 /// Checks that `bytes` hold one JSON value, so that nothing malformed is ever written.
 fn check_json(bytes: &[u8]) -> Result<(), UsageError> {
-    serde_json::from_slice::<serde::de::IgnoredAny>(bytes)
+    // JSON text is UTF-8; skipping a string's contents would not check that.
+    let text =
+        std::str::from_utf8(bytes).map_err(|e| UsageError::InvalidParams(format!("not UTF-8: {e}")))?;
+    serde_json::from_str::<serde::de::IgnoredAny>(text)
         .map(|_| ())
         .map_err(|e| UsageError::InvalidParams(e.to_string()))
+}
+
+/// Checks that `bytes` is JSON and returns it on one line: a raw line break in valid JSON can
+/// only be white space between tokens (inside strings it is escaped), so dropping it keeps the
+/// value and the newline framing of stdio intact. Borrowed unless there was one to drop.
+fn one_line_json(bytes: &[u8]) -> Result<std::borrow::Cow<'_, [u8]>, UsageError> {
+    check_json(bytes)?;
+    if memchr::memchr2(b'\n', b'\r', bytes).is_none() {
+        return Ok(std::borrow::Cow::Borrowed(bytes));
+    }
+    Ok(std::borrow::Cow::Owned(bytes.iter().copied().filter(|b| !matches!(b, b'\n' | b'\r')).collect()))
 }
 
 /// Returns the params to send, with `_meta.progressToken` and extra `_meta` members merged in.
