@@ -26,6 +26,9 @@
 //!   "every deadline at or before now");
 //! - while a request of the application is unanswered, `poll_timeout()` is `Some` ("requests
 //!   never wait forever"), so running the clock to each deadline ends with every request answered.
+//!
+//! Found so far (see `core/tests/fuzz_regressions.rs`): raw params with a newline split the
+//! stdio line, and raw params with invalid UTF-8 inside a string were written as they were.
 #![no_main]
 
 use std::collections::{BTreeSet, VecDeque};
@@ -96,8 +99,11 @@ enum Op {
     ServerRequest { id: u8, kind: u8, split: u8 },
     /// `send_request` of a method picked from a list, with options.
     Send { method: u8, opts: Opts },
-    /// `send_request` with the next `n` bytes of the pool as raw params.
-    SendRaw { method: u8, n: u16 },
+    /// `send_request` with the next `n` bytes of the pool as raw params (with a progress token,
+    /// which makes the engine splice `_meta` into them).
+    SendRaw { method: u8, n: u16, progress: bool },
+    /// `send_request` of a method named by the next `n` bytes of the pool (any characters).
+    SendMethod { n: u8, progress: bool },
     /// `cancel` of one of the application's requests (or of an unknown id).
     Cancel(u8),
     /// `respond` to one of the server requests delivered.
@@ -170,7 +176,10 @@ impl<'a> Run<'a> {
                     self.ready = true;
                 }
                 Event::Response { id, .. } => {
-                    assert!(self.issued.contains(&id), "a response to {id}, which the application never sent");
+                    assert!(
+                        self.issued.contains(&id),
+                        "a response to {id}, which the application never sent"
+                    );
                     assert!(self.outstanding.remove(&id), "a second response to {id}");
                 }
                 Event::Request { id, .. } => {
@@ -216,7 +225,11 @@ impl<'a> Run<'a> {
         self.now = self.now.max(now);
         self.conn.handle_timeout(self.now);
         if let Some(at) = self.conn.poll_timeout() {
-            assert!(at > self.now, "after handle_timeout(now) a deadline at or before now is left ({:?})", self.now - at);
+            assert!(
+                at > self.now,
+                "after handle_timeout(now) a deadline at or before now is left ({:?})",
+                self.now - at
+            );
         }
         self.check();
     }
@@ -302,10 +315,24 @@ impl<'a> Run<'a> {
                 let params = params.map(|p| serde_json::to_vec(&p).expect("serializable"));
                 return self.send(method, params.as_deref(), options);
             }
-            Op::SendRaw { method, n } => {
+            Op::SendRaw { method, n, progress } => {
                 let params = self.take(n);
                 let (method, _) = method_and_params(method);
-                return self.send(method, Some(params), RequestOptions::default());
+                let options = if progress {
+                    RequestOptions::default().with_progress()
+                } else {
+                    RequestOptions::default()
+                };
+                return self.send(method, Some(params), options);
+            }
+            Op::SendMethod { n, progress } => {
+                let method = String::from_utf8_lossy(self.take(n.into())).into_owned();
+                let options = if progress {
+                    RequestOptions::default().with_progress()
+                } else {
+                    RequestOptions::default()
+                };
+                return self.send(&method, Some(b"{}"), options);
             }
             Op::Cancel(pick) => {
                 let id = match self.outstanding.len() {
@@ -363,8 +390,11 @@ fn method_and_params(pick: u8) -> (&'static str, Option<Value>) {
         6 => ("resources/unsubscribe", Some(json!({"uri": "file:///a"}))),
         7 => ("logging/setLevel", Some(json!({"level": "debug"}))),
         8 => ("ping", None),
-        9 => ("completion/complete", Some(json!({"ref": {"type": "ref/prompt", "name": "p"},
-            "argument": {"name": "k", "value": "v"}}))),
+        9 => (
+            "completion/complete",
+            Some(json!({"ref": {"type": "ref/prompt", "name": "p"},
+            "argument": {"name": "k", "value": "v"}})),
+        ),
         10 => ("server/discover", Some(json!({}))),
         11 => ("resources/list", Some(json!({"cursor": "c1"}))),
         12 => ("prompts/list", None),
@@ -377,7 +407,9 @@ fn method_and_params(pick: u8) -> (&'static str, Option<Value>) {
 fn config(start: Start, knobs: &Knobs) -> ClientConfig {
     let versions: &[ProtocolVersion] = match start {
         Start::Fresh | Start::AwaitingInitializeAfterProbe => ProtocolVersion::DUAL_ERA,
-        Start::AwaitingInitialize | Start::ReadyLegacy => &[ProtocolVersion::V2025_11_25, ProtocolVersion::V2025_06_18],
+        Start::AwaitingInitialize | Start::ReadyLegacy => {
+            &[ProtocolVersion::V2025_11_25, ProtocolVersion::V2025_06_18]
+        }
         Start::ReadyModern => &[ProtocolVersion::V2026_07_28],
     };
     let mut config = ClientConfig::new(Implementation::new("fuzz-client", "0.1.0"))
@@ -394,10 +426,12 @@ fn config(start: Start, knobs: &Knobs) -> ClientConfig {
         config = config.with_keep_alive(Duration::from_secs(knobs.keep_alive_s.into()));
     }
     if knobs.client_capabilities {
-        let mut caps = ClientCapabilities::default();
-        caps.roots = Some(ListChangedCapability::default());
-        caps.sampling = Some(Default::default());
-        caps.elicitation = Some(Default::default());
+        let caps = ClientCapabilities {
+            roots: Some(ListChangedCapability::default()),
+            sampling: Some(Default::default()),
+            elicitation: Some(Default::default()),
+            ..Default::default()
+        };
         config = config.with_capabilities(caps);
     }
     config
@@ -443,7 +477,9 @@ fuzz_target!(|input: Input<'_>| {
         run.check();
         if bytes.len() <= max_message_size {
             match start {
-                Start::ReadyLegacy | Start::ReadyModern => assert!(run.ready, "the scripted handshake failed"),
+                Start::ReadyLegacy | Start::ReadyModern => {
+                    assert!(run.ready, "the scripted handshake failed")
+                }
                 _ => assert_eq!(run.conn.status(), Status::Initializing),
             }
         }

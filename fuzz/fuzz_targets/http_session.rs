@@ -14,6 +14,7 @@
 //! Asserted:
 //! - no panic; every `poll_action` drain ends within a bound (no action loop);
 //! - every `Send` has a new stream id; every `Abort` names a stream that was sent, at most once;
+//!   every `POST` body is JSON;
 //! - the connection's events keep their contract: one `Response` per request the application
 //!   sent, `Ready` and `Closed` at most once, `Closed` after every request was answered;
 //! - after `handle_timeout(now)`, `poll_timeout()` is `None` or later than `now`;
@@ -91,25 +92,59 @@ enum SessionHeader {
 #[derive(Arbitrary, Debug)]
 enum Op {
     /// The response head of the exchange picked.
-    Head { pick: u8, status: Status, content_type: ContentType, session: SessionHeader },
+    Head {
+        pick: u8,
+        status: Status,
+        content_type: ContentType,
+        session: SessionHeader,
+    },
     /// A head that suits the exchange: 200 with JSON or an event stream (202 for a notification).
-    GoodHead { pick: u8, sse: bool, session: bool },
+    GoodHead {
+        pick: u8,
+        sse: bool,
+        session: bool,
+    },
     /// The next `n` bytes of the pool as a body chunk.
-    Body { pick: u8, n: u16 },
+    Body {
+        pick: u8,
+        n: u16,
+    },
     /// A scripted message as a body chunk: the response to the exchange's request (a result or an
     /// error), else a notification or a server request; as an SSE event when `sse`.
-    Reply { pick: u8, sse: bool, error: bool, kind: u8, arg: u8, event_id: Option<u8>, retry: Option<u16> },
+    Reply {
+        pick: u8,
+        sse: bool,
+        error: bool,
+        kind: u8,
+        arg: u8,
+        event_id: Option<u8>,
+        retry: Option<u16>,
+    },
     /// A server notification (naming the exchange's request id) or request, as an SSE event.
-    ServerMessage { pick: u8, request: bool, kind: u8, arg: u8 },
+    ServerMessage {
+        pick: u8,
+        request: bool,
+        kind: u8,
+        arg: u8,
+    },
     /// A legacy `endpoint` event.
-    Endpoint { pick: u8, url: u8 },
+    Endpoint {
+        pick: u8,
+        url: u8,
+    },
     End(u8),
     Error(u8),
     Advance(u32),
     ToDeadline,
-    Send { method: u8, timeout_ms: Option<u16> },
+    Send {
+        method: u8,
+        timeout_ms: Option<u16>,
+    },
     Cancel(u8),
-    Respond { pick: u8, ok: bool },
+    Respond {
+        pick: u8,
+        ok: bool,
+    },
     Close,
 }
 
@@ -166,11 +201,17 @@ impl<'a> Run<'a> {
                     assert!(self.sent_streams.insert(stream), "stream {stream:?} sent twice");
                     let body: Option<Value> = serde_json::from_slice(request.body()).ok();
                     if request.method() == HttpMethod::Post {
-                        assert!(body.is_some(), "a POST body is not JSON: {:?}", String::from_utf8_lossy(request.body()));
+                        assert!(
+                            body.is_some(),
+                            "a POST body is not JSON: {:?}",
+                            String::from_utf8_lossy(request.body())
+                        );
                     }
                     let request_id = body.as_ref().and_then(|b| b.get("id")).cloned();
-                    let is_request = body.as_ref().is_some_and(|b| b.get("method").is_some() && b.get("id").is_some());
-                    self.exchanges.insert(stream, Exchange { method: request.method(), request_id, is_request });
+                    let is_request =
+                        body.as_ref().is_some_and(|b| b.get("method").is_some() && b.get("id").is_some());
+                    self.exchanges
+                        .insert(stream, Exchange { method: request.method(), request_id, is_request });
                 }
                 HttpAction::Abort(stream) => {
                     assert!(self.sent_streams.contains(&stream), "abort of {stream:?}, which was never sent");
@@ -190,13 +231,20 @@ impl<'a> Run<'a> {
                     self.ready = true;
                 }
                 Event::Response { id, .. } => {
-                    assert!(self.issued.contains(&id), "a response to {id}, which the application never sent");
+                    assert!(
+                        self.issued.contains(&id),
+                        "a response to {id}, which the application never sent"
+                    );
                     assert!(self.outstanding.remove(&id), "a second response to {id}");
                 }
                 Event::Request { id, .. } => self.server_requests.push_back(id),
                 Event::Closed(reason) => {
                     assert!(!self.closed, "a second Closed ({reason})");
-                    assert!(self.outstanding.is_empty(), "Closed ({reason}) with {:?} unanswered", self.outstanding);
+                    assert!(
+                        self.outstanding.is_empty(),
+                        "Closed ({reason}) with {:?} unanswered",
+                        self.outstanding
+                    );
                     self.closed = true;
                 }
                 _ => {}
@@ -361,14 +409,21 @@ impl<'a> Run<'a> {
                     options = options.timeout(Duration::from_millis(ms.into()));
                 }
                 let params = params.to_string();
-                let sent = self.session.connection_mut().send_request(self.now, method, Some(params.as_bytes()), options);
+                let sent = self.session.connection_mut().send_request(
+                    self.now,
+                    method,
+                    Some(params.as_bytes()),
+                    options,
+                );
                 if let Ok(id) = sent {
                     assert!(self.issued.insert(id.clone()), "id {id} issued twice");
                     self.outstanding.insert(id);
                 }
             }
             Op::Cancel(pick) => {
-                if let Some(id) = self.outstanding.iter().nth(usize::from(pick) % self.outstanding.len().max(1)).cloned() {
+                if let Some(id) =
+                    self.outstanding.iter().nth(usize::from(pick) % self.outstanding.len().max(1)).cloned()
+                {
                     let _ = self.session.connection_mut().cancel(self.now, &id, None);
                 }
             }
@@ -406,10 +461,12 @@ fuzz_target!(|input: Input<'_>| {
         config = config.with_max_message_size(setup.max_message_size.into());
     }
     if setup.client_capabilities {
-        let mut caps = ClientCapabilities::default();
-        caps.roots = Some(ListChangedCapability::default());
-        caps.sampling = Some(Default::default());
-        caps.elicitation = Some(Default::default());
+        let caps = ClientCapabilities {
+            roots: Some(ListChangedCapability::default()),
+            sampling: Some(Default::default()),
+            elicitation: Some(Default::default()),
+            ..Default::default()
+        };
         config = config.with_capabilities(caps);
     }
     let http = HttpConfig::new(URL)
@@ -440,7 +497,12 @@ fuzz_target!(|input: Input<'_>| {
         let rest = run.take(usize::MAX);
         let sse = matches!(rest.first(), Some(b'd' | b'e' | b':' | b'i' | b'r'));
         let content_type: &[u8] = if sse { b"text/event-stream" } else { b"application/json" };
-        run.session.handle_response_head(run.now, stream, 200, [("content-type", content_type), ("mcp-session-id", b"s1".as_slice())]);
+        run.session.handle_response_head(
+            run.now,
+            stream,
+            200,
+            [("content-type", content_type), ("mcp-session-id", b"s1".as_slice())],
+        );
         run.body(stream, rest);
         run.exchanges.remove(&stream);
         run.session.handle_response_end(run.now, stream);

@@ -78,7 +78,12 @@ fuzz_target!(|input: Input<'_>| {
     }
     chunks.push(&stream[start..]);
     let split = decode(&mut SseDecoder::new(max), &chunks);
-    assert_eq!(split, whole, "split at {:?} differs from whole", chunks.iter().map(|c| c.len()).collect::<Vec<_>>());
+    assert_eq!(
+        split,
+        whole,
+        "split at {:?} differs from whole",
+        chunks.iter().map(|c| c.len()).collect::<Vec<_>>()
+    );
 
     let bytes: Vec<&[u8]> = stream.chunks(1).collect();
     let one_by_one = decode(&mut SseDecoder::new(max), &bytes);

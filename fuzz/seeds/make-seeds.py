@@ -103,7 +103,7 @@ CALL_RESULT = {
 
 # ----- feed -----------------------------------------------------------------------------------
 FEED_STARTS = 5  # Fresh, AwaitingInitialize, AwaitingInitializeAfterProbe, ReadyLegacy, ReadyModern
-FEED_OPS = 14
+FEED_OPS = 15
 
 
 def feed_op(index, *fields):
@@ -130,11 +130,12 @@ def Reply(to, error, kind, arg, split): return feed_op(4, u8(to), boolean(error)
 def Notify(to, kind, arg, split): return feed_op(5, u8(to), u8(kind), u8(arg), u8(split))
 def ServerRequest(id, kind, split): return feed_op(6, u8(id), u8(kind), u8(split))
 def Send(method, o): return feed_op(7, u8(method), o)
-def SendRaw(method, n): return feed_op(8, u8(method), u16(n))
-def Cancel(pick): return feed_op(9, u8(pick))
-def Respond(pick, ok): return feed_op(10, u8(pick), boolean(ok))
-def Close(): return feed_op(12)
-def Eof(): return feed_op(13)
+def SendRaw(method, n, progress=False): return feed_op(8, u8(method), u16(n), boolean(progress))
+def SendMethod(n, progress=False): return feed_op(9, u8(n), boolean(progress))
+def Cancel(pick): return feed_op(10, u8(pick))
+def Respond(pick, ok): return feed_op(11, u8(pick), boolean(ok))
+def Close(): return feed_op(13)
+def Eof(): return feed_op(14)
 
 
 def feed_seed(start, knobs, ops, pool):
@@ -183,8 +184,8 @@ write("feed", "oversized-small-max",
 refused = line({"jsonrpc": "2.0", "id": 0, "error": {"code": -32601, "message": "Method not found"}})
 init1 = line({"jsonrpc": "2.0", "id": 1, "result": INIT_RESULT})
 write("feed", "probe-refused-then-initialize",
-      feed_seed(0, feed_knobs(), [Feed(len(refused)), Feed(len(init1)), SendRaw(15, 9), Advance(30_000)],
-                refused + init1 + b'{"a":[1]}'))
+      feed_seed(0, feed_knobs(), [Feed(len(refused)), Feed(len(init1)), SendRaw(15, 9), SendMethod(10, True), Advance(30_000)],
+                refused + init1 + b'{"a":[1]}' + b'vendor/\x01"\\x'))
 
 # ----- sse ------------------------------------------------------------------------------------
 def sse_seed(max_size, splits, stream):

@@ -20,7 +20,8 @@ pub fn epoch() -> Instant {
 }
 
 /// Protocol versions a scripted server may answer with (the last one is not a version).
-pub const VERSIONS: [&str; 6] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28", "1999-01-01"];
+pub const VERSIONS: [&str; 6] =
+    ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28", "1999-01-01"];
 
 /// A version picked by a fuzzer byte.
 pub fn version(pick: u8) -> &'static str {
@@ -158,7 +159,10 @@ pub fn notification(kind: u8, id: Value, arg: u8) -> Value {
                 "resourcesListChanged": arg & 4 == 4, "resourceSubscriptions": ["file:///a"]},
                 "_meta": tagged}),
         ),
-        3 => ("notifications/tools/list_changed", if arg & 1 == 1 { json!({"_meta": tagged}) } else { json!({}) }),
+        3 => (
+            "notifications/tools/list_changed",
+            if arg & 1 == 1 { json!({"_meta": tagged}) } else { json!({}) },
+        ),
         4 => ("notifications/resources/list_changed", json!({"_meta": tagged})),
         5 => ("notifications/prompts/list_changed", json!({})),
         6 => ("notifications/resources/updated", json!({"uri": "file:///a", "_meta": tagged})),
@@ -177,8 +181,11 @@ pub fn server_request(kind: u8, id: Value) -> Value {
         0 => ("ping", Value::Null),
         1 => ("roots/list", json!({})),
         2 => ("sampling/createMessage", sampling_params()),
-        3 => ("elicitation/create", json!({"message": "name?", "requestedSchema": {"type": "object",
-            "properties": {"name": {"type": "string"}}}})),
+        3 => (
+            "elicitation/create",
+            json!({"message": "name?", "requestedSchema": {"type": "object",
+            "properties": {"name": {"type": "string"}}}}),
+        ),
         4 => ("elicitation/create", json!({"message": 5})),
         5 => ("tools/call", json!({"name": "x"})),
         _ => ("unknown/method", json!([1, 2])),
@@ -200,7 +207,12 @@ pub fn server_request_id(pick: u8) -> Value {
 /// `\n`, at the end), holding one JSON-RPC 2.0 object; a request carries the id it says.
 pub fn check_transmit(t: &Transmit) -> Value {
     let bytes = t.bytes();
-    assert_eq!(bytes.last(), Some(&b'\n'), "a transmit ends in a newline: {:?}", String::from_utf8_lossy(bytes));
+    assert_eq!(
+        bytes.last(),
+        Some(&b'\n'),
+        "a transmit ends in a newline: {:?}",
+        String::from_utf8_lossy(bytes)
+    );
     let newlines = bytes.iter().filter(|&&b| b == b'\n').count();
     assert_eq!(newlines, 1, "a transmit is one line (stdio framing): {:?}", String::from_utf8_lossy(bytes));
     assert_eq!(t.message(), &bytes[..bytes.len() - 1]);
