@@ -6,10 +6,11 @@
 //! Everything else is legacy and handled exactly as before, except in a session that opened
 //! modern (see [`Era`]), where a request without that key is malformed.
 
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::{Map, Value, json};
 
+use super::exchange::Exchange;
 use super::jsonrpc::{INVALID_REQUEST, RpcError, UNSUPPORTED_PROTOCOL_VERSION};
 use super::lifecycle::{self, SUPPORTED_VERSIONS};
 use super::output::Outlet;
@@ -388,7 +389,9 @@ impl Listeners {
     ) -> Result<(), RpcError> {
         let filter = Filter::parse(params)?;
         let mut open = self.lock();
-        if open.iter().any(|listener| listener.id == *id) {
+        // Over HTTP every stream is its own client's: two clients may well pick the same id.
+        let same_client = |other: &Outlet| matches!((other, &outlet), (Outlet::Session, Outlet::Session));
+        if open.iter().any(|listener| listener.id == *id && same_client(&listener.outlet)) {
             return Err(RpcError::new(
                 INVALID_REQUEST,
                 format!("Invalid Request: subscription {id} is already open"),
@@ -405,12 +408,18 @@ impl Listeners {
         Ok(())
     }
 
-    /// Closes the stream opened by request `id`, if any, returning where it was sending.
-    pub(crate) fn cancel(&self, id: &Value) -> Vec<Outlet> {
+    /// Closes the stream opened by request `id`, if any, returning where it was sending. With
+    /// `on`, only a stream sending to that HTTP exchange (another client may use the same id).
+    pub(crate) fn cancel(&self, id: &Value, on: Option<&Arc<Exchange>>) -> Vec<Outlet> {
         let mut open = self.lock();
         let mut closed = Vec::new();
         open.retain(|listener| {
-            let keep = listener.id != *id;
+            let ours = match (on, listener.outlet.stream()) {
+                (None, _) => true,
+                (Some(exchange), Some(stream)) => Arc::ptr_eq(exchange, stream),
+                (Some(_), None) => false,
+            };
+            let keep = listener.id != *id || !ours;
             if !keep {
                 closed.push(listener.outlet.clone());
             }
@@ -532,6 +541,20 @@ mod tests {
     }
 
     #[test]
+    fn http_clients_may_listen_with_the_same_id() {
+        let listeners = Listeners::default();
+        let send = |_: &Outlet, _: &Value| {};
+        let params = object(json!({"notifications": {"toolsListChanged": true}}));
+        let (first, second) = (Exchange::new(), Exchange::new());
+        assert_eq!(listeners.listen(&json!(1), &params, Outlet::Stream(Arc::clone(&first)), send), Ok(()));
+        assert_eq!(listeners.listen(&json!(1), &params, Outlet::Stream(Arc::clone(&second)), send), Ok(()));
+        // The first client going away closes its own stream only.
+        assert_eq!(listeners.cancel(&json!(1), Some(&first)).len(), 1);
+        assert_eq!(listeners.cancel(&json!(1), Some(&first)).len(), 0);
+        assert_eq!(listeners.cancel(&json!(1), Some(&second)).len(), 1);
+    }
+
+    #[test]
     fn listeners_acknowledge_filter_and_cancel() {
         let listeners = Listeners::default();
         let sent = RefCell::new(Vec::new());
@@ -561,8 +584,8 @@ mod tests {
             methods,
             [json!("notifications/tools/list_changed"), json!("notifications/resources/updated")]
         );
-        assert_eq!(listeners.cancel(&json!("l1")).len(), 1);
-        assert!(listeners.cancel(&json!("l1")).is_empty());
+        assert_eq!(listeners.cancel(&json!("l1"), None).len(), 1);
+        assert!(listeners.cancel(&json!("l1"), None).is_empty());
         sent.borrow_mut().clear();
         listeners.notify_changes(send);
         assert!(sent.borrow().is_empty());

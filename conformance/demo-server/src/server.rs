@@ -460,16 +460,18 @@ impl Server {
             eprintln!("demo-server: ignoring notifications/cancelled without a valid requestId");
             return;
         };
-        self.cancel_request(id);
+        self.cancel_request(id, None);
     }
 
     /// Cancels request `id` (a `notifications/cancelled`, or its HTTP client went away): records
     /// it for `cancelled_requests`, closes its `subscriptions/listen` stream and raises its
     /// cancel flag if it is running.
-    pub(crate) fn cancel_request(&self, id: &Value) {
+    ///
+    /// `on` is the HTTP exchange whose client went away: only a listen stream on it is closed.
+    pub(crate) fn cancel_request(&self, id: &Value, on: Option<&Arc<Exchange>>) {
         eprintln!("demo-server: cancelled request {id}");
         lock(&self.cancelled).push(id.clone());
-        for outlet in self.listeners.cancel(id) {
+        for outlet in self.listeners.cancel(id, on) {
             if let Outlet::Stream(exchange) = outlet {
                 exchange.end();
             }

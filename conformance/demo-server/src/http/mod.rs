@@ -676,7 +676,7 @@ impl HttpState {
         match mode {
             Mode::Modern(id) if unfinished => {
                 eprintln!("demo-server: the client of request {id} went away");
-                self.modern.cancel_request(id);
+                self.modern.cancel_request(id, Some(exchange));
             }
             Mode::Modern(_) => {}
             Mode::Legacy => eprintln!("demo-server: a client went away before its response"),
