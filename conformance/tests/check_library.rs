@@ -1,17 +1,16 @@
 //! The `check` library API inside an ordinary `proptest!`, as a server author would use it:
 //! the demo server (a real child process per case) keeps every property.
 
+mod demo;
+
 use std::sync::LazyLock;
 
 use mcp_conformance::check::{self, Catalog, CheckOptions};
 use mcp_conformance::peer::Target;
 use proptest::prelude::*;
 
-static TARGET: LazyLock<Target> = LazyLock::new(|| {
-    let exe = std::env::current_exe().expect("test binary path");
-    let profile_dir = exe.parent().and_then(|deps| deps.parent()).expect("target dir");
-    Target::stdio([profile_dir.join("examples").join("demo_peer").to_string_lossy().into_owned()])
-});
+static TARGET: LazyLock<Target> =
+    LazyLock::new(|| Target::stdio([demo::demo_path().to_string_lossy().into_owned()]));
 
 static OPTIONS: LazyLock<CheckOptions> = LazyLock::new(|| {
     let mut options = CheckOptions::default();

@@ -3,26 +3,16 @@
 //! failing with a diff after an edit), the `--proxy` mode driven by a hand-written client, and
 //! `check` finding, shrinking and writing out each planted bug.
 
+mod demo;
+
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use demo::{DemoHttp, example};
 use mcp_conformance::trace::{Direction, Trace, Transport};
 use serde_json::Value;
-
-/// An example binary of this crate (built by `cargo test`).
-fn example(name: &str) -> PathBuf {
-    let exe = std::env::current_exe().expect("test binary path");
-    let profile_dir = exe.parent().and_then(|deps| deps.parent()).expect("target dir");
-    let path = profile_dir.join("examples").join(name);
-    assert!(
-        path.exists(),
-        "{} is missing: run the tests with `cargo test` (it builds examples)",
-        path.display()
-    );
-    path
-}
 
 fn demo() -> String {
     example("demo_peer").to_string_lossy().into_owned()
@@ -60,34 +50,6 @@ impl Scratch {
 impl Drop for Scratch {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-/// The demo server serving HTTP as a child process, killed by PID when dropped.
-struct DemoHttp {
-    child: Child,
-    url: String,
-}
-
-impl DemoHttp {
-    fn start() -> Self {
-        let mut child = Command::new(demo())
-            .args(["--http", "127.0.0.1:0"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start the demo server");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().expect("stdout")).read_line(&mut line).expect("its URL line");
-        let url = line.split_whitespace().find(|w| w.starts_with("http://")).expect("a URL").to_owned();
-        Self { child, url }
-    }
-}
-
-impl Drop for DemoHttp {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

@@ -7,14 +7,13 @@
 //! `subscriptions/listen`, `notifications/cancelled` or a closed stream, `Mcp-Param-*` headers).
 
 mod common;
+mod demo;
 
-use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::{Handler, ROOT, capabilities, text};
+use demo::{DemoHttp, demo_path};
 use mcp_hyper::HyperTransport;
 use mcp_sansio::http::HttpConfig;
 use mcp_sansio::schema::{
@@ -39,48 +38,7 @@ enum Era {
     Modern,
 }
 
-/// The demo server binary (this crate's `demo_peer` example, built by `cargo test`).
-fn peer_path() -> PathBuf {
-    let exe = std::env::current_exe().expect("test binary path");
-    let profile_dir = exe.parent().and_then(|deps| deps.parent()).expect("target dir");
-    let path = profile_dir.join("examples").join("demo_peer");
-    assert!(
-        path.exists(),
-        "{} is missing: run the tests with `cargo test` (it builds examples)",
-        path.display()
-    );
-    path
-}
-
-/// The demo server serving HTTP as a child process, killed (by PID) when dropped.
-struct HttpPeer {
-    child: Child,
-    url: String,
-}
-
-impl HttpPeer {
-    fn start() -> Self {
-        let mut child = Command::new(peer_path())
-            .args(["--http", "127.0.0.1:0"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("start the demo server");
-        let mut url = String::new();
-        let stdout = child.stdout.take().expect("piped stdout");
-        BufReader::new(stdout).read_line(&mut url).expect("the demo server prints its URL");
-        Self { child, url: url.trim().to_owned() }
-    }
-}
-
-impl Drop for HttpPeer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-async fn connect(wire: Wire, era: Era) -> (Client, Option<HttpPeer>) {
+async fn connect(wire: Wire, era: Era) -> (Client, Option<DemoHttp>) {
     let versions = match era {
         Era::Legacy => vec![ProtocolVersion::V2025_11_25],
         Era::Modern => ProtocolVersion::DUAL_ERA.to_vec(),
@@ -91,11 +49,11 @@ async fn connect(wire: Wire, era: Era) -> (Client, Option<HttpPeer>) {
         .era_cache(None);
     match wire {
         Wire::Stdio => {
-            let command = ServerCommand::new(peer_path()).shutdown_step(Duration::from_millis(500));
+            let command = ServerCommand::new(demo_path()).shutdown_step(Duration::from_millis(500));
             (builder.spawn_stdio(&command).await.expect("connect over stdio"), None)
         }
         Wire::Hyper | Wire::Surf => {
-            let peer = HttpPeer::start();
+            let peer = DemoHttp::start();
             let http = HttpConfig::new(peer.url.clone());
             let client = match wire {
                 Wire::Hyper => builder.spawn_http(http, HyperTransport::new()).await,

@@ -6,13 +6,13 @@
 //!   `mcp_hyper`) in both eras, and the trace it writes;
 //! - a client that goes away mid-stream closes the proxy's upstream stream.
 
-use std::io::{BufRead, BufReader, Read};
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+mod demo;
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use demo::DemoHttp;
 use mcp_conformance::http_peer::HttpPeer;
 use mcp_conformance::peer::Incoming;
 use mcp_conformance::record_http::RecordingProxy;
@@ -29,79 +29,25 @@ use serde_json::{Value, json};
 const MODERN_META: &str = "io.modelcontextprotocol/protocolVersion";
 const CAPABILITIES_META: &str = "io.modelcontextprotocol/clientCapabilities";
 
-/// The demo server binary (this crate's `demo_peer` example, built by `cargo test`).
-fn peer_path() -> PathBuf {
-    let exe = std::env::current_exe().expect("test binary path");
-    let profile_dir = exe.parent().and_then(|deps| deps.parent()).expect("target dir");
-    let path = profile_dir.join("examples").join("demo_peer");
-    assert!(
-        path.exists(),
-        "{} is missing: run the tests with `cargo test` (it builds examples)",
-        path.display()
-    );
-    path
+/// The session ids the demo server reported opening so far.
+fn sessions(demo: &DemoHttp) -> Vec<String> {
+    demo.stderr()
+        .lines()
+        .filter_map(|line| line.strip_prefix("demo-server: session ")?.split_once(" opened"))
+        .map(|(id, _)| id.to_owned())
+        .collect()
 }
 
-/// The demo server serving HTTP as a child process, killed (by PID) when dropped; its stderr is
-/// kept (it names the sessions it opens).
-struct Demo {
-    child: Child,
-    url: String,
-    stderr: Arc<Mutex<String>>,
-}
-
-impl Demo {
-    fn start() -> Self {
-        let mut child = Command::new(peer_path())
-            .args(["--http", "127.0.0.1:0"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start the demo server");
-        let mut url = String::new();
-        let stdout = child.stdout.take().expect("piped stdout");
-        BufReader::new(stdout).read_line(&mut url).expect("the demo server prints its URL");
-        let stderr = Arc::new(Mutex::new(String::new()));
-        let mut pipe = child.stderr.take().expect("piped stderr");
-        let sink = Arc::clone(&stderr);
-        std::thread::spawn(move || {
-            let mut buffer = [0_u8; 4096];
-            while let Ok(n @ 1..) = pipe.read(&mut buffer) {
-                sink.lock().unwrap().push_str(&String::from_utf8_lossy(&buffer[..n]));
-            }
-        });
-        Self { child, url: url.trim().to_owned(), stderr }
-    }
-
-    /// The session ids the server reported opening so far.
-    fn sessions(&self) -> Vec<String> {
-        let stderr = self.stderr.lock().unwrap();
-        stderr
-            .lines()
-            .filter_map(|line| line.strip_prefix("demo-server: session ")?.split_once(" opened"))
-            .map(|(id, _)| id.to_owned())
-            .collect()
-    }
-
-    /// The session ids, once the server reported at least `count` (waiting at most 5 s: its
-    /// stderr is read by another thread).
-    fn sessions_at_least(&self, count: usize) -> Vec<String> {
-        let start = Instant::now();
-        loop {
-            let sessions = self.sessions();
-            if sessions.len() >= count || start.elapsed() > Duration::from_secs(5) {
-                return sessions;
-            }
-            std::thread::sleep(Duration::from_millis(10));
+/// The session ids, once the server reported at least `count` (waiting at most 5 s: its stderr
+/// is read by another thread).
+fn sessions_at_least(demo: &DemoHttp, count: usize) -> Vec<String> {
+    let start = Instant::now();
+    loop {
+        let found = sessions(demo);
+        if found.len() >= count || start.elapsed() > Duration::from_secs(5) {
+            return found;
         }
-    }
-}
-
-impl Drop for Demo {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        std::thread::sleep(Duration::from_millis(10));
     }
 }
 
@@ -172,7 +118,7 @@ fn text_of(result: &Value) -> &str {
 
 #[test]
 fn http_peer_speaks_the_initialize_era() {
-    let demo = Demo::start();
+    let demo = DemoHttp::start();
     smol::block_on(async {
         let mut peer = HttpPeer::new(&demo.url, Vec::new()).unwrap();
         let incoming = peer.incoming();
@@ -185,7 +131,7 @@ fn http_peer_speaks_the_initialize_era() {
         assert_eq!(init["result"]["protocolVersion"], "2025-11-25");
         assert_eq!(init["result"]["serverInfo"]["name"], "mcp-demo-server");
         let session = peer.session_id().expect("a session id");
-        assert_eq!(demo.sessions_at_least(1), std::slice::from_ref(&session));
+        assert_eq!(sessions_at_least(&demo, 1), std::slice::from_ref(&session));
         assert_eq!(peer.protocol_version().as_deref(), Some("2025-11-25"));
 
         // A notification: 202 without a body.
@@ -271,7 +217,7 @@ fn modern_meta() -> Value {
 
 #[test]
 fn http_peer_speaks_2026_07_28_with_its_headers() {
-    let demo = Demo::start();
+    let demo = DemoHttp::start();
     smol::block_on(async {
         let mut peer = HttpPeer::new(&demo.url, Vec::new()).unwrap();
         let incoming = peer.incoming();
@@ -334,7 +280,7 @@ fn http_peer_speaks_2026_07_28_with_its_headers() {
         // No session: shutting down sends nothing.
         peer.shutdown().await;
         quiet(&incoming, Duration::from_millis(200)).await;
-        assert!(demo.sessions().is_empty());
+        assert!(sessions(&demo).is_empty());
     });
 }
 
@@ -356,7 +302,7 @@ static TRACES: AtomicUsize = AtomicUsize::new(0);
 /// Runs the real client through a recording proxy in front of a fresh demo server; returns the
 /// trace, its text and the demo server's session ids (once it reported `sessions` of them).
 fn record(versions: &[ProtocolVersion], sessions: usize) -> (Trace, String, Vec<String>) {
-    let demo = Demo::start();
+    let demo = DemoHttp::start();
     let path = std::env::temp_dir().join(format!(
         "mcp-http-wire-{}-{}.jsonl",
         std::process::id(),
@@ -395,7 +341,7 @@ fn record(versions: &[ProtocolVersion], sessions: usize) -> (Trace, String, Vec<
     let text = std::fs::read_to_string(&path).unwrap();
     let trace = Trace::read(&path).unwrap();
     let _ = std::fs::remove_file(&path);
-    (trace, text, demo.sessions_at_least(sessions))
+    (trace, text, sessions_at_least(&demo, sessions))
 }
 
 fn method_of(entry: &TraceEntry) -> Option<String> {
@@ -531,7 +477,7 @@ fn the_proxy_records_2026_07_28() {
 
 #[test]
 fn a_client_leaving_mid_stream_closes_the_upstream_stream() {
-    let demo = Demo::start();
+    let demo = DemoHttp::start();
     let path = std::env::temp_dir().join(format!("mcp-http-wire-{}-leave.jsonl", std::process::id()));
     let header = TraceHeader::new(Transport::Http, ServerIdentity::default(), "http_wire test");
     let writer = Arc::new(Mutex::new(TraceWriter::create(&path, header).unwrap()));
