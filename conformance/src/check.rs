@@ -700,12 +700,13 @@ impl<'a> Session<'a> {
 
     async fn send(&mut self, message: &Value) {
         let bytes = serde_json::to_vec(message).unwrap_or_default();
-        self.send_bytes(&bytes).await;
+        self.send_bytes(&bytes, &[]).await;
     }
 
-    async fn send_bytes(&mut self, bytes: &[u8]) {
+    /// Sends one message (over HTTP with `headers` on its `POST`), recording it first.
+    async fn send_bytes(&mut self, bytes: &[u8], headers: &[(String, String)]) {
         self.record(Direction::Client, bytes);
-        if let Err(e) = self.peer.send(bytes, &[]).await {
+        if let Err(e) = self.peer.send(bytes, headers).await {
             self.gone.get_or_insert(format!("sending failed: {e}"));
         }
     }
@@ -729,11 +730,7 @@ impl<'a> Session<'a> {
         self.next_id += 1;
         self.sent.insert(id.to_string(), method.to_owned());
         let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        let bytes = serde_json::to_vec(&message).unwrap_or_default();
-        self.record(Direction::Client, &bytes);
-        if let Err(e) = self.peer.send(&bytes, &headers).await {
-            self.gone.get_or_insert(format!("sending failed: {e}"));
-        }
+        self.send_bytes(&serde_json::to_vec(&message).unwrap_or_default(), &headers).await;
         id.to_string()
     }
 
@@ -931,7 +928,7 @@ impl<'a> Session<'a> {
         match action {
             Action::Malformed(text) => {
                 let strays_before = self.strays.len();
-                self.send_bytes(text.as_bytes()).await;
+                self.send_bytes(text.as_bytes(), &[]).await;
                 let wait = self.answer_wait(Property::ParseError);
                 self.pump_until(wait, |s| s.strays.len() > strays_before).await;
                 let got = self.strays.get(strays_before).cloned();
@@ -963,7 +960,7 @@ impl<'a> Session<'a> {
                     None => template.clone(),
                 };
                 let strays_before = self.strays.len();
-                self.send_bytes(text.as_bytes()).await;
+                self.send_bytes(text.as_bytes(), &[]).await;
                 let answered = |s: &Self| {
                     s.strays.len() > strays_before
                         || key.as_ref().is_some_and(|k| s.responses.contains_key(k))

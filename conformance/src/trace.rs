@@ -229,6 +229,14 @@ impl TraceEntry {
         self.payload.value()
     }
 
+    /// An entry for bytes as they crossed the wire; with `http` and no bytes, an exchange that
+    /// carried no message.
+    fn recorded(dir: Direction, ms: u64, bytes: &[u8], http: Option<HttpMeta>) -> Self {
+        let payload =
+            if bytes.is_empty() && http.is_some() { Payload::None } else { Payload::from_bytes(bytes) };
+        Self { dir, ms, payload, http }
+    }
+
     /// The entry as one line of JSON (without the newline).
     pub fn to_line(&self) -> String {
         #[derive(Serialize)]
@@ -394,9 +402,7 @@ impl TraceWriter {
 
     /// Records one message (or, with `http` and no bytes, an exchange without one).
     pub fn record(&mut self, dir: Direction, bytes: &[u8], http: Option<HttpMeta>) -> io::Result<()> {
-        let payload =
-            if bytes.is_empty() && http.is_some() { Payload::None } else { Payload::from_bytes(bytes) };
-        let entry = TraceEntry { dir, ms: self.elapsed_ms(), payload, http };
+        let entry = TraceEntry::recorded(dir, self.elapsed_ms(), bytes, http);
         let Some(held) = &mut self.held else { return self.write_line(&entry) };
         let handshake = match (dir, entry.value()) {
             (Direction::Server, Some(message)) => {
@@ -475,15 +481,14 @@ impl TraceBuffer {
 
     /// Records one message now.
     pub fn record(&mut self, dir: Direction, bytes: &[u8], http: Option<HttpMeta>) {
-        let payload =
-            if bytes.is_empty() && http.is_some() { Payload::None } else { Payload::from_bytes(bytes) };
+        let ms = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let entry = TraceEntry::recorded(dir, ms, bytes, http);
         if dir == Direction::Server
-            && let Some(message) = payload.value()
+            && let Some(message) = entry.value()
         {
             learn_from_handshake(&mut self.trace.header, &message);
         }
-        let ms = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX);
-        self.trace.entries.push(TraceEntry { dir, ms, payload, http });
+        self.trace.entries.push(entry);
     }
 
     /// The header, to fill in details.
