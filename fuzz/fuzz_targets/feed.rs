@@ -31,17 +31,16 @@
 //! stdio line, and raw params with invalid UTF-8 inside a string were written as they were.
 #![no_main]
 
-use std::collections::{BTreeSet, VecDeque};
 use std::time::{Duration, Instant};
 
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use mcp_sansio::jsonrpc::ErrorObject;
 use mcp_sansio::schema::{ClientCapabilities, Implementation, ListChangedCapability};
-use mcp_sansio::{ClientConfig, ClientConnection, Event, ProtocolVersion, RequestId, RequestOptions, Status};
+use mcp_sansio::{ClientConfig, ClientConnection, ProtocolVersion, RequestId, RequestOptions, Status};
 use mcp_sansio_fuzz::{
-    ALL_CAPABILITIES, check_transmit, discover_result, epoch, error_body, initialize_result, notification,
-    result_body, server_capabilities, server_request, server_request_id,
+    ALL_CAPABILITIES, Contract, check_transmit, discover_result, epoch, error_body, initialize_result,
+    notification, result_body, server_capabilities, server_request, server_request_id,
 };
 use serde_json::{Value, json};
 
@@ -134,14 +133,8 @@ struct Run<'a> {
     pool: &'a [u8],
     /// Ids of the requests the client sent (from its transmits), oldest first.
     sent: Vec<i64>,
-    /// The application's requests not answered yet.
-    outstanding: BTreeSet<RequestId>,
-    /// Ids the application ever got from `send`, answered or not.
-    issued: BTreeSet<RequestId>,
-    /// Server requests delivered and not answered by the application yet.
-    server_requests: VecDeque<RequestId>,
-    ready: bool,
-    closed: bool,
+    /// The engine's event contract, as the application sees it.
+    contract: Contract,
 }
 
 const MAX_DRAIN: usize = 100_000;
@@ -169,34 +162,7 @@ impl<'a> Run<'a> {
         while let Some(event) = self.conn.poll_event() {
             drained += 1;
             assert!(drained < MAX_DRAIN, "poll_event does not run dry");
-            match event {
-                Event::Ready { protocol_version } => {
-                    assert!(!self.ready, "a second Ready ({protocol_version})");
-                    assert!(!self.closed, "Ready after Closed");
-                    self.ready = true;
-                }
-                Event::Response { id, .. } => {
-                    assert!(
-                        self.issued.contains(&id),
-                        "a response to {id}, which the application never sent"
-                    );
-                    assert!(self.outstanding.remove(&id), "a second response to {id}");
-                }
-                Event::Request { id, .. } => {
-                    assert!(!self.closed, "a server request after Closed");
-                    self.server_requests.push_back(id);
-                }
-                Event::Closed(reason) => {
-                    assert!(!self.closed, "a second Closed ({reason})");
-                    assert!(
-                        self.outstanding.is_empty(),
-                        "Closed ({reason}) while requests are unanswered: {:?}",
-                        self.outstanding
-                    );
-                    self.closed = true;
-                }
-                _ => {}
-            }
+            self.contract.event(event);
         }
         let buffered = self.conn.buffered_bytes();
         assert!(
@@ -205,18 +171,18 @@ impl<'a> Run<'a> {
             self.max_message_size
         );
         if self.conn.is_closed() {
-            assert!(self.closed, "closed without an Event::Closed");
+            assert!(self.contract.closed, "closed without an Event::Closed");
             assert_eq!(self.conn.pending(), 0, "requests still pending on a closed connection");
             assert_eq!(self.conn.poll_timeout(), None, "a deadline on a closed connection");
             assert!(matches!(self.conn.status(), Status::Closed(_)));
         } else {
-            assert!(!self.closed, "Event::Closed but the connection is not closed");
+            assert!(!self.contract.closed, "Event::Closed but the connection is not closed");
         }
-        if !self.outstanding.is_empty() {
+        if !self.contract.outstanding.is_empty() {
             assert!(
                 self.conn.poll_timeout().is_some(),
                 "requests {:?} wait without a deadline",
-                self.outstanding
+                self.contract.outstanding
             );
         }
     }
@@ -255,8 +221,7 @@ impl<'a> Run<'a> {
 
     fn send(&mut self, method: &str, params: Option<&[u8]>, options: RequestOptions) {
         if let Ok(id) = self.conn.send_request(self.now, method, params, options) {
-            assert!(self.issued.insert(id.clone()), "id {id} issued twice");
-            self.outstanding.insert(id);
+            self.contract.issued(id);
         }
         self.check();
     }
@@ -335,16 +300,22 @@ impl<'a> Run<'a> {
                 return self.send(&method, Some(b"{}"), options);
             }
             Op::Cancel(pick) => {
-                let id = match self.outstanding.len() {
+                let id = match self.contract.outstanding.len() {
                     0 => RequestId::Number(i64::from(pick)),
-                    n => self.outstanding.iter().nth(usize::from(pick) % n).cloned().expect("in range"),
+                    n => self
+                        .contract
+                        .outstanding
+                        .iter()
+                        .nth(usize::from(pick) % n)
+                        .cloned()
+                        .expect("in range"),
                 };
                 let _ = self.conn.cancel(self.now, &id, Some("fuzz"));
             }
             Op::Respond { pick, ok } => {
-                if !self.server_requests.is_empty() {
-                    let i = usize::from(pick) % self.server_requests.len();
-                    let id = self.server_requests.remove(i).expect("in range");
+                if !self.contract.server_requests.is_empty() {
+                    let i = usize::from(pick) % self.contract.server_requests.len();
+                    let id = self.contract.server_requests.remove(i).expect("in range");
                     let outcome = if ok {
                         let result = match pick % 3 {
                             0 => json!({"roots": [{"uri": "file:///r", "name": "r"}]}),
@@ -448,11 +419,7 @@ fuzz_target!(|input: Input<'_>| {
         max_message_size,
         pool,
         sent: Vec::new(),
-        outstanding: BTreeSet::new(),
-        issued: BTreeSet::new(),
-        server_requests: VecDeque::new(),
-        ready: false,
-        closed: false,
+        contract: Contract::default(),
     };
     run.check();
 
@@ -478,7 +445,7 @@ fuzz_target!(|input: Input<'_>| {
         if bytes.len() <= max_message_size {
             match start {
                 Start::ReadyLegacy | Start::ReadyModern => {
-                    assert!(run.ready, "the scripted handshake failed")
+                    assert!(run.contract.ready, "the scripted handshake failed")
                 }
                 _ => assert_eq!(run.conn.status(), Status::Initializing),
             }
@@ -500,10 +467,18 @@ fuzz_target!(|input: Input<'_>| {
         }
     }
     if run.conn.poll_timeout().is_none() {
-        assert!(run.outstanding.is_empty(), "requests never answered: {:?}", run.outstanding);
+        assert!(
+            run.contract.outstanding.is_empty(),
+            "requests never answered: {:?}",
+            run.contract.outstanding
+        );
     }
     run.conn.feed_eof(run.now);
     run.check();
     assert!(run.conn.is_closed());
-    assert!(run.outstanding.is_empty(), "requests unanswered after EOF: {:?}", run.outstanding);
+    assert!(
+        run.contract.outstanding.is_empty(),
+        "requests unanswered after EOF: {:?}",
+        run.contract.outstanding
+    );
 });

@@ -22,7 +22,7 @@
 //!   `is_finished()` (the `DELETE` is answered or times out, nothing is left in flight).
 #![no_main]
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
 use arbitrary::Arbitrary;
@@ -30,8 +30,10 @@ use libfuzzer_sys::fuzz_target;
 use mcp_sansio::http::{HttpAction, HttpConfig, HttpMethod, HttpSession, StreamId};
 use mcp_sansio::jsonrpc::ErrorObject;
 use mcp_sansio::schema::{ClientCapabilities, Implementation, ListChangedCapability};
-use mcp_sansio::{ClientConfig, Event, ProtocolVersion, RequestId, RequestOptions};
-use mcp_sansio_fuzz::{epoch, error_body, notification, result_body, server_request, server_request_id};
+use mcp_sansio::{ClientConfig, ProtocolVersion, RequestOptions};
+use mcp_sansio_fuzz::{
+    Contract, epoch, error_body, notification, result_body, server_request, server_request_id,
+};
 use serde_json::{Value, json};
 
 const URL: &str = "http://127.0.0.1:8931/mcp";
@@ -174,11 +176,9 @@ struct Run<'a> {
     exchanges: BTreeMap<StreamId, Exchange>,
     sent_streams: BTreeSet<StreamId>,
     aborted: BTreeSet<StreamId>,
-    outstanding: BTreeSet<RequestId>,
-    issued: BTreeSet<RequestId>,
-    server_requests: VecDeque<RequestId>,
-    ready: bool,
-    closed: bool,
+
+    /// The engine's event contract, as the application sees it.
+    contract: Contract,
 }
 
 impl<'a> Run<'a> {
@@ -224,34 +224,10 @@ impl<'a> Run<'a> {
         while let Some(event) = self.session.connection_mut().poll_event() {
             n += 1;
             assert!(n < MAX_ACTIONS, "poll_event does not run dry");
-            match event {
-                Event::Ready { protocol_version } => {
-                    assert!(!self.ready, "a second Ready ({protocol_version})");
-                    assert!(!self.closed, "Ready after Closed");
-                    self.ready = true;
-                }
-                Event::Response { id, .. } => {
-                    assert!(
-                        self.issued.contains(&id),
-                        "a response to {id}, which the application never sent"
-                    );
-                    assert!(self.outstanding.remove(&id), "a second response to {id}");
-                }
-                Event::Request { id, .. } => self.server_requests.push_back(id),
-                Event::Closed(reason) => {
-                    assert!(!self.closed, "a second Closed ({reason})");
-                    assert!(
-                        self.outstanding.is_empty(),
-                        "Closed ({reason}) with {:?} unanswered",
-                        self.outstanding
-                    );
-                    self.closed = true;
-                }
-                _ => {}
-            }
+            self.contract.event(event);
         }
         if self.session.connection().is_closed() {
-            assert!(self.closed, "closed without an Event::Closed");
+            assert!(self.contract.closed, "closed without an Event::Closed");
         }
     }
 
@@ -416,21 +392,24 @@ impl<'a> Run<'a> {
                     options,
                 );
                 if let Ok(id) = sent {
-                    assert!(self.issued.insert(id.clone()), "id {id} issued twice");
-                    self.outstanding.insert(id);
+                    self.contract.issued(id);
                 }
             }
             Op::Cancel(pick) => {
-                if let Some(id) =
-                    self.outstanding.iter().nth(usize::from(pick) % self.outstanding.len().max(1)).cloned()
+                if let Some(id) = self
+                    .contract
+                    .outstanding
+                    .iter()
+                    .nth(usize::from(pick) % self.contract.outstanding.len().max(1))
+                    .cloned()
                 {
                     let _ = self.session.connection_mut().cancel(self.now, &id, None);
                 }
             }
             Op::Respond { pick, ok } => {
-                if !self.server_requests.is_empty() {
-                    let i = usize::from(pick) % self.server_requests.len();
-                    let id = self.server_requests.remove(i).expect("in range");
+                if !self.contract.server_requests.is_empty() {
+                    let i = usize::from(pick) % self.contract.server_requests.len();
+                    let id = self.contract.server_requests.remove(i).expect("in range");
                     let conn = self.session.connection_mut();
                     let _ = if ok {
                         conn.respond(&id, Ok(&json!({"roots": []})))
@@ -482,11 +461,7 @@ fuzz_target!(|input: Input<'_>| {
         exchanges: BTreeMap::new(),
         sent_streams: BTreeSet::new(),
         aborted: BTreeSet::new(),
-        outstanding: BTreeSet::new(),
-        issued: BTreeSet::new(),
-        server_requests: VecDeque::new(),
-        ready: false,
-        closed: false,
+        contract: Contract::default(),
     };
     run.pump();
     for op in ops {
@@ -521,7 +496,11 @@ fuzz_target!(|input: Input<'_>| {
             None => break,
         }
     }
-    assert!(run.outstanding.is_empty(), "requests unanswered after close: {:?}", run.outstanding);
+    assert!(
+        run.contract.outstanding.is_empty(),
+        "requests unanswered after close: {:?}",
+        run.contract.outstanding
+    );
     assert!(
         run.session.is_finished(),
         "not finished after close and the clock ran out: {} streams in flight, next deadline {:?}",

@@ -6,10 +6,11 @@
 //! takes whole). A seed file is then a few header bytes followed by real protocol bytes, and the
 //! fuzzer mutates both the script and the bytes.
 
+use std::collections::{BTreeSet, VecDeque};
 use std::sync::OnceLock;
 use std::time::Instant;
 
-use mcp_sansio::Transmit;
+use mcp_sansio::{Event, RequestId, Transmit};
 use serde_json::{Value, json};
 
 /// The fixed epoch of the simulated clock: the real clock is read once per process, and time only
@@ -224,4 +225,58 @@ pub fn check_transmit(t: &Transmit) -> Value {
         assert!(value["method"].is_string(), "{value}");
     }
     value
+}
+
+/// What the application sees of the engine's event contract, checked event by event: one
+/// `Ready` before any `Closed`, exactly one `Response` per request the application sent, no
+/// server request after `Closed`, and `Closed` only once every request was answered.
+#[derive(Debug, Default)]
+pub struct Contract {
+    /// Requests sent and not answered yet.
+    pub outstanding: BTreeSet<RequestId>,
+    /// Every request id the application was given.
+    pub issued: BTreeSet<RequestId>,
+    /// Server requests delivered and not answered by the application yet.
+    pub server_requests: VecDeque<RequestId>,
+    /// `Event::Ready` was seen.
+    pub ready: bool,
+    /// `Event::Closed` was seen.
+    pub closed: bool,
+}
+
+impl Contract {
+    /// The application sent request `id`.
+    pub fn issued(&mut self, id: RequestId) {
+        assert!(self.issued.insert(id.clone()), "id {id} issued twice");
+        self.outstanding.insert(id);
+    }
+
+    /// Checks one event against the contract.
+    pub fn event(&mut self, event: Event) {
+        match event {
+            Event::Ready { protocol_version } => {
+                assert!(!self.ready, "a second Ready ({protocol_version})");
+                assert!(!self.closed, "Ready after Closed");
+                self.ready = true;
+            }
+            Event::Response { id, .. } => {
+                assert!(self.issued.contains(&id), "a response to {id}, which the application never sent");
+                assert!(self.outstanding.remove(&id), "a second response to {id}");
+            }
+            Event::Request { id, .. } => {
+                assert!(!self.closed, "a server request after Closed");
+                self.server_requests.push_back(id);
+            }
+            Event::Closed(reason) => {
+                assert!(!self.closed, "a second Closed ({reason})");
+                assert!(
+                    self.outstanding.is_empty(),
+                    "Closed ({reason}) while requests are unanswered: {:?}",
+                    self.outstanding
+                );
+                self.closed = true;
+            }
+            _ => {}
+        }
+    }
 }
