@@ -1,0 +1,33 @@
+//! `mcp-adversary`: MCP peers that misbehave on purpose, one behaviour per mode.
+//!
+//! - `mcp-adversary stdio <mode>`: a stdio server (see [`stdio::MODES`]).
+//! - `mcp-adversary http <mode>`: a raw HTTP/1.1 server on 127.0.0.1 that prints
+//!   `listening on http://127.0.0.1:PORT/mcp` on stdout, then serves until killed (see
+//!   [`http::MODES`]).
+//!
+//! Every mode answers the handshake correctly unless its point is not to, so that the test can
+//! show which requests are hurt and which are not.
+
+mod http;
+mod stdio;
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let (transport, mode) = match args.as_slice() {
+        [transport, mode, ..] => (transport.as_str(), mode.as_str()),
+        _ => usage(),
+    };
+    let code = match transport {
+        "stdio" => stdio::run(mode),
+        "http" => http::run(mode),
+        _ => usage(),
+    };
+    std::process::exit(code);
+}
+
+fn usage() -> ! {
+    eprintln!("usage: mcp-adversary stdio <mode> | http <mode>");
+    eprintln!("stdio modes: {}", stdio::MODES.join(", "));
+    eprintln!("http modes: {}", http::MODES.join(", "));
+    std::process::exit(2);
+}

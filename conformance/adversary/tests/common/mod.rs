@@ -1,0 +1,126 @@
+//! What every adversarial test checks after its peer did its worst: the client's process has no
+//! more file descriptors, threads or child processes than before, and its memory stayed bounded.
+//!
+//! The counts are per process, so the tests of one binary run one at a time ([`serial`]).
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// The adversary binary, built by cargo for this package's tests.
+pub(crate) fn adversary_path() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_mcp-adversary"))
+}
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// Holds the other tests of this binary off while one counts descriptors and threads.
+pub(crate) fn serial() -> MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Open file descriptors of this process.
+pub(crate) fn open_fds() -> usize {
+    std::fs::read_dir("/proc/self/fd").map(|d| d.count()).unwrap_or(0)
+}
+
+/// Threads of this process.
+pub(crate) fn threads() -> usize {
+    std::fs::read_dir("/proc/self/task").map(|d| d.count()).unwrap_or(0)
+}
+
+/// Resident set size of this process, in bytes.
+pub(crate) fn rss_bytes() -> usize {
+    status_field("VmRSS:")
+}
+
+/// Peak resident set size of this process, in bytes.
+pub(crate) fn peak_rss_bytes() -> usize {
+    status_field("VmHWM:")
+}
+
+fn status_field(name: &str) -> usize {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix(name))
+        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse::<usize>().ok())
+        .map_or(0, |kib| kib * 1024)
+}
+
+/// Processes (zombies included) whose parent is this process.
+pub(crate) fn children() -> Vec<u32> {
+    let me = std::process::id();
+    let Ok(dir) = std::fs::read_dir("/proc") else { return Vec::new() };
+    dir.filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat")).ok().is_some_and(|stat| {
+                // pid (comm) state ppid ...: comm may hold spaces and parentheses.
+                let rest = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+                rest.split_whitespace().nth(1).and_then(|ppid| ppid.parse::<u32>().ok()) == Some(me)
+            })
+        })
+        .collect()
+}
+
+/// Whether process `pid` is gone (a zombie counts as alive: someone must still reap it).
+pub(crate) fn process_gone(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_err()
+}
+
+/// Live (non-zombie) members of process group `pgid`.
+pub(crate) fn live_group_members(pgid: u32) -> Vec<u32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else { return Vec::new() };
+    dir.filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat")).ok().is_some_and(|stat| {
+                let fields: Vec<&str> =
+                    stat.rsplit_once(')').map_or("", |(_, rest)| rest).split_whitespace().collect();
+                // state ppid pgrp
+                fields.first().is_some_and(|s| *s != "Z" && *s != "X")
+                    && fields.get(2).and_then(|g| g.parse::<u32>().ok()) == Some(pgid)
+            })
+        })
+        .collect()
+}
+
+/// Waits up to `limit` for `condition`; returns whether it held.
+pub(crate) fn wait_until(limit: Duration, mut condition: impl FnMut() -> bool) -> bool {
+    let start = Instant::now();
+    loop {
+        if condition() {
+            return true;
+        }
+        if start.elapsed() > limit {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Descriptors, threads and children of this process at one moment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Resources {
+    pub(crate) fds: usize,
+    pub(crate) threads: usize,
+    pub(crate) children: usize,
+}
+
+impl Resources {
+    pub(crate) fn now() -> Self {
+        Self { fds: open_fds(), threads: threads(), children: children().len() }
+    }
+
+    /// Asserts that, within a few seconds, this process is back to no more descriptors,
+    /// threads and children than `self` (runtime threads started lazily during the test
+    /// are allowed for: take the baseline after one warm-up connection).
+    pub(crate) fn assert_nothing_leaked(&self, case: &str) {
+        let mut last = Resources::now();
+        let settled = wait_until(Duration::from_secs(5), || {
+            last = Resources::now();
+            last.fds <= self.fds && last.threads <= self.threads && last.children <= self.children
+        });
+        assert!(settled, "{case}: leaked resources: before {self:?}, after {last:?}");
+    }
+}
