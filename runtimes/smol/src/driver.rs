@@ -18,6 +18,7 @@ use serde_json::value::RawValue;
 use crate::handler::{ClientHandler, HandlerFuture};
 use crate::http::{BodyStream, HttpResponse, HttpTransport};
 use crate::shared::{Engine, ProgressFn, Shared};
+use crate::source_waker::{SourceWaker, TaskWaker};
 use crate::stdio::ServerProcess;
 
 type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
@@ -65,6 +66,10 @@ pub struct Driver {
     tasks: Vec<(RequestId, Answer)>,
     /// Side work that lives as long as the transport: draining the server's stderr.
     background: Vec<BoxFuture<()>>,
+    /// The task polling the driver, and a waker per source that says which one has news.
+    task: Arc<TaskWaker>,
+    reader_news: SourceWaker,
+    background_news: SourceWaker,
     process: Option<ServerProcess>,
     shutdown: Option<BoxFuture<()>>,
     /// After the process is gone: how long stderr may still be drained.
@@ -133,7 +138,11 @@ impl Driver {
 
     /// A driver with no transport yet.
     fn idle(shared: Arc<Shared>, handler: Arc<dyn ClientHandler>) -> Self {
+        let task = Arc::new(TaskWaker::default());
         Self {
+            reader_news: SourceWaker::new(task.clone()),
+            background_news: SourceWaker::new(task.clone()),
+            task,
             shared,
             reader: None,
             writer: None,
@@ -169,7 +178,7 @@ impl Driver {
     /// One pass over every source of progress; `true` if anything happened.
     fn round(&mut self, cx: &mut Context<'_>) -> bool {
         let now = Instant::now();
-        let mut progressed = self.read(cx, now);
+        let mut progressed = self.read(now);
         let mut progress_calls: Vec<(ProgressFn, mcp_sansio::schema::ProgressNotificationParams)> =
             Vec::new();
         let mut new_requests = Vec::new();
@@ -272,7 +281,7 @@ impl Driver {
         }
         progressed |= self.write(cx, now);
         progressed |= self.poll_tasks(cx);
-        self.background.retain_mut(|work| work.as_mut().poll(cx).is_pending());
+        self.poll_background();
         let is_http = self.http.is_some();
         let deadline = if closed && !is_http {
             Some(*self.flush_until.get_or_insert(now + FINAL_FLUSH_LIMIT))
@@ -280,7 +289,11 @@ impl Driver {
             deadline
         };
         if let Some(deadline) = deadline {
-            if self.timer_at != Some(deadline) {
+            // Re-arm only for an earlier deadline. Every new request moves the earliest
+            // deadline later, and re-arming an async-io timer wakes its reactor thread
+            // (a cross-thread hop per call); a timer that fires early costs one idle round,
+            // after which it is armed for the engine's real next deadline.
+            if self.timer_at.is_none_or(|armed| deadline < armed) {
                 self.timer.set_at(deadline);
                 self.timer_at = Some(deadline);
             }
@@ -302,9 +315,20 @@ impl Driver {
         progressed
     }
 
-    fn read(&mut self, cx: &mut Context<'_>, now: Instant) -> bool {
+    /// Polls the side work (stderr draining), if it was woken since it last waited.
+    fn poll_background(&mut self) {
+        if !self.background.is_empty() && self.background_news.take() {
+            let mut cx = self.background_news.context();
+            self.background.retain_mut(|work| work.as_mut().poll(&mut cx).is_pending());
+        }
+    }
+
+    fn read(&mut self, now: Instant) -> bool {
         let Some(reader) = self.reader.as_mut() else { return false };
-        match reader.as_mut().poll_read(cx, &mut self.read_buf) {
+        if !self.reader_news.take() {
+            return false;
+        }
+        match reader.as_mut().poll_read(&mut self.reader_news.context(), &mut self.read_buf) {
             Poll::Pending => false,
             Poll::Ready(Ok(0)) => {
                 self.reader = None;
@@ -312,10 +336,14 @@ impl Driver {
                 true
             }
             Poll::Ready(Ok(n)) => {
+                self.reader_news.again();
                 self.shared.lock().conn().feed(now, &self.read_buf[..n]);
                 true
             }
-            Poll::Ready(Err(e)) if e.kind() == io::ErrorKind::Interrupted => true,
+            Poll::Ready(Err(e)) if e.kind() == io::ErrorKind::Interrupted => {
+                self.reader_news.again();
+                true
+            }
             Poll::Ready(Err(e)) => {
                 self.reader = None;
                 self.shared.lock().conn().transport_error(now, format!("reading from the server: {e}"));
@@ -518,10 +546,12 @@ impl Future for Driver {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let this = self.get_mut();
+        this.task.update(cx);
         for _ in 0..ROUNDS_PER_POLL {
-            if let Some(shutdown) = this.shutdown.as_mut() {
-                this.background.retain_mut(|work| work.as_mut().poll(cx).is_pending());
+            if this.shutdown.is_some() {
+                this.poll_background();
                 if this.drain_until.is_none() {
+                    let shutdown = this.shutdown.as_mut().expect("checked above");
                     if shutdown.as_mut().poll(cx).is_pending() {
                         return Poll::Pending;
                     }

@@ -41,6 +41,7 @@ mod handler;
 pub mod http;
 mod notifications;
 mod shared;
+mod source_waker;
 mod stdio;
 
 pub use call::CallOptions;
