@@ -6,7 +6,11 @@
 //! - `cargo run --release -p mcp-benches --bin http-throughput`: `tools/call` over Streamable
 //!   HTTP with the hyper driver, sequential and 32 in flight, against raw hyper requests to the
 //!   same local server; also prints how many TCP connections each side opened.
+//! - `cargo run --release -p mcp-benches --bin stdio-throughput`: `tools/call` over stdio
+//!   (sequential, 32 in flight, 64 KiB results) with the smol client against a raw blocking
+//!   client, both talking to the `bench-echo` server; calls/s, CPU per call, peak RSS, ratios.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
 pub mod http_server;
+pub mod process_stats;

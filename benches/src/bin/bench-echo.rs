@@ -1,0 +1,117 @@
+//! `bench-echo`: a fast stdio MCP server for the end-to-end benches. It answers `initialize`
+//! (any version the client offers), `ping`, and three tools:
+//!
+//! - `echo {"message": s}`: a text result holding `s`;
+//! - `blob {"size": n}`: a text result of `n` bytes (for the 64 KiB workload);
+//! - `hold {}`: never answered (pending-request memory), unless cancelled.
+//!
+//! It reads whole buffers of lines and writes all their answers in one write, so neither a
+//! sequential nor a pipelined client waits on it. Everything it does is the same for the raw
+//! baseline client and for ours; only the client side differs between the two.
+
+use std::io::{BufRead, BufReader, Write};
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+#[derive(Deserialize)]
+struct Message<'a> {
+    #[serde(borrow)]
+    id: Option<&'a RawValue>,
+    #[serde(borrow)]
+    method: Option<&'a str>,
+    #[serde(borrow)]
+    params: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct CallParams<'a> {
+    #[serde(borrow)]
+    name: &'a str,
+    #[serde(default)]
+    arguments: Arguments,
+}
+
+#[derive(Deserialize, Default)]
+struct Arguments {
+    #[serde(default)]
+    message: String,
+    #[serde(default)]
+    size: usize,
+}
+
+#[derive(Deserialize)]
+struct InitializeParams<'a> {
+    #[serde(borrow, rename = "protocolVersion")]
+    protocol_version: &'a str,
+}
+
+fn main() {
+    let stdin = std::io::stdin().lock();
+    let mut input = BufReader::with_capacity(256 * 1024, stdin);
+    let mut out = Vec::with_capacity(256 * 1024);
+    let mut stdout = std::io::stdout().lock();
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        match input.read_until(b'\n', &mut line) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        answer(&line, &mut out);
+        // Write once nothing more is buffered: every answer to one burst goes out together.
+        if input.buffer().is_empty() && !out.is_empty() {
+            if stdout.write_all(&out).and_then(|()| stdout.flush()).is_err() {
+                break;
+            }
+            out.clear();
+        }
+    }
+}
+
+fn answer(line: &[u8], out: &mut Vec<u8>) {
+    let Ok(message) = serde_json::from_slice::<Message<'_>>(line) else { return };
+    let (Some(id), Some(method)) = (message.id, message.method) else { return };
+    let params = message.params.map_or("{}", RawValue::get);
+    let start = |out: &mut Vec<u8>| {
+        out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+        out.extend_from_slice(id.get().as_bytes());
+        out.extend_from_slice(br#","result":"#);
+    };
+    match method {
+        "initialize" => {
+            let version = serde_json::from_str::<InitializeParams<'_>>(params)
+                .map_or("2025-11-25", |p| p.protocol_version)
+                .to_owned();
+            start(out);
+            let result = serde_json::json!({
+                "protocolVersion": version,
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "bench-echo", "version": "0.1.0"}
+            });
+            serde_json::to_writer(&mut *out, &result).expect("write to a Vec");
+        }
+        "ping" => {
+            start(out);
+            out.extend_from_slice(b"{}");
+        }
+        "tools/call" => {
+            let Ok(call) = serde_json::from_str::<CallParams<'_>>(params) else { return };
+            let text = match call.name {
+                "echo" => call.arguments.message,
+                "blob" => "x".repeat(call.arguments.size),
+                _ => return,
+            };
+            start(out);
+            out.extend_from_slice(br#"{"content":[{"type":"text","text":"#);
+            serde_json::to_writer(&mut *out, &text).expect("write to a Vec");
+            out.extend_from_slice(b"}]}");
+        }
+        _ => {
+            out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+            out.extend_from_slice(id.get().as_bytes());
+            out.extend_from_slice(br#","error":{"code":-32601,"message":"method not found"}"#);
+        }
+    }
+    out.extend_from_slice(b"}\n");
+}

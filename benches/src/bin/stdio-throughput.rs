@@ -1,0 +1,404 @@
+//! `tools/call` over stdio, end to end: the `mcp-smol` client against a raw baseline client
+//! (blocking `std::process`, hand-written JSON lines, no framework), both talking to the same
+//! fast Rust echo server (`bench-echo`) in the same run.
+//!
+//! Usage: `stdio-throughput [--calls N] [--rounds R] [--pinned-only | --unpinned-only]`.
+//!
+//! Every measurement runs in a fresh worker process (this binary re-executed with `--worker`),
+//! so that its peak RSS belongs to one client alone. Workers alternate raw, ours, raw, ours…
+//! and each figure is the median of `R` rounds. Pinned runs put the worker, its threads and the
+//! server on CPU 0: on two shared vCPUs a cross-CPU wake-up costs more than a whole round trip.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use mcp_benches::process_stats;
+use mcp_sansio::schema::Implementation;
+use mcp_smol::{ClientBuilder, ServerCommand, StderrSink};
+use serde_json::json;
+
+const IN_FLIGHT: usize = 32;
+const BLOB: usize = 64 * 1024;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Workload {
+    Sequential,
+    InFlight,
+    Blob,
+}
+
+impl Workload {
+    const ALL: [Workload; 3] = [Workload::Sequential, Workload::InFlight, Workload::Blob];
+
+    fn name(self) -> &'static str {
+        match self {
+            Workload::Sequential => "sequential",
+            Workload::InFlight => "32-in-flight",
+            Workload::Blob => "64KiB-results",
+        }
+    }
+
+    fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|w| w.name() == name)
+    }
+
+    /// Calls per measurement for a base count `calls` (64 KiB results cost more per call).
+    fn calls(self, calls: usize) -> usize {
+        match self {
+            Workload::Sequential => calls,
+            Workload::InFlight => calls * 4,
+            Workload::Blob => calls / 8,
+        }
+    }
+
+    /// The request a call sends, as the raw client writes it (without id).
+    fn tool(self) -> (&'static str, serde_json::Value) {
+        match self {
+            Workload::Blob => ("blob", json!({"size": BLOB})),
+            _ => ("echo", json!({"message": "hi"})),
+        }
+    }
+}
+
+/// One worker's figures.
+#[derive(Clone, Copy, Debug)]
+struct Figures {
+    calls_per_sec: f64,
+    cpu_us_per_call: f64,
+    peak_rss: u64,
+}
+
+fn echo_server() -> PathBuf {
+    let exe = std::env::current_exe().expect("own path");
+    let path = exe.with_file_name("bench-echo");
+    assert!(
+        path.exists(),
+        "{} is missing: build with `cargo build --release -p mcp-benches`",
+        path.display()
+    );
+    path
+}
+
+// ----- the raw baseline -----
+
+struct RawServer {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    stdout: BufReader<std::process::ChildStdout>,
+}
+
+impl RawServer {
+    fn start() -> Self {
+        let mut child = Command::new(echo_server())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn bench-echo");
+        let stdin = child.stdin.take().expect("stdin");
+        let stdout = BufReader::with_capacity(256 * 1024, child.stdout.take().expect("stdout"));
+        let mut server = Self { child, stdin, stdout };
+        server.send(b"{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},\"clientInfo\":{\"name\":\"raw\",\"version\":\"0\"}}}\n");
+        server.stdin.flush().expect("flush");
+        let mut line = Vec::new();
+        server.stdout.read_until(b'\n', &mut line).expect("initialize result");
+        server.send(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n");
+        server
+    }
+
+    /// Writes one message (which ends with its newline) in one system call.
+    fn send(&mut self, line: &[u8]) {
+        self.stdin.write_all(line).expect("write");
+    }
+}
+
+/// The id of a response line, read by hand: what a minimal client does.
+fn response_id(line: &[u8]) -> u64 {
+    let at = memchr::memmem::find(line, b"\"id\":").expect("a response has an id") + 5;
+    line[at..].iter().take_while(|b| b.is_ascii_digit()).fold(0, |n, b| n * 10 + u64::from(b - b'0'))
+}
+
+fn raw_request(buf: &mut Vec<u8>, id: u64, prefix: &[u8], suffix: &[u8]) {
+    buf.clear();
+    buf.extend_from_slice(prefix);
+    buf.extend_from_slice(id.to_string().as_bytes());
+    buf.extend_from_slice(suffix);
+}
+
+fn raw_run(workload: Workload, calls: usize) -> Duration {
+    let mut server = RawServer::start();
+    let (name, arguments) = workload.tool();
+    let prefix = br#"{"jsonrpc":"2.0","id":"#;
+    let suffix = format!(r#","method":"tools/call","params":{{"name":"{name}","arguments":{arguments}}}}}"#)
+        .into_bytes();
+    let suffix = [suffix, b"\n".to_vec()].concat();
+    let mut request = Vec::new();
+    let mut line = Vec::new();
+    let mut call = |server: &mut RawServer, id: u64| {
+        raw_request(&mut request, id, prefix, &suffix);
+        server.send(&request);
+    };
+    // Warm-up.
+    for id in 1..=200 {
+        call(&mut server, id);
+        server.stdin.flush().expect("flush");
+        line.clear();
+        server.stdout.read_until(b'\n', &mut line).expect("read");
+    }
+    let start = Instant::now();
+    match workload {
+        Workload::Sequential | Workload::Blob => {
+            for id in 1000..1000 + calls as u64 {
+                call(&mut server, id);
+                server.stdin.flush().expect("flush");
+                line.clear();
+                server.stdout.read_until(b'\n', &mut line).expect("read");
+                assert_eq!(response_id(&line), id);
+            }
+        }
+        Workload::InFlight => {
+            // Keep 32 requests outstanding: write a request for every response read, and
+            // flush once the responses already received are consumed.
+            let mut next = 1000u64;
+            let end = 1000 + calls as u64;
+            for _ in 0..IN_FLIGHT.min(calls) {
+                call(&mut server, next);
+                next += 1;
+            }
+            server.stdin.flush().expect("flush");
+            let mut received = 0;
+            while received < calls {
+                line.clear();
+                server.stdout.read_until(b'\n', &mut line).expect("read");
+                assert!(response_id(&line) < end);
+                received += 1;
+                if next < end {
+                    call(&mut server, next);
+                    next += 1;
+                }
+                if server.stdout.buffer().is_empty() {
+                    server.stdin.flush().expect("flush");
+                }
+            }
+        }
+    }
+    let elapsed = start.elapsed();
+    drop(server.stdin);
+    let _ = server.child.wait();
+    elapsed
+}
+
+// ----- the mcp-smol client -----
+
+/// Where the client's driver and its callers run.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Placement {
+    /// Driver and callers are tasks of one executor, run by the bench's thread
+    /// (`ClientBuilder::stdio` and `executor.spawn(driver)`): no thread hop per call.
+    OneExecutor,
+    /// `spawn_stdio` (driver on smol's global executor) and callers spawned there too.
+    Global,
+    /// `spawn_stdio`, callers in `smol::block_on` on the main thread: the quickstart's shape,
+    /// with two thread hops per call.
+    BlockOn,
+}
+
+impl Placement {
+    const ALL: [Placement; 3] = [Placement::OneExecutor, Placement::Global, Placement::BlockOn];
+
+    fn name(self) -> &'static str {
+        match self {
+            Placement::OneExecutor => "one-executor",
+            Placement::Global => "global",
+            Placement::BlockOn => "block-on",
+        }
+    }
+
+    fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|p| p.name() == name)
+    }
+}
+
+fn mcp_run(workload: Workload, calls: usize, placement: Placement) -> Duration {
+    let executor: &'static smol::Executor<'static> = Box::leak(Box::new(smol::Executor::new()));
+    let spawn = move |future: smol::future::Boxed<()>| match placement {
+        Placement::OneExecutor => executor.spawn(future),
+        _ => smol::spawn(future),
+    };
+    let work = async move {
+        let command = ServerCommand::new(echo_server()).stderr(StderrSink::Discard);
+        let builder = ClientBuilder::new(Implementation::new("stdio-throughput", "0.1.0"));
+        let client = if placement == Placement::OneExecutor {
+            let (client, driver) = builder.stdio(&command).expect("spawn");
+            executor.spawn(driver).detach();
+            client.ready().await.expect("connect");
+            client
+        } else {
+            builder.spawn_stdio(&command).await.expect("connect")
+        };
+        let (name, arguments) = workload.tool();
+        let expected_len = if workload == Workload::Blob { BLOB } else { 2 };
+        let one = move |client: &mcp_smol::Client| {
+            let client = client.clone();
+            let arguments = arguments.clone();
+            async move {
+                let result = client.call_tool(name, arguments).await.expect("call");
+                let text = result.content[0].as_text().expect("text");
+                assert_eq!(text.len(), expected_len);
+            }
+        };
+        for _ in 0..200 {
+            one(&client).await;
+        }
+        let start = Instant::now();
+        match workload {
+            Workload::Sequential | Workload::Blob => {
+                for _ in 0..calls {
+                    one(&client).await;
+                }
+            }
+            Workload::InFlight => {
+                let per_lane = calls / IN_FLIGHT;
+                let lanes: Vec<_> = (0..IN_FLIGHT)
+                    .map(|_| {
+                        let one = one.clone();
+                        let client = client.clone();
+                        spawn(Box::pin(async move {
+                            for _ in 0..per_lane {
+                                one(&client).await;
+                            }
+                        }))
+                    })
+                    .collect();
+                for lane in lanes {
+                    lane.await;
+                }
+            }
+        }
+        let elapsed = start.elapsed();
+        client.close().await;
+        elapsed
+    };
+    match placement {
+        Placement::OneExecutor => smol::block_on(executor.run(work)),
+        Placement::Global => smol::block_on(smol::spawn(work)),
+        Placement::BlockOn => smol::block_on(work),
+    }
+}
+
+// ----- workers and the report -----
+
+fn worker(kind: &str, workload: Workload, calls: usize, pin: bool) {
+    if pin {
+        process_stats::pin_to_cpu(0).expect("pin to CPU 0");
+    }
+    let cpu_before = process_stats::cpu_time();
+    let elapsed = match kind {
+        "raw" => raw_run(workload, calls),
+        placement => mcp_run(workload, calls, Placement::parse(placement).expect("placement")),
+    };
+    // CPU over the whole worker includes warm-up and start-up; subtract nothing and compare
+    // like with like: both kinds do the same warm-up.
+    let cpu = process_stats::cpu_time() - cpu_before;
+    let calls_total = calls + 200;
+    println!(
+        "RESULT {} {} {}",
+        calls as f64 / elapsed.as_secs_f64(),
+        cpu.as_secs_f64() * 1e6 / calls_total as f64,
+        process_stats::peak_rss()
+    );
+}
+
+fn run_worker(kind: &str, workload: Workload, calls: usize, pin: bool) -> Figures {
+    let exe = std::env::current_exe().expect("own path");
+    let mut command = Command::new(exe);
+    command.args(["--worker", kind, workload.name(), &calls.to_string()]);
+    if pin {
+        command.arg("--pin");
+    }
+    let output = command.stderr(Stdio::inherit()).output().expect("run worker");
+    assert!(output.status.success(), "worker {kind} {} failed", workload.name());
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let line = stdout.lines().find_map(|l| l.strip_prefix("RESULT ")).expect("worker result line");
+    let mut fields = line.split_whitespace().map(|f| f.parse::<f64>().expect("number"));
+    let mut next = || fields.next().expect("field");
+    Figures { calls_per_sec: next(), cpu_us_per_call: next(), peak_rss: next() as u64 }
+}
+
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}
+
+fn summarize(runs: &[Figures]) -> Figures {
+    Figures {
+        calls_per_sec: median(runs.iter().map(|f| f.calls_per_sec).collect()),
+        cpu_us_per_call: median(runs.iter().map(|f| f.cpu_us_per_call).collect()),
+        peak_rss: median(runs.iter().map(|f| f.peak_rss as f64).collect()) as u64,
+    }
+}
+
+fn mib(bytes: u64) -> f64 {
+    bytes as f64 / (1024.0 * 1024.0)
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("--worker") {
+        let workload = Workload::parse(&args[2]).expect("workload");
+        let calls = args[3].parse().expect("calls");
+        worker(&args[1], workload, calls, args.iter().any(|a| a == "--pin"));
+        return;
+    }
+    let value = |flag: &str| args.iter().position(|a| a == flag).and_then(|i| args.get(i + 1)?.parse().ok());
+    let calls: usize = value("--calls").unwrap_or(20_000);
+    let rounds: usize = value("--rounds").unwrap_or(3);
+    let mut pins = vec![true, false];
+    if args.iter().any(|a| a == "--pinned-only") {
+        pins = vec![true];
+    } else if args.iter().any(|a| a == "--unpinned-only") {
+        pins = vec![false];
+    }
+    println!(
+        "# tools/call over stdio, mcp-smol vs raw blocking std::process, same bench-echo server; \
+         median of {rounds} alternating rounds; base calls {calls}"
+    );
+    for pin in pins {
+        let pinning = if pin { "pinned" } else { "unpinned" };
+        for workload in Workload::ALL {
+            let n = workload.calls(calls);
+            let mut raw = Vec::new();
+            let mut ours: Vec<Vec<Figures>> = vec![Vec::new(); Placement::ALL.len()];
+            for _ in 0..rounds {
+                raw.push(run_worker("raw", workload, n, pin));
+                for (placement, runs) in Placement::ALL.iter().zip(&mut ours) {
+                    runs.push(run_worker(placement.name(), workload, n, pin));
+                }
+            }
+            let raw = summarize(&raw);
+            println!(
+                "stdio {pinning:<8} {:<13} raw          {:>8.0} calls/s {:>6.2} µs cpu/call {:>5.1} MiB peak",
+                workload.name(),
+                raw.calls_per_sec,
+                raw.cpu_us_per_call,
+                mib(raw.peak_rss),
+            );
+            for (placement, runs) in Placement::ALL.iter().zip(&ours) {
+                let mcp = summarize(runs);
+                println!(
+                    "stdio {pinning:<8} {:<13} {:<12} {:>8.0} calls/s {:>6.2} µs cpu/call {:>5.1} MiB peak   \
+                     ratio to raw: throughput {:.2}, cpu/call {:.2}",
+                    workload.name(),
+                    placement.name(),
+                    mcp.calls_per_sec,
+                    mcp.cpu_us_per_call,
+                    mib(mcp.peak_rss),
+                    mcp.calls_per_sec / raw.calls_per_sec,
+                    mcp.cpu_us_per_call / raw.cpu_us_per_call,
+                );
+            }
+        }
+    }
+}
