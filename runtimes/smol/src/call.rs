@@ -103,7 +103,7 @@ impl Future for ResponseFuture {
             state.calls.remove(&id);
             drop(state);
             self.id = None;
-            return Poll::Ready(result);
+            return Poll::Ready(result.map_err(|error| *error));
         }
         if !slot.waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
             slot.waker = Some(cx.waker().clone());

@@ -269,7 +269,7 @@ impl Driver {
             let mut state = self.shared.lock();
             for (id, result) in self.completions.drain(..) {
                 if let Some(slot) = state.calls.get_mut(&id) {
-                    slot.result = Some(result);
+                    slot.result = Some(result.map_err(Box::new));
                     wakers.extend(slot.waker.take());
                 }
             }

@@ -26,7 +26,9 @@ pub(crate) struct Shared {
 /// A call waiting for its response.
 pub(crate) struct Slot {
     pub(crate) waker: Option<Waker>,
-    pub(crate) result: Option<Result<Box<RawValue>, RequestError>>,
+    /// The outcome, once it arrived. The error is boxed to keep every pending call's slot
+    /// small (an unboxed `RequestError` would make each slot 56 bytes larger).
+    pub(crate) result: Option<Result<Box<RawValue>, Box<RequestError>>>,
     pub(crate) on_progress: Option<ProgressFn>,
 }
 
