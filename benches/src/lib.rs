@@ -9,6 +9,8 @@
 //! - `cargo run --release -p mcp-benches --bin stdio-throughput`: `tools/call` over stdio
 //!   (sequential, 32 in flight, 64 KiB results) with the smol client against a raw blocking
 //!   client, both talking to the `bench-echo` server; calls/s, CPU per call, peak RSS, ratios.
+//! - `cargo run --release -p mcp-benches --bin client-memory`: resident memory with one idle
+//!   connection, bytes per pending request, and time per request with 100 to 10 000 in flight.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
