@@ -16,3 +16,4 @@
 
 pub mod http_server;
 pub mod process_stats;
+pub mod workers;

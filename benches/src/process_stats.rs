@@ -43,3 +43,12 @@ pub fn pin_to_cpu(cpu: usize) -> std::io::Result<()> {
     set.set(cpu);
     rustix::thread::sched_setaffinity(None, &set).map_err(std::io::Error::from)
 }
+
+/// Lets the calling thread run on every CPU again (undoes [`pin_to_cpu`]).
+pub fn unpin() -> std::io::Result<()> {
+    let mut set = rustix::thread::CpuSet::new();
+    for cpu in 0..rustix::thread::CpuSet::MAX_CPU {
+        set.set(cpu);
+    }
+    rustix::thread::sched_setaffinity(None, &set).map_err(std::io::Error::from)
+}

@@ -1,12 +1,23 @@
-//! `tools/call` throughput over Streamable HTTP: the `mcp-smol` client with the `mcp-hyper`
+//! `tools/call` over Streamable HTTP, end to end: the `mcp-smol` client with the `mcp-hyper`
 //! transport against raw hyper requests (hand-written JSON, no MCP engine), both talking to the
-//! same local server in the same run. Usage: `http-throughput [calls]` (default 4000).
+//! same local server (a separate process) in the same run.
+//!
+//! Usage: `http-throughput [--calls N] [--rounds R] [--pinned-only | --unpinned-only]`.
+//!
+//! As in `stdio-throughput`, every measurement runs in a fresh worker process, raw and ours
+//! alternate, figures are medians of `R` rounds, and pinned runs put the server, the worker and
+//! all their threads on CPU 0. The MCP worker also reports how many TCP connections its
+//! transport opened: the client reuses connections instead of opening one per call.
 
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use mcp_benches::http_server::BenchServer;
+use mcp_benches::process_stats;
+use mcp_benches::workers::{self, Figures};
 use mcp_hyper::HyperTransport;
 use mcp_sansio::http::HttpConfig;
 use mcp_sansio::schema::Implementation;
@@ -15,9 +26,10 @@ use serde_json::json;
 use smol_hyper::rt::FuturesIo;
 
 const IN_FLIGHT: usize = 32;
+const WARMUP: usize = 200;
 
 /// `calls` sequential calls on each of `lanes` concurrent tasks with the MCP client.
-async fn mcp_run(client: &Client, lanes: usize, calls: usize) -> Duration {
+async fn mcp_lanes(client: &Client, lanes: usize, calls: usize) -> Duration {
     let start = Instant::now();
     let tasks: Vec<_> = (0..lanes)
         .map(|_| {
@@ -36,14 +48,32 @@ async fn mcp_run(client: &Client, lanes: usize, calls: usize) -> Duration {
     start.elapsed()
 }
 
+fn mcp_run(url: &str, lanes: usize, calls: usize) -> Duration {
+    smol::block_on(async {
+        let transport = HyperTransport::new();
+        let client = ClientBuilder::new(Implementation::new("http-throughput", "0.1.0"))
+            .spawn_http(HttpConfig::new(url), transport.clone())
+            .await
+            .expect("connect");
+        mcp_lanes(&client, 1, WARMUP).await;
+        let elapsed = mcp_lanes(&client, lanes, calls / lanes).await;
+        println!(
+            "NOTE mcp-hyper opened {} TCP connections for {lanes} lanes",
+            transport.connections_opened()
+        );
+        client.close().await;
+        elapsed
+    })
+}
+
 /// The same with raw hyper: one connection per lane, hand-written JSON-RPC.
-async fn raw_run(server: &BenchServer, lanes: usize, calls: usize) -> Duration {
+async fn raw_lanes(addr: &str, lanes: usize, calls: usize) -> Duration {
     let start = Instant::now();
     let tasks: Vec<_> = (0..lanes)
         .map(|lane| {
-            let addr = server.addr();
+            let addr = addr.to_owned();
             smol::spawn(async move {
-                let stream = smol::net::TcpStream::connect(addr).await.expect("connect");
+                let stream = smol::net::TcpStream::connect(&addr).await.expect("connect");
                 stream.set_nodelay(true).expect("nodelay");
                 let (mut sender, connection) =
                     hyper::client::conn::http1::handshake(FuturesIo::new(stream)).await.expect("handshake");
@@ -54,7 +84,7 @@ async fn raw_run(server: &BenchServer, lanes: usize, calls: usize) -> Duration {
                         lane * calls + i
                     );
                     let request = hyper::Request::post(format!("http://{addr}/mcp"))
-                        .header("host", addr.to_string())
+                        .header("host", addr.as_str())
                         .header("content-type", "application/json")
                         .header("accept", "application/json, text/event-stream")
                         .header("mcp-session-id", "bench-session")
@@ -74,43 +104,112 @@ async fn raw_run(server: &BenchServer, lanes: usize, calls: usize) -> Duration {
     start.elapsed()
 }
 
-fn rate(calls: usize, elapsed: Duration) -> f64 {
-    calls as f64 / elapsed.as_secs_f64()
+fn raw_run(url: &str, lanes: usize, calls: usize) -> Duration {
+    let addr = url.trim_start_matches("http://").trim_end_matches("/mcp").to_owned();
+    smol::block_on(async {
+        raw_lanes(&addr, 1, WARMUP).await;
+        raw_lanes(&addr, lanes, calls / lanes).await
+    })
+}
+
+/// The server in a process of its own, so that its CPU and memory are not the client's.
+struct ServerProcess {
+    child: Child,
+    url: String,
+}
+
+impl ServerProcess {
+    fn start() -> Self {
+        let exe = std::env::current_exe().expect("own path");
+        let mut child =
+            Command::new(exe).arg("--serve").stdout(Stdio::piped()).spawn().expect("start the bench server");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().expect("stdout")).read_line(&mut line).expect("server URL");
+        Self { child, url: line.trim().to_owned() }
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
 
 fn main() {
-    let calls: usize = std::env::args().nth(1).and_then(|n| n.parse().ok()).unwrap_or(4000);
-    let server = BenchServer::start().expect("server");
-    smol::block_on(async {
-        let transport = HyperTransport::new();
-        let client = ClientBuilder::new(Implementation::new("http-throughput", "0.1.0"))
-            .spawn_http(HttpConfig::new(server.url()), transport.clone())
-            .await
-            .expect("connect");
-        // Warm-up: connections, allocator, caches.
-        mcp_run(&client, 1, 200).await;
-        raw_run(&server, 1, 200).await;
-        println!("# tools/call over Streamable HTTP (JSON responses), {calls} calls per workload, same run");
-        for (name, lanes) in [("sequential", 1), ("32 in flight", IN_FLIGHT)] {
-            let per_lane = calls / lanes;
-            let total = per_lane * lanes;
-            let server_before = server.connections_accepted();
-            let client_before = transport.connections_opened();
-            let mcp = rate(total, mcp_run(&client, lanes, per_lane).await);
-            let mcp_server_conns = server.connections_accepted() - server_before;
-            let mcp_client_conns = transport.connections_opened() - client_before;
-            let raw = rate(total, raw_run(&server, lanes, per_lane).await);
-            println!(
-                "http {name:<13} mcp-hyper {mcp:>9.0} calls/s   raw hyper {raw:>9.0} calls/s   ratio {:.2}   \
-                 new connections during the run: client {mcp_client_conns}, server saw {mcp_server_conns} \
-                 (raw: {lanes})",
-                mcp / raw
-            );
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        Some("--serve") => {
+            let server = BenchServer::start().expect("server");
+            println!("{}", server.url());
+            loop {
+                std::thread::park();
+            }
         }
-        println!(
-            "connections over the whole MCP session: client opened {}, for at most {IN_FLIGHT} concurrent streams",
-            transport.connections_opened()
-        );
-        client.close().await;
-    });
+        Some("--worker") => {
+            let (kind, lanes, calls, url) = (&args[1], &args[2], &args[3], &args[4]);
+            let lanes: usize = lanes.parse().expect("lanes");
+            let calls: usize = calls.parse().expect("calls");
+            if args.iter().any(|a| a == "--pin") {
+                process_stats::pin_to_cpu(0).expect("pin to CPU 0");
+            }
+            workers::report(calls, WARMUP, || match kind.as_str() {
+                "raw" => raw_run(url, lanes, calls),
+                _ => mcp_run(url, lanes, calls),
+            });
+            return;
+        }
+        _ => {}
+    }
+    let value = |flag: &str| args.iter().position(|a| a == flag).and_then(|i| args.get(i + 1)?.parse().ok());
+    let calls: usize = value("--calls").unwrap_or(4000);
+    let rounds: usize = value("--rounds").unwrap_or(3);
+    let mut pins = vec![true, false];
+    if args.iter().any(|a| a == "--pinned-only") {
+        pins = vec![true];
+    } else if args.iter().any(|a| a == "--unpinned-only") {
+        pins = vec![false];
+    }
+    println!(
+        "# tools/call over Streamable HTTP (JSON responses), mcp-hyper vs raw hyper, same server process; \
+         median of {rounds} alternating rounds; {calls} calls per workload"
+    );
+    for pin in pins {
+        let pinning = if pin { "pinned" } else { "unpinned" };
+        if pin {
+            // The server and the workers are started from here: they inherit the placement.
+            process_stats::pin_to_cpu(0).expect("pin to CPU 0");
+        }
+        let server = ServerProcess::start();
+        for (name, lanes) in [("sequential", 1), ("32-in-flight", IN_FLIGHT)] {
+            let worker = |kind: &str| {
+                let mut args: Vec<String> =
+                    ["--worker", kind, &lanes.to_string(), &calls.to_string(), &server.url]
+                        .map(str::to_owned)
+                        .to_vec();
+                if pin {
+                    args.push("--pin".to_owned());
+                }
+                workers::run_with_notes(&args)
+            };
+            let (mut raw, mut ours, mut notes) = (Vec::new(), Vec::new(), Vec::new());
+            for _ in 0..rounds {
+                raw.push(worker("raw").0);
+                let (figures, more) = worker("mcp");
+                ours.push(figures);
+                notes = more;
+            }
+            let raw = Figures::median(&raw);
+            let prefix = format!("http {pinning:<8} {name:<13}");
+            println!("{}", workers::line(&prefix, "raw hyper", &raw, None));
+            println!("{}", workers::line(&prefix, "mcp-hyper", &Figures::median(&ours), Some(&raw)));
+            for note in notes {
+                println!("{prefix} ({note})");
+            }
+        }
+        drop(server);
+        if pin {
+            process_stats::unpin().expect("unpin");
+        }
+    }
 }

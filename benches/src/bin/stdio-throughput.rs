@@ -15,12 +15,15 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use mcp_benches::process_stats;
+use mcp_benches::workers::{self, Figures};
 use mcp_sansio::schema::Implementation;
 use mcp_smol::{ClientBuilder, ServerCommand, StderrSink};
 use serde_json::json;
 
 const IN_FLIGHT: usize = 32;
 const BLOB: usize = 64 * 1024;
+/// Unmeasured calls before each measurement.
+const WARMUP: usize = 200;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Workload {
@@ -60,14 +63,6 @@ impl Workload {
             _ => ("echo", json!({"message": "hi"})),
         }
     }
-}
-
-/// One worker's figures.
-#[derive(Clone, Copy, Debug)]
-struct Figures {
-    calls_per_sec: f64,
-    cpu_us_per_call: f64,
-    peak_rss: u64,
 }
 
 fn echo_server() -> PathBuf {
@@ -141,7 +136,7 @@ fn raw_run(workload: Workload, calls: usize) -> Duration {
         server.send(&request);
     };
     // Warm-up.
-    for id in 1..=200 {
+    for id in 1..=WARMUP as u64 {
         call(&mut server, id);
         server.stdin.flush().expect("flush");
         line.clear();
@@ -249,7 +244,7 @@ fn mcp_run(workload: Workload, calls: usize, placement: Placement) -> Duration {
                 assert_eq!(text.len(), expected_len);
             }
         };
-        for _ in 0..200 {
+        for _ in 0..WARMUP {
             one(&client).await;
         }
         let start = Instant::now();
@@ -294,54 +289,19 @@ fn worker(kind: &str, workload: Workload, calls: usize, pin: bool) {
     if pin {
         process_stats::pin_to_cpu(0).expect("pin to CPU 0");
     }
-    let cpu_before = process_stats::cpu_time();
-    let elapsed = match kind {
+    workers::report(calls, WARMUP, || match kind {
         "raw" => raw_run(workload, calls),
         placement => mcp_run(workload, calls, Placement::parse(placement).expect("placement")),
-    };
-    // CPU over the whole worker includes warm-up and start-up; subtract nothing and compare
-    // like with like: both kinds do the same warm-up.
-    let cpu = process_stats::cpu_time() - cpu_before;
-    let calls_total = calls + 200;
-    println!(
-        "RESULT {} {} {}",
-        calls as f64 / elapsed.as_secs_f64(),
-        cpu.as_secs_f64() * 1e6 / calls_total as f64,
-        process_stats::peak_rss()
-    );
+    });
 }
 
 fn run_worker(kind: &str, workload: Workload, calls: usize, pin: bool) -> Figures {
-    let exe = std::env::current_exe().expect("own path");
-    let mut command = Command::new(exe);
-    command.args(["--worker", kind, workload.name(), &calls.to_string()]);
+    let mut args =
+        vec!["--worker".to_owned(), kind.to_owned(), workload.name().to_owned(), calls.to_string()];
     if pin {
-        command.arg("--pin");
+        args.push("--pin".to_owned());
     }
-    let output = command.stderr(Stdio::inherit()).output().expect("run worker");
-    assert!(output.status.success(), "worker {kind} {} failed", workload.name());
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let line = stdout.lines().find_map(|l| l.strip_prefix("RESULT ")).expect("worker result line");
-    let mut fields = line.split_whitespace().map(|f| f.parse::<f64>().expect("number"));
-    let mut next = || fields.next().expect("field");
-    Figures { calls_per_sec: next(), cpu_us_per_call: next(), peak_rss: next() as u64 }
-}
-
-fn median(mut values: Vec<f64>) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
-}
-
-fn summarize(runs: &[Figures]) -> Figures {
-    Figures {
-        calls_per_sec: median(runs.iter().map(|f| f.calls_per_sec).collect()),
-        cpu_us_per_call: median(runs.iter().map(|f| f.cpu_us_per_call).collect()),
-        peak_rss: median(runs.iter().map(|f| f.peak_rss as f64).collect()) as u64,
-    }
-}
-
-fn mib(bytes: u64) -> f64 {
-    bytes as f64 / (1024.0 * 1024.0)
+    workers::run(&args)
 }
 
 fn main() {
@@ -377,27 +337,11 @@ fn main() {
                     runs.push(run_worker(placement.name(), workload, n, pin));
                 }
             }
-            let raw = summarize(&raw);
-            println!(
-                "stdio {pinning:<8} {:<13} raw          {:>8.0} calls/s {:>6.2} µs cpu/call {:>5.1} MiB peak",
-                workload.name(),
-                raw.calls_per_sec,
-                raw.cpu_us_per_call,
-                mib(raw.peak_rss),
-            );
+            let raw = Figures::median(&raw);
+            let prefix = format!("stdio {pinning:<8} {:<13}", workload.name());
+            println!("{}", workers::line(&prefix, "raw", &raw, None));
             for (placement, runs) in Placement::ALL.iter().zip(&ours) {
-                let mcp = summarize(runs);
-                println!(
-                    "stdio {pinning:<8} {:<13} {:<12} {:>8.0} calls/s {:>6.2} µs cpu/call {:>5.1} MiB peak   \
-                     ratio to raw: throughput {:.2}, cpu/call {:.2}",
-                    workload.name(),
-                    placement.name(),
-                    mcp.calls_per_sec,
-                    mcp.cpu_us_per_call,
-                    mib(mcp.peak_rss),
-                    mcp.calls_per_sec / raw.calls_per_sec,
-                    mcp.cpu_us_per_call / raw.cpu_us_per_call,
-                );
+                println!("{}", workers::line(&prefix, placement.name(), &Figures::median(runs), Some(&raw)));
             }
         }
     }

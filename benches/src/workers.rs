@@ -1,0 +1,93 @@
+//! The end-to-end benches run every measurement in a fresh worker process (the bench binary
+//! re-executed with `--worker ...`), so that its peak RSS and CPU time belong to one client
+//! alone. This module is both sides of that: the worker's result line and the parent's
+//! collection and summary.
+
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use crate::process_stats;
+
+/// One worker's figures.
+#[derive(Clone, Copy, Debug)]
+pub struct Figures {
+    /// Measured calls per second.
+    pub calls_per_sec: f64,
+    /// CPU time of the worker process (every thread) per call, in microseconds.
+    pub cpu_us_per_call: f64,
+    /// Peak resident set size of the worker process, in bytes.
+    pub peak_rss: u64,
+}
+
+impl Figures {
+    /// The median of each figure over `runs` (which must not be empty).
+    pub fn median(runs: &[Figures]) -> Figures {
+        Figures {
+            calls_per_sec: median(runs.iter().map(|f| f.calls_per_sec).collect()),
+            cpu_us_per_call: median(runs.iter().map(|f| f.cpu_us_per_call).collect()),
+            peak_rss: median(runs.iter().map(|f| f.peak_rss as f64).collect()) as u64,
+        }
+    }
+
+    /// Peak RSS in MiB.
+    pub fn peak_mib(&self) -> f64 {
+        self.peak_rss as f64 / (1024.0 * 1024.0)
+    }
+}
+
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}
+
+/// Worker side: runs `work` (which returns the duration of its `calls` measured calls, after
+/// `warmup` unmeasured ones), then prints the result line the parent reads. CPU time covers
+/// the warm-up too, so it is divided by all calls.
+pub fn report(calls: usize, warmup: usize, work: impl FnOnce() -> Duration) {
+    let cpu_before = process_stats::cpu_time();
+    let elapsed = work();
+    let cpu = process_stats::cpu_time() - cpu_before;
+    println!(
+        "RESULT {} {} {}",
+        calls as f64 / elapsed.as_secs_f64(),
+        cpu.as_secs_f64() * 1e6 / (calls + warmup) as f64,
+        process_stats::peak_rss()
+    );
+}
+
+/// Parent side: runs this binary with `args` and reads the worker's figures.
+pub fn run(args: &[String]) -> Figures {
+    run_with_notes(args).0
+}
+
+/// [`run`], also returning the lines the worker printed after `NOTE ` (remarks for the report).
+pub fn run_with_notes(args: &[String]) -> (Figures, Vec<String>) {
+    let exe = std::env::current_exe().expect("own path");
+    let output = Command::new(exe).args(args).stderr(Stdio::inherit()).output().expect("run worker");
+    assert!(output.status.success(), "worker {args:?} failed");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let line = stdout.lines().find_map(|l| l.strip_prefix("RESULT ")).expect("worker result line");
+    let mut fields = line.split_whitespace().map(|f| f.parse::<f64>().expect("number"));
+    let mut next = || fields.next().expect("field");
+    let figures = Figures { calls_per_sec: next(), cpu_us_per_call: next(), peak_rss: next() as u64 };
+    let notes = stdout.lines().filter_map(|l| l.strip_prefix("NOTE ")).map(str::to_owned).collect();
+    (figures, notes)
+}
+
+/// The line printed for a client beside the raw baseline.
+pub fn line(prefix: &str, name: &str, ours: &Figures, raw: Option<&Figures>) -> String {
+    let mut line = format!(
+        "{prefix} {name:<12} {:>8.0} calls/s {:>6.2} µs cpu/call {:>5.1} MiB peak",
+        ours.calls_per_sec,
+        ours.cpu_us_per_call,
+        ours.peak_mib()
+    );
+    if let Some(raw) = raw {
+        line.push_str(&format!(
+            "   ratio to raw: throughput {:.2}, cpu/call {:.2}",
+            ours.calls_per_sec / raw.calls_per_sec,
+            ours.cpu_us_per_call / raw.cpu_us_per_call
+        ));
+    }
+    line
+}
