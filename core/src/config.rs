@@ -66,7 +66,8 @@ pub struct ClientConfig {
     /// Maximum size of one incoming message in bytes; longer ones are dropped unread.
     pub max_message_size: usize,
     /// How long a dual-era client waits for the `server/discover` probe before it takes the
-    /// server for a legacy one and sends `initialize` (default 10 s).
+    /// server for a legacy one and sends `initialize` (default 10 s; never longer than
+    /// `handshake_timeout`, so a silent server fails the handshake within twice that).
     pub discover_timeout: Duration,
     /// How many times a 2026-07-28 server may answer one request with `input_required` before
     /// the request fails (default 16).

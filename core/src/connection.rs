@@ -284,8 +284,15 @@ impl ClientConnection {
         let meta = self.modern_meta(requested);
         let mut params = Vec::new();
         let _ = serde_json::to_writer(&mut params, &serde_json::json!({ "_meta": meta }));
-        let timeout =
-            if self.accepts_legacy() { self.config.discover_timeout } else { self.config.handshake_timeout };
+        // The probe never waits longer than the whole handshake may take: a caller who sets a
+        // handshake timeout shorter than the discover timeout must not wait for the latter
+        // before `initialize` even starts (a silent server then took discover_timeout plus the
+        // handshake timeout to fail, with an error naming the handshake timeout).
+        let timeout = if self.accepts_legacy() {
+            self.config.discover_timeout.min(self.config.handshake_timeout)
+        } else {
+            self.config.handshake_timeout
+        };
         self.start(now, PendingKind::Discover, "server/discover", Some(&params), timeout, timeout, false);
     }
 

@@ -126,6 +126,17 @@ fn any_other_error_or_silence_falls_back_to_initialize() {
     h.server(&discover_result(0, &["2026-07-28"]));
     assert_eq!(h.conn.status(), Status::Initializing);
     assert_eq!(h.conn.stats().late_responses, 1);
+    // The probe waits no longer than the handshake timeout when that is the shorter one, so a
+    // silent server fails the handshake within twice the handshake timeout, not 10 s later.
+    let mut h = Harness::new(dual().with_handshake_timeout(Duration::from_secs(1)));
+    h.sent();
+    h.advance(Duration::from_secs(1));
+    assert_eq!(h.sent().remove(0)["method"], "initialize");
+    h.advance(Duration::from_secs(1));
+    assert!(
+        matches!(h.events()[..], [Event::Closed(CloseReason::HandshakeTimeout(d))] if d == Duration::from_secs(1)),
+        "closed by the handshake timeout"
+    );
 }
 
 #[test]
