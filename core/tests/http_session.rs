@@ -809,6 +809,44 @@ fn requests_wait_for_the_standalone_stream_head() {
     net.list_tools();
     net.advance(Duration::from_secs(2));
     assert_eq!(net.next().method(), HttpMethod::Post);
+    // And for one second at most when connect_timeout is longer (a server that sends the head
+    // with its first event must not hold every call for 30 s); the GET keeps waiting.
+    let mut net = Net::ready(HttpConfig::new(URL));
+    let get = net.next();
+    net.list_tools();
+    net.advance(Duration::from_millis(999));
+    assert!(net.nothing_sent(), "held for a second");
+    net.advance(Duration::from_millis(1));
+    let post = net.next();
+    assert_eq!(post.method(), HttpMethod::Post);
+    assert!(!net.aborted.contains(&get.stream()), "the GET was not given up");
+}
+
+#[test]
+fn answers_to_a_burst_of_server_requests_go_a_few_at_a_time() {
+    // Each POST takes a connection of its own: 20 pings in one burst must not make 20 at once.
+    let mut net = Net::ready(HttpConfig::new(URL).standalone_stream(false));
+    net.list_tools();
+    let post = net.next();
+    net.head(&post, 200, "text/event-stream", None);
+    let pings: String = (0..20)
+        .map(|n| sse(None, None, &json!({"jsonrpc": "2.0", "id": n, "method": "ping"}).to_string()))
+        .collect();
+    net.body(&post, &pings);
+    net.pump();
+    let mut answers: Vec<HttpRequest> = net.sent.drain(..).collect();
+    assert_eq!(answers.len(), 8, "at most 8 in flight");
+    let mut answered = Vec::new();
+    while let Some(answer) = answers.pop() {
+        answered.push(id_of(&answer));
+        // Each one done lets one more go.
+        net.reply(&answer, 202, "", "");
+        net.pump();
+        answers.extend(net.sent.drain(..));
+        assert!(answers.len() <= 8);
+    }
+    answered.sort_by_key(|id| id.as_i64());
+    assert_eq!(answered, (0..20).map(|n| json!(n)).collect::<Vec<_>>(), "every ping answered once");
 }
 
 fn modern_config() -> ClientConfig {

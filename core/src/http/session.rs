@@ -8,7 +8,7 @@
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, VecDeque};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -26,6 +26,21 @@ use crate::{ClientConfig, ProtocolVersion};
 const ERROR_BODY_LIMIT: usize = 4096;
 /// How much of it an error message quotes.
 const EXCERPT_LIMIT: usize = 512;
+
+/// The longest requests wait for the head of the first standalone `GET` (see `HttpSession::gate`),
+/// unless `connect_timeout` is shorter. A server that holds that head until it has an event to
+/// send (some frameworks do not flush headers before the first write) must not hold every call
+/// for the whole `connect_timeout` (30 s by default): a head that has not come within this
+/// will likely not come soon, and the stream keeps waiting for it on its own.
+const GATE_LIMIT: Duration = Duration::from_secs(1);
+
+/// The most `POST`s carrying no request (answers to server requests, notifications) in flight
+/// at once; the others wait their turn. Each exchange takes a connection of its own, and a
+/// server decides how many of these there are: 2000 `ping`s sent in one burst made the client
+/// open some 1700 TCP connections at once (past the usual limit of 1024 open files, every
+/// other socket and file of the process would fail). Servers answer these with 202 at once,
+/// so a few at a time keep up.
+const MAX_ONE_WAY_POSTS: usize = 8;
 
 const ACCEPT_POST: &str = "application/json, text/event-stream";
 const ACCEPT_SSE: &str = "text/event-stream";
@@ -209,12 +224,16 @@ pub struct HttpSession {
     actions: VecDeque<HttpAction>,
     /// Messages waiting for the session: a legacy endpoint, or a re-initialization.
     held: VecDeque<Outgoing>,
+    /// Answers and notifications waiting for one of the [`MAX_ONE_WAY_POSTS`] to finish.
+    one_way: VecDeque<Outgoing>,
     reconnects: Vec<Reconnect>,
     standalone: Standalone,
     /// A fresh standalone `GET` whose head has not come yet: requests wait for it, so that a
     /// server message unrelated to any request (an elicitation sent from a tool, say) has a
     /// stream to travel on. Some servers drop such messages when no `GET` stream is open.
-    gate: Option<StreamId>,
+    /// Requests wait until the head came or the `GET` failed, or until the instant kept here
+    /// ([`GATE_LIMIT`]).
+    gate: Option<(StreamId, Instant)>,
     reinit: Option<Reinit>,
     /// Set once the connection closed: when to stop waiting for the `DELETE`.
     closing: bool,
@@ -249,6 +268,7 @@ impl HttpSession {
             next_stream: 0,
             actions: VecDeque::new(),
             held: VecDeque::new(),
+            one_way: VecDeque::new(),
             reconnects: Vec::new(),
             standalone: Standalone::Idle,
             gate: None,
@@ -302,7 +322,8 @@ impl HttpSession {
     pub fn poll_timeout(&self) -> Option<Instant> {
         let streams = self.streams.values().filter_map(|s| s.deadline);
         let reconnects = self.reconnects.iter().map(|r| r.at);
-        streams.chain(reconnects).chain(self.conn.poll_timeout()).min()
+        let gate = self.gate.map(|(_, until)| until);
+        streams.chain(reconnects).chain(gate).chain(self.conn.poll_timeout()).min()
     }
 
     // ----- inputs -----
@@ -335,6 +356,11 @@ impl HttpSession {
             } else {
                 i += 1;
             }
+        }
+        if self.gate.is_some_and(|(_, until)| until <= now) {
+            // The first `GET`'s head is late: stop holding requests for it (it stays open).
+            tracing::debug!("the stream for server-initiated messages has no head yet: requests go ahead");
+            self.gate = None;
         }
         self.sync(now);
     }
@@ -389,7 +415,7 @@ impl HttpSession {
             }
             _ => Body::Unexpected(content_type),
         };
-        if self.gate == Some(stream) {
+        if self.gate.is_some_and(|(id, _)| id == stream) {
             self.gate = None;
         }
         let takes_session =
@@ -539,7 +565,7 @@ impl HttpSession {
             GetKind::Resume(out) => out.request.is_some_and(|id| conn.awaits(id)),
             GetKind::Standalone => true,
         });
-        if self.gate.is_some_and(|id| !self.streams.contains_key(&id)) {
+        if self.gate.is_some_and(|(id, _)| !self.streams.contains_key(&id)) {
             self.gate = None;
         }
         if self.gate.is_none() && self.reinit.is_none() && matches!(self.mode, Mode::Streamable) {
@@ -548,6 +574,15 @@ impl HttpSession {
                 if out.request.is_none_or(|id| self.conn.awaits(id)) {
                     self.post(now, out, false);
                 }
+            }
+        }
+        let can_post = match &self.mode {
+            Mode::Streamable => self.reinit.is_none(),
+            Mode::Legacy { endpoint, .. } => endpoint.is_some(),
+        };
+        while can_post && !self.one_way.is_empty() && self.one_way_in_flight() < MAX_ONE_WAY_POSTS {
+            if let Some(out) = self.one_way.pop_front() {
+                self.post(now, out, false);
             }
         }
         if self.standalone == Standalone::Idle
@@ -622,7 +657,17 @@ impl HttpSession {
         headers
     }
 
+    /// `POST`s carrying no request, in flight.
+    fn one_way_in_flight(&self) -> usize {
+        let one_way = |s: &&Stream| matches!(&s.role, Role::Post { out, .. } if out.request.is_none());
+        self.streams.values().filter(one_way).count()
+    }
+
     fn post(&mut self, now: Instant, out: Outgoing, initialize: bool) {
+        if out.request.is_none() && self.one_way_in_flight() >= MAX_ONE_WAY_POSTS {
+            // Sent by `sync` once one of those in flight is done.
+            return self.one_way.push_back(out);
+        }
         let url = match &self.mode {
             Mode::Streamable => self.config.url.clone(),
             Mode::Legacy { endpoint: Some(endpoint), .. } => endpoint.clone(),
@@ -799,7 +844,7 @@ impl HttpSession {
             s.decoder = Some(decoder);
         }
         if fresh {
-            self.gate = Some(stream);
+            self.gate = Some((stream, now + GATE_LIMIT.min(self.config.connect_timeout)));
         }
         tracing::debug!(%stream, attempts, "opening an event stream");
     }
@@ -869,6 +914,8 @@ impl HttpSession {
             if !buf.is_empty() {
                 self.deliver(now, &mut s, &buf);
             }
+            // Kept for the error message, should it not have been the response.
+            s.body = Body::Json(buf);
         }
         if let Some(decoder) = s.decoder.as_mut() {
             decoder.finish(&mut |_| {});
@@ -969,30 +1016,42 @@ impl HttpSession {
                 let attempts = 1;
                 self.schedule(now, GetKind::Resume(out), attempts, decoder);
             }
-            (Body::Unexpected(content_type), _) => self.conn.fail_request(
-                now,
-                id,
-                RequestError::Transport(format!(
-                    "the server answered HTTP {status} with content type {content_type:?}, which cannot carry \
-                     the response"
-                )),
-            ),
-            (_, _) => {
+            (Body::Unexpected(content_type), _) => {
+                let content_type = match content_type.as_str() {
+                    "" => "no content type".to_owned(),
+                    other => format!("content type {other:?}"),
+                };
+                self.conn.fail_request(
+                    now,
+                    id,
+                    RequestError::Transport(format!(
+                        "the server answered HTTP {status} with {content_type}, which cannot carry the response"
+                    )),
+                )
+            }
+            (body, _) => {
                 if self.conn.modern_version().is_some() && self.reissue(now, &out, id) {
                     return;
                 }
-                let how = match end {
-                    End::Complete => "ended".to_owned(),
-                    End::Failed(why) => format!("broke ({why})"),
+                let why = match (end, &body) {
+                    // A whole JSON body that was not the response (not JSON, not JSON-RPC, or
+                    // another id): say so, rather than blame the stream.
+                    (End::Complete, Body::Json(buf)) if buf.is_empty() => {
+                        format!("the server answered HTTP {status} with an empty JSON body")
+                    }
+                    (End::Complete, Body::Json(buf)) => format!(
+                        "the server answered HTTP {status} with a JSON body that is not the response: {:?}",
+                        excerpt(buf)
+                    ),
+                    (End::Complete, _) => "the response stream ended without the response, and the server \
+                                           gave no event id to resume it"
+                        .to_owned(),
+                    (End::Failed(why), _) => format!(
+                        "the response stream broke ({why}) without the response, and the server gave no \
+                         event id to resume it"
+                    ),
                 };
-                self.conn.fail_request(
-                now,
-                    id,
-                    RequestError::Transport(format!(
-                        "the response stream {how} without the response, and the server gave no event id \
-                         to resume it"
-                    )),
-                );
+                self.conn.fail_request(now, id, RequestError::Transport(why));
             }
         }
     }
@@ -1238,6 +1297,7 @@ impl HttpSession {
         }
         self.reconnects.clear();
         self.held.clear();
+        self.one_way.clear();
         self.reinit = None;
         self.gate = None;
         if let (Mode::Streamable, Some(_)) = (&self.mode, &self.session_id) {
