@@ -12,6 +12,7 @@ use smol::net::TcpStream;
 use smol_hyper::rt::FuturesIo;
 use tracing::debug;
 
+use crate::coop::Cooperative;
 use crate::error;
 use crate::pool::Sender;
 use crate::target::{Key, Scheme};
@@ -75,7 +76,9 @@ async fn handshake<S>(io: S, key: &Key) -> io::Result<Sender>
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
-    let (sender, connection) = hyper::client::conn::http1::handshake(FuturesIo::new(io))
+    // Cooperative: a server sending interim responses without end must not hold the executor
+    // (see `coop.rs`).
+    let (sender, connection) = hyper::client::conn::http1::handshake(FuturesIo::new(Cooperative::new(io)))
         .await
         .map_err(|e| error::from_hyper(format_args!("HTTP handshake with {key}"), e))?;
     let peer = key.to_string();
