@@ -1,5 +1,6 @@
 //! [`Driver`]: the loop that moves bytes and time between a transport and the engine.
 
+use std::collections::VecDeque;
 use std::fmt;
 use std::future::Future;
 use std::io;
@@ -34,6 +35,16 @@ const ROUNDS_PER_POLL: usize = 32;
 /// server that stopped reading its stdin must not keep the shutdown waiting forever.
 const FINAL_FLUSH_LIMIT: std::time::Duration = std::time::Duration::from_secs(2);
 
+/// Most bytes of messages that are not requests (answers to the server's requests, our
+/// notifications) queued unwritten before the driver stops reading from the server until they
+/// are written. Every server request gets an answer, so a server sending requests without
+/// reading its stdin would otherwise grow the queue without bound (an adversarial test saw
+/// 5 MB/s). Queued requests of ours do not count: pausing reads for them could deadlock a
+/// server that blocks writing a response while the client has much queued for it. Pausing can
+/// still stall a server that writes without reading while more than this of answers waits for
+/// it, which only a server with thousands of requests (or megabytes of answers) unread does.
+const MAX_QUEUED_ANSWERS: usize = 4 * 1024 * 1024;
+
 /// Most body chunks read from one HTTP exchange per round, so one busy stream cannot starve
 /// the others.
 const CHUNKS_PER_ROUND: usize = 16;
@@ -59,6 +70,10 @@ pub struct Driver {
     read_buf: Box<[u8]>,
     out: Vec<u8>,
     out_pos: usize,
+    /// The messages in `out` that are not requests: (end offset in `out`, length), oldest
+    /// first, and their total length (see [`MAX_QUEUED_ANSWERS`]).
+    answer_marks: VecDeque<(usize, usize)>,
+    queued_answers: usize,
     needs_flush: bool,
     timer: Timer,
     timer_at: Option<Instant>,
@@ -149,6 +164,8 @@ impl Driver {
             read_buf: Box::default(),
             out: Vec::new(),
             out_pos: 0,
+            answer_marks: VecDeque::new(),
+            queued_answers: 0,
             needs_flush: false,
             timer: Timer::never(),
             timer_at: None,
@@ -193,6 +210,10 @@ impl Driver {
                 Engine::Stream(conn) => {
                     while let Some(transmit) = conn.poll_transmit() {
                         self.out.extend_from_slice(transmit.bytes());
+                        if transmit.request_id().is_none() {
+                            self.answer_marks.push_back((self.out.len(), transmit.bytes().len()));
+                            self.queued_answers += transmit.bytes().len();
+                        }
                     }
                 }
                 Engine::Http(session) => {
@@ -325,6 +346,11 @@ impl Driver {
 
     fn read(&mut self, now: Instant) -> bool {
         let Some(reader) = self.reader.as_mut() else { return false };
+        if self.queued_answers > MAX_QUEUED_ANSWERS {
+            // The server does not read what it asked for: read no more until it does (the
+            // reader's news, if any, is kept for a round after a write).
+            return false;
+        }
         if !self.reader_news.take() {
             return false;
         }
@@ -356,6 +382,8 @@ impl Driver {
         let Some(writer) = self.writer.as_mut() else {
             self.out.clear();
             self.out_pos = 0;
+            self.answer_marks.clear();
+            self.queued_answers = 0;
             return false;
         };
         let mut progressed = false;
@@ -379,6 +407,14 @@ impl Driver {
                 }
             }
         }
+        // What was written no longer counts against MAX_QUEUED_ANSWERS.
+        while let Some(&(end, len)) = self.answer_marks.front() {
+            if end > self.out_pos {
+                break;
+            }
+            self.answer_marks.pop_front();
+            self.queued_answers -= len;
+        }
         if failure.is_none() && self.out_pos >= self.out.len() {
             self.out.clear();
             self.out_pos = 0;
@@ -394,6 +430,8 @@ impl Driver {
             self.writer = None;
             self.out.clear();
             self.out_pos = 0;
+            self.answer_marks.clear();
+            self.queued_answers = 0;
             self.needs_flush = false;
             self.shared.lock().conn().transport_error(now, format!("writing to the server: {e}"));
             progressed = true;

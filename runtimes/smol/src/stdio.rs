@@ -3,15 +3,21 @@
 
 use std::ffi::{OsStr, OsString};
 use std::fmt;
+use std::future::Future;
+use std::io;
 use std::path::PathBuf;
+use std::pin::Pin;
 use std::process::Stdio;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use async_process::{Child, ChildStderr, ChildStdin, ChildStdout};
+use futures_lite::AsyncRead;
 use rustix::process::{Pid, Signal, kill_process_group};
 
 use crate::Error;
+use crate::source_waker::{SourceWaker, TaskWaker};
 
 /// Environment variables a server inherits by default. Everything else must be passed
 /// explicitly with [`ServerCommand::env`]: a server should not see the client's secrets.
@@ -181,9 +187,16 @@ impl ServerCommand {
         let stderr = child.stderr.take().ok_or_else(missing)?;
         let pid = child.id();
         tracing::debug!(pid, program = %self.program(), "server process started");
+        let status = child.status();
+        let exit: BoxFuture = Box::pin(async move {
+            // If the exit cannot be watched, the stdout pipe's own EOF is all there is.
+            if status.await.is_err() {
+                std::future::pending::<()>().await;
+            }
+        });
         Ok(SpawnedServer {
             stdin,
-            stdout,
+            stdout: ServerStdout::new(stdout, exit),
             stderr,
             process: ServerProcess {
                 child: Some(child),
@@ -197,10 +210,60 @@ impl ServerCommand {
 
 pub(crate) struct SpawnedServer {
     pub(crate) stdin: ChildStdin,
-    pub(crate) stdout: ChildStdout,
+    pub(crate) stdout: ServerStdout,
     pub(crate) stderr: ChildStderr,
     pub(crate) process: ServerProcess,
     pub(crate) stderr_sink: StderrSink,
+}
+
+type BoxFuture = Pin<Box<dyn Future<Output = ()> + Send>>;
+
+/// The server's stdout, which also ends when the server process exits.
+///
+/// A pipe reaches EOF only once every process holding its write end has closed it, and the
+/// server's children inherit it: without this, a server that exits (or crashes) while a process
+/// it started lives on would leave its pending requests waiting for their timeouts, and the
+/// connection looking ready. Everything the server wrote before it exited is in the pipe by
+/// then, so it is still read; the first read after the exit that would wait reports EOF.
+pub(crate) struct ServerStdout {
+    pipe: ChildStdout,
+    /// Resolves when the process has exited; `None` once it has.
+    exit: Option<BoxFuture>,
+    /// Polls `exit` only when it woke: polling it asks the OS (`wait4`) and takes locks, which
+    /// per read would add several system calls to every round trip.
+    task: Arc<TaskWaker>,
+    exit_news: SourceWaker,
+}
+
+impl ServerStdout {
+    fn new(pipe: ChildStdout, exit: BoxFuture) -> Self {
+        let task = Arc::new(TaskWaker::default());
+        Self { pipe, exit: Some(exit), exit_news: SourceWaker::new(task.clone()), task }
+    }
+}
+
+impl AsyncRead for ServerStdout {
+    fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
+        let this = &mut *self;
+        let read = Pin::new(&mut this.pipe).poll_read(cx, buf);
+        if read.is_ready() {
+            return read;
+        }
+        if let Some(exit) = this.exit.as_mut() {
+            this.task.update(cx);
+            if !this.exit_news.take() || exit.as_mut().poll(&mut this.exit_news.context()).is_pending() {
+                return Poll::Pending;
+            }
+            this.exit = None;
+            // The process may have written its last bytes between the read above and its
+            // exit: read once more before reporting the end.
+            let read = Pin::new(&mut this.pipe).poll_read(cx, buf);
+            if read.is_ready() {
+                return read;
+            }
+        }
+        Poll::Ready(Ok(0))
+    }
 }
 
 /// The child process and its group. Dropping it kills the whole group at once (synchronously:
@@ -233,8 +296,9 @@ impl ServerProcess {
         }
         // Always: the child may be gone while something it spawned lingers in the group. A
         // group id stays reserved while the group has members; once it is empty, the id could
-        // in theory be reused between the reap above and this signal, a window of microseconds
-        // that the kernel's sequential pid allocation makes practically unreachable.
+        // in theory be reused between the reap and this signal (the reap is above, or when
+        // `ServerStdout` saw the exit, just before its EOF closed the connection), a short
+        // window that the kernel's sequential pid allocation makes practically unreachable.
         self.signal(Signal::KILL);
         if !exited {
             let _ = child.status().await;

@@ -268,8 +268,12 @@ fn the_server_runs_in_the_requested_directory() {
         .current_dir(&dir)
         .stderr_to(move |line| sink.lock().unwrap().push_str(line));
     smol::block_on(async {
-        assert!(matches!(builder().spawn_stdio(&command).await, Err(Error::Connect(CloseReason::Eof))));
+        let outcome = builder().spawn_stdio(&command).await;
+        assert!(matches!(outcome, Err(Error::Connect(CloseReason::Eof))), "{outcome:?}");
     });
-    assert!(wait_until(Duration::from_secs(2), || !seen.lock().unwrap().is_empty()));
+    assert!(
+        wait_until(Duration::from_secs(2), || !seen.lock().unwrap().is_empty()),
+        "the server's stderr line never arrived"
+    );
     assert_eq!(*seen.lock().unwrap(), dir.display().to_string());
 }
