@@ -1,8 +1,432 @@
 //! Hostile stdio servers.
+//!
+//! Every mode is the same small server (plain std and `serde_json`): it answers `initialize`
+//! (echoing the client's protocol version when it is one of the `initialize` era, else
+//! offering 2025-11-25, with capabilities `{"tools":{}}`), ignores notifications, answers
+//! `ping`, `tools/list` and a `tools/call` of the tool `echo` (whose result is the text of
+//! `arguments.message`). It misbehaves in one way, mostly when a tool named after the mode is
+//! called, so that a test can show that this request fails and the others do not:
+//!
+//! | mode | misbehaviour |
+//! |---|---|
+//! | `garbage` | the call gets non-JSON and non-JSON-RPC lines; with `{"answer":true}` the real answer follows them (its text says how many lines came first) |
+//! | `invalid_utf8` | a line of invalid UTF-8, then the call's answer with invalid UTF-8 inside a JSON string |
+//! | `huge_line` | the call's answer is one line of 100 MiB (`{"mib":N}` changes the size), written in pieces |
+//! | `deep_nesting` | an unclosed and a closed line of 100 000 `[`, then the call's answer with `structuredContent` nested 100 000 deep |
+//! | `stray_responses` | answers to an id never issued, to a string id and to the next id the client will use, then the real answer, then a second answer to the same id |
+//! | `result_and_error` | the call's answer carries both `result` and `error` |
+//! | `batch` | an empty batch, then the call's answer inside a batch with a notification and an invalid element |
+//! | `notification_flood` | answers at once, then writes `notifications/message` as fast as the client reads, for `{"ms":N}` (default 2000); then reports on stderr `flood: sent N notifications in M ms` |
+//! | `silent` | says nothing after the `initialize` answer |
+//! | `silent_handshake` | never answers anything, not even `initialize` |
+//! | `partial_line_eof` | half a line for the call, then closes its stdout and stays alive until its stdin closes |
+//! | `stderr_flood` | before answering, writes `{"bytes":N}` (default 4 MiB) to stderr without a newline, then as many bytes in 100-byte lines |
+//! | `exit_mid_response` | half of the call's answer, then exits with status 3 |
+//! | `ignore_sigterm` | runs with SIGTERM ignored and ignores the end of its stdin (the call says whether SIGTERM is ignored) |
+//! | `grandchildren` | starts `sleep 1000` twice, once directly and once through `sh -c 'sleep 1000 &'` (an orphan), both holding its stdout and stderr, then answers with the first one's pid; with `{"exit":true}` it exits instead of answering |
+//! | `request_flood` | answers at once, then sends `ping` requests as fast as the client reads them for `{"ms":N}` (default 2000), without reading its stdin meanwhile; then reads again, and reports on stderr `flood: sent N requests in M ms` |
+
+use std::io::{BufRead, Write};
+use std::os::unix::process::CommandExt;
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
 
 /// The stdio modes.
-pub(crate) const MODES: &[&str] = &[];
+pub(crate) const MODES: &[&str] = &[
+    "garbage",
+    "invalid_utf8",
+    "huge_line",
+    "deep_nesting",
+    "stray_responses",
+    "result_and_error",
+    "batch",
+    "notification_flood",
+    "silent",
+    "silent_handshake",
+    "partial_line_eof",
+    "stderr_flood",
+    "exit_mid_response",
+    "ignore_sigterm",
+    "grandchildren",
+    "request_flood",
+];
 
-pub(crate) fn run(_mode: &str) -> i32 {
-    2
+/// The protocol versions of the `initialize` era, oldest first.
+const LEGACY_VERSIONS: &[&str] = &["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
+
+/// Nesting depth of the `deep_nesting` lines.
+const DEPTH: usize = 100_000;
+
+/// Runs the server of `mode` on this process's stdin and stdout; returns the exit status.
+pub(crate) fn run(mode: &str) -> i32 {
+    if !MODES.contains(&mode) {
+        eprintln!("unknown stdio mode {mode:?}; known: {}", MODES.join(", "));
+        return 2;
+    }
+    if mode == "ignore_sigterm" && !sigterm_ignored() {
+        // std cannot change a signal's disposition, but an ignored signal stays ignored across
+        // exec: let the shell ignore it, then become this same server again (same pid).
+        let me = std::env::current_exe().unwrap_or_else(|_| "mcp-adversary".into());
+        let error =
+            Command::new("sh").args(["-c", "trap '' TERM; exec \"$0\" stdio ignore_sigterm"]).arg(me).exec();
+        eprintln!("could not re-run under sh: {error}");
+        return 1;
+    }
+    Server { mode, out: Arc::new(Out::default()) }.serve()
+}
+
+/// Whether this process ignores SIGTERM (bit 15 of `SigIgn` in `/proc/self/status`).
+fn sigterm_ignored() -> bool {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("SigIgn:"))
+        .and_then(|mask| u64::from_str_radix(mask.trim(), 16).ok())
+        .is_some_and(|mask| mask & (1 << (15 - 1)) != 0)
+}
+
+/// Standard output, shared by the main loop and the flood thread. The main loop's answers
+/// go first: the flood thread waits while one is being written (std's locks are not fair,
+/// so without this an answer could wait behind the flood for as long as it lasts).
+#[derive(Default)]
+struct Out {
+    urgent: AtomicUsize,
+}
+
+impl Out {
+    /// Writes `bytes` and flushes, ahead of the flood.
+    fn write(&self, bytes: &[u8]) {
+        self.urgent.fetch_add(1, Ordering::SeqCst);
+        let mut stdout = std::io::stdout().lock();
+        let _ = stdout.write_all(bytes).and_then(|()| stdout.flush());
+        drop(stdout);
+        self.urgent.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    /// Writes `bytes` and flushes, after any answer waiting to be written. `false` once the
+    /// client stopped reading.
+    fn write_bulk(&self, bytes: &[u8]) -> bool {
+        while self.urgent.load(Ordering::SeqCst) > 0 {
+            std::thread::yield_now();
+        }
+        let mut stdout = std::io::stdout().lock();
+        stdout.write_all(bytes).and_then(|()| stdout.flush()).is_ok()
+    }
+
+    /// Writes one message as a line.
+    fn message(&self, message: &Value) {
+        let mut line = serde_json::to_vec(message).unwrap_or_default();
+        line.push(b'\n');
+        self.write(&line);
+    }
+}
+
+struct Server<'a> {
+    mode: &'a str,
+    out: Arc<Out>,
+}
+
+impl Server<'_> {
+    fn serve(&self) -> i32 {
+        let mut stdin = std::io::stdin().lock();
+        let mut line = Vec::new();
+        let mut initialized = false;
+        loop {
+            line.clear();
+            match stdin.read_until(b'\n', &mut line) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {}
+            }
+            let Ok(message) = serde_json::from_slice::<Value>(&line) else { continue };
+            // Notifications (no id) and responses (no method) need no answer.
+            let (Some(id), Some(method)) = (message.get("id"), message.get("method").and_then(Value::as_str))
+            else {
+                continue;
+            };
+            let params = message.get("params").unwrap_or(&Value::Null);
+            match method {
+                _ if self.mode == "silent_handshake" || (self.mode == "silent" && initialized) => {}
+                "initialize" => {
+                    initialized = true;
+                    self.answer(id, initialize_result(params));
+                }
+                "ping" => self.answer(id, json!({})),
+                "tools/list" => self.answer(id, self.tools()),
+                "tools/call" => self.call(id, params),
+                _ => self.error(id, -32601, &format!("method not found: {method}")),
+            }
+        }
+        if self.mode == "ignore_sigterm" {
+            // Stubborn: the end of stdin is no reason to exit either.
+            loop {
+                std::thread::sleep(Duration::from_secs(3600));
+            }
+        }
+        0
+    }
+
+    fn answer(&self, id: &Value, result: Value) {
+        self.out.message(&json!({"jsonrpc": "2.0", "id": id, "result": result}));
+    }
+
+    fn error(&self, id: &Value, code: i64, message: &str) {
+        self.out.message(&json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}));
+    }
+
+    fn tools(&self) -> Value {
+        let object = json!({"type": "object"});
+        let echo = json!({
+            "name": "echo",
+            "description": "Answers with the text of `message`.",
+            "inputSchema": {"type": "object", "properties": {"message": {"type": "string"}}},
+        });
+        json!({"tools": [echo, {"name": self.mode, "description": "Misbehaves.", "inputSchema": object}]})
+    }
+
+    fn call(&self, id: &Value, params: &Value) {
+        let name = params.get("name").and_then(Value::as_str).unwrap_or_default();
+        let arguments = params.get("arguments").unwrap_or(&Value::Null);
+        if name == "echo" {
+            let message = arguments.get("message").and_then(Value::as_str).unwrap_or_default();
+            return self.answer(id, text(message));
+        }
+        if name != self.mode {
+            return self.error(id, -32602, &format!("unknown tool {name:?}"));
+        }
+        let number = |key: &str, default: u64| arguments.get(key).and_then(Value::as_u64).unwrap_or(default);
+        match self.mode {
+            "garbage" => self.garbage(id, arguments.get("answer") == Some(&Value::Bool(true))),
+            "invalid_utf8" => self.invalid_utf8(id),
+            "huge_line" => self.huge_line(id, number("mib", 100)),
+            "deep_nesting" => self.deep_nesting(id),
+            "stray_responses" => self.stray_responses(id),
+            "result_and_error" => self.out.write(&line_of(&format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"result":{},"error":{{"code":-32603,"message":"both"}}}}"#,
+                text("result and error")
+            ))),
+            "batch" => self.batch(id),
+            "notification_flood" => self.flood(id, number("ms", 2000)),
+            "partial_line_eof" => self.partial_line_eof(id),
+            "stderr_flood" => self.stderr_flood(id, number("bytes", 4 << 20)),
+            "exit_mid_response" => {
+                let response =
+                    format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{}}}"#, text("never finished"));
+                self.out.write(&response.as_bytes()[..response.len() / 2]);
+                std::process::exit(3);
+            }
+            "ignore_sigterm" => self.answer(id, text(&format!("SIGTERM ignored: {}", sigterm_ignored()))),
+            "grandchildren" => self.grandchildren(id, arguments.get("exit") == Some(&Value::Bool(true))),
+            "request_flood" => self.request_flood(id, number("ms", 2000)),
+            // `silent` and `silent_handshake` never get here.
+            _ => self.error(id, -32603, "no misbehaviour for this mode"),
+        }
+    }
+
+    /// Lines that are not JSON-RPC messages; each one is an invalid message for the client
+    /// (blank lines, which clients skip, are left out).
+    fn garbage(&self, id: &Value, answer: bool) {
+        let lines: &[&str] = &[
+            "hello, this is not JSON",
+            "Content-Length: 52",
+            "\u{1b}[31mERROR\u{1b}[0m: something went wrong",
+            "{\"jsonrpc\":\"2.0\",\"id\":",
+            "null",
+            "42",
+            "\"a string\"",
+            "[]",
+            "{}",
+            "{\"jsonrpc\":\"1.0\",\"id\":1,\"result\":{}}",
+            "}{",
+        ];
+        let mut bytes = Vec::new();
+        for line in lines {
+            bytes.extend_from_slice(line.as_bytes());
+            bytes.push(b'\n');
+        }
+        self.out.write(&bytes);
+        if answer {
+            self.answer(id, text(&format!("after {} garbage lines", lines.len())));
+        }
+    }
+
+    fn invalid_utf8(&self, id: &Value) {
+        let mut bytes = b"\xff\xfe\xfd not UTF-8 \xc3\x28\n".to_vec();
+        // The call's answer, with bytes that are not UTF-8 (a lone continuation byte and an
+        // overlong encoding of '/') inside the JSON string.
+        let head =
+            format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":"bad "#);
+        bytes.extend_from_slice(head.as_bytes());
+        bytes.extend_from_slice(b"\x80\xc0\xaf here\"}]}}\n");
+        self.out.write(&bytes);
+    }
+
+    /// One line of `mib` MiB, written in 1 MiB pieces, the newline only at the very end.
+    fn huge_line(&self, id: &Value, mib: u64) {
+        let head = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":""#);
+        let tail = "\"}]}}\n";
+        let total = mib * (1 << 20);
+        let piece = vec![b'x'; 1 << 20];
+        self.out.write(head.as_bytes());
+        let mut written = (head.len() + tail.len()) as u64;
+        while written < total {
+            let n = piece.len().min(usize::try_from(total - written).unwrap_or(usize::MAX));
+            self.out.write(&piece[..n]);
+            written += n as u64;
+        }
+        self.out.write(tail.as_bytes());
+    }
+
+    fn deep_nesting(&self, id: &Value) {
+        let open = "[".repeat(DEPTH);
+        let closed = format!("{open}{}", "]".repeat(DEPTH));
+        self.out.write(&line_of(&open));
+        self.out.write(&line_of(&closed));
+        self.out.write(&line_of(&format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[],"structuredContent":{{"deep":{closed}}}}}}}"#
+        )));
+    }
+
+    fn stray_responses(&self, id: &Value) {
+        let next = id.as_i64().map_or(json!("next"), |n| json!(n + 1));
+        self.answer(&json!(987_654_321), text("to an id never issued"));
+        self.answer(&json!("stray"), text("to a string id"));
+        self.answer(&next, text("forged answer to the next request"));
+        self.answer(id, text("first answer"));
+        self.answer(id, text("second answer"));
+    }
+
+    fn batch(&self, id: &Value) {
+        self.out.write(b"[]\n");
+        let notification = json!({
+            "jsonrpc": "2.0",
+            "method": "notifications/message",
+            "params": {"level": "info", "data": "in a batch"},
+        });
+        let response = json!({"jsonrpc": "2.0", "id": id, "result": text("from a batch")});
+        self.out.message(&json!([notification, response, 17]));
+    }
+
+    fn flood(&self, id: &Value, ms: u64) {
+        self.answer(id, text("flooding"));
+        let out = self.out.clone();
+        std::thread::spawn(move || {
+            let start = Instant::now();
+            let limit = Duration::from_millis(ms);
+            let mut sent = 0u64;
+            let mut batch = Vec::with_capacity(64 * 1024);
+            while start.elapsed() < limit {
+                batch.clear();
+                for _ in 0..256 {
+                    sent += 1;
+                    let _ = writeln!(
+                        batch,
+                        r#"{{"jsonrpc":"2.0","method":"notifications/message","params":{{"level":"info","data":"flood {sent}"}}}}"#
+                    );
+                }
+                if !out.write_bulk(&batch) {
+                    break;
+                }
+            }
+            eprintln!("flood: sent {sent} notifications in {} ms", start.elapsed().as_millis());
+        });
+    }
+
+    /// Sends `ping` requests for `ms` without reading the answers, then reads again.
+    fn request_flood(&self, id: &Value, ms: u64) {
+        self.answer(id, text("flooding"));
+        let out = self.out.clone();
+        let limit = Duration::from_millis(ms);
+        std::thread::spawn(move || {
+            let start = Instant::now();
+            let mut sent = 0u64;
+            let mut batch = Vec::with_capacity(64 * 1024);
+            while start.elapsed() < limit {
+                batch.clear();
+                for _ in 0..256 {
+                    sent += 1;
+                    let _ = writeln!(batch, r#"{{"jsonrpc":"2.0","id":"p{sent}","method":"ping"}}"#);
+                }
+                if !out.write_bulk(&batch) {
+                    break;
+                }
+            }
+            eprintln!("flood: sent {sent} requests in {} ms", start.elapsed().as_millis());
+        });
+        // Not reading meanwhile is the point.
+        std::thread::sleep(limit);
+    }
+
+    fn partial_line_eof(&self, id: &Value) {
+        let response = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{}}}"#, text("never finished"));
+        self.out.write(&response.as_bytes()[..response.len() / 2]);
+        // Become `cat` with stdout on /dev/null: this process's end of the pipe closes (the
+        // client reads EOF) while the process lives on until its stdin closes.
+        let error = Command::new("cat").stdout(Stdio::null()).exec();
+        eprintln!("could not exec cat: {error}");
+        std::process::exit(1);
+    }
+
+    fn stderr_flood(&self, id: &Value, bytes: u64) {
+        let mut stderr = std::io::stderr().lock();
+        let chunk = vec![b'e'; 64 * 1024];
+        let mut written = 0;
+        while written < bytes {
+            let n = chunk.len().min(usize::try_from(bytes - written).unwrap_or(usize::MAX));
+            let _ = stderr.write_all(&chunk[..n]);
+            written += n as u64;
+        }
+        let _ = stderr.write_all(b"\n");
+        let mut line = [b'l'; 100];
+        line[99] = b'\n';
+        let lines = bytes / 100;
+        let mut block = Vec::with_capacity(100 * 1000);
+        for i in 0..lines {
+            block.extend_from_slice(&line);
+            if block.len() >= 100 * 1000 || i + 1 == lines {
+                let _ = stderr.write_all(&block);
+                block.clear();
+            }
+        }
+        let _ = stderr.flush();
+        drop(stderr);
+        self.answer(id, text(&format!("wrote {bytes} bytes without a newline and {lines} lines")));
+    }
+
+    fn grandchildren(&self, id: &Value, exit: bool) {
+        let direct = Command::new("sleep").arg("1000").spawn();
+        // `sh` exits at once: its `sleep` is orphaned, still in this process group.
+        let orphan = Command::new("sh").args(["-c", "sleep 1000 &"]).status();
+        if exit {
+            std::process::exit(3);
+        }
+        match (direct, orphan) {
+            (Ok(child), Ok(_)) => self.answer(id, text(&child.id().to_string())),
+            (direct, orphan) => self.error(id, -32603, &format!("spawn failed: {direct:?} {orphan:?}")),
+        }
+    }
+}
+
+fn initialize_result(params: &Value) -> Value {
+    let requested = params.get("protocolVersion").and_then(Value::as_str).unwrap_or_default();
+    let version = if LEGACY_VERSIONS.contains(&requested) { requested } else { "2025-11-25" };
+    json!({
+        "protocolVersion": version,
+        "capabilities": {"tools": {}},
+        "serverInfo": {"name": "mcp-adversary", "version": env!("CARGO_PKG_VERSION")},
+    })
+}
+
+/// A tool result with one text block.
+fn text(message: &str) -> Value {
+    json!({"content": [{"type": "text", "text": message}]})
+}
+
+fn line_of(message: &str) -> Vec<u8> {
+    let mut line = message.as_bytes().to_vec();
+    line.push(b'\n');
+    line
 }

@@ -124,3 +124,32 @@ impl Resources {
         assert!(settled, "{case}: leaked resources: before {self:?}, after {last:?}");
     }
 }
+
+/// Resets this process's peak resident set size ([`peak_rss_bytes`]) to its current size, so
+/// that the peak of one case can be measured on its own. Returns whether the kernel allowed it.
+pub(crate) fn reset_peak_rss() -> bool {
+    std::fs::write("/proc/self/clear_refs", "5").is_ok()
+}
+
+impl Resources {
+    /// The counts once they stopped falling: the same for `quiet` in a row, or as they are
+    /// after `limit`. Closing is asynchronous (sockets of a closed client are released by
+    /// runtime tasks a little later), so a baseline taken right after a warm-up would count
+    /// what is about to go, and hide a leak of the same size.
+    pub(crate) fn settled(quiet: Duration, limit: Duration) -> Self {
+        let start = Instant::now();
+        let mut last = Resources::now();
+        let mut since = Instant::now();
+        while start.elapsed() < limit {
+            std::thread::sleep(Duration::from_millis(10));
+            let now = Resources::now();
+            if now != last {
+                last = now;
+                since = Instant::now();
+            } else if since.elapsed() >= quiet {
+                break;
+            }
+        }
+        last
+    }
+}

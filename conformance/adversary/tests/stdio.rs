@@ -1,0 +1,540 @@
+//! The smol client against hostile stdio servers (`mcp-adversary stdio <mode>`), one test per
+//! misbehaviour. Each shows that the request the server spoils fails with the expected typed
+//! error within its deadline, that the other requests still succeed (unless the connection is
+//! rightly over), and that closing leaves no descriptor, thread or process behind.
+
+mod common;
+
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use common::{
+    Resources, live_group_members, peak_rss_bytes, process_gone, reset_peak_rss, rss_bytes, wait_until,
+};
+use futures_lite::future::poll_once;
+use mcp_smol::mcp_sansio::schema::{
+    CallToolRequestParams, CallToolResult, EmptyParams, Implementation, Ping,
+};
+use mcp_smol::mcp_sansio::{
+    CloseReason, ProtocolVersion, RequestError, ServerNotification, Status, UsageError,
+};
+use mcp_smol::{CallOptions, Client, ClientBuilder, Error, ServerCommand};
+use serde_json::{Value, json};
+
+/// Each wait of the shutdown sequence.
+const STEP: Duration = Duration::from_millis(300);
+
+/// How late past its deadline a failure may arrive (a debug build on a busy 2-core machine).
+const SLACK: Duration = Duration::from_millis(500);
+
+/// The timeout of a call that is expected to time out.
+const SHORT: Duration = Duration::from_millis(300);
+
+const MIB: usize = 1 << 20;
+
+fn command(mode: &str) -> ServerCommand {
+    ServerCommand::new(common::adversary_path()).args(["stdio", mode]).shutdown_step(STEP)
+}
+
+/// A builder pinned to the `initialize` era (newest version first).
+fn builder() -> ClientBuilder {
+    let legacy: Vec<_> = ProtocolVersion::LEGACY.iter().rev().copied().collect();
+    ClientBuilder::new(Implementation::new("mcp-adversary-tests", "0.0.0"))
+        .configure(|c| c.with_versions(&legacy))
+}
+
+async fn connect(command: &ServerCommand) -> Client {
+    builder().spawn_stdio(command).await.expect("the handshake succeeds")
+}
+
+/// Runs one case: alone, after a warm-up connection (so that the runtime's threads exist),
+/// and checks that nothing leaked once it is over.
+fn case<F: Future<Output = ()>>(name: &str, body: impl FnOnce() -> F) {
+    let _guard = common::serial();
+    smol::block_on(async {
+        let client = connect(&command("silent")).await;
+        client.close().await;
+    });
+    let before = Resources::settled(Duration::from_millis(100), Duration::from_secs(2));
+    smol::block_on(body());
+    before.assert_nothing_leaked(name);
+}
+
+/// Calls tool `name` with `arguments` and the idle timeout `timeout`; returns the outcome and
+/// how long it took.
+async fn call(
+    client: &Client,
+    name: &str,
+    arguments: Value,
+    timeout: Duration,
+) -> (Result<CallToolResult, Error>, Duration) {
+    let Value::Object(arguments) = arguments else { panic!("arguments must be an object") };
+    let params = CallToolRequestParams::new(name).with_arguments(arguments);
+    let start = Instant::now();
+    let result = client.call_tool_with(&params, CallOptions::default().timeout(timeout)).await;
+    (result, start.elapsed())
+}
+
+/// The text of a result's first content block.
+fn text(result: &CallToolResult) -> &str {
+    result.content.first().and_then(|block| block.as_text()).expect("a text block")
+}
+
+async fn ping(client: &Client, timeout: Duration) -> (Result<(), Error>, Duration) {
+    let start = Instant::now();
+    let result =
+        client.request::<Ping>(&EmptyParams::default(), CallOptions::default().timeout(timeout)).await;
+    (result.map(drop), start.elapsed())
+}
+
+/// `echo` and `ping` still work, promptly.
+async fn still_answers(client: &Client, message: &str) {
+    let (result, took) = call(client, "echo", json!({"message": message}), Duration::from_secs(5)).await;
+    assert_eq!(text(&result.expect("echo succeeds")), message);
+    assert!(took < Duration::from_secs(1), "echo took {took:?}");
+    let (result, took) = ping(client, Duration::from_secs(5)).await;
+    result.expect("ping succeeds");
+    assert!(took < Duration::from_secs(1), "ping took {took:?}");
+}
+
+/// `outcome` is a timeout of exactly `timeout`, which arrived at its deadline, not before and
+/// not much later.
+fn assert_timed_out<T: std::fmt::Debug>(outcome: Result<T, Error>, timeout: Duration, took: Duration) {
+    match outcome {
+        Err(error @ Error::Request(RequestError::Timeout(after))) => {
+            assert!(error.is_timeout());
+            assert_eq!(after, timeout);
+        }
+        other => panic!("expected a timeout after {timeout:?}, got {other:?}"),
+    }
+    assert!(took >= timeout, "timed out early, after {took:?}");
+    assert!(took < timeout + SLACK, "timed out late, after {took:?}");
+}
+
+/// `outcome` is the failure of a request whose connection the server closed.
+fn assert_eof<T: std::fmt::Debug>(outcome: Result<T, Error>, took: Duration) {
+    assert!(
+        matches!(outcome, Err(Error::Request(RequestError::ConnectionClosed(CloseReason::Eof)))),
+        "expected the connection closed by the server, got {outcome:?}"
+    );
+    assert!(took < SLACK, "the failure took {took:?}: it should not wait for the timeout");
+}
+
+#[test]
+fn garbage_lines_between_messages_are_skipped() {
+    case("garbage", || async {
+        let client = connect(&command("garbage")).await;
+        let invalid = client.stats().invalid_messages;
+        // Garbage, then the answer: the client skips the garbage and takes the answer.
+        let (result, _) = call(&client, "garbage", json!({"answer": true}), Duration::from_secs(5)).await;
+        let result = result.expect("the answer after the garbage arrives");
+        let lines: u64 = text(&result)
+            .strip_prefix("after ")
+            .and_then(|rest| rest.strip_suffix(" garbage lines"))
+            .and_then(|n| n.parse().ok())
+            .expect("the server says how many lines it sent");
+        assert_eq!(client.stats().invalid_messages - invalid, lines, "one invalid message per line");
+        // Garbage and nothing else: the call times out by its deadline.
+        let (result, took) = call(&client, "garbage", json!({}), SHORT).await;
+        assert_timed_out(result, SHORT, took);
+        assert_eq!(client.stats().invalid_messages - invalid, 2 * lines);
+        still_answers(&client, "after garbage").await;
+        assert_eq!(client.status(), Status::Ready);
+        client.close().await;
+    });
+}
+
+#[test]
+fn invalid_utf8_is_discarded_and_only_its_request_times_out() {
+    case("invalid_utf8", || async {
+        let client = connect(&command("invalid_utf8")).await;
+        let invalid = client.stats().invalid_messages;
+        // A line of invalid UTF-8, then the answer with invalid UTF-8 inside a JSON string:
+        // neither is JSON (RFC 8259 requires UTF-8), so the answer is never seen.
+        let (result, took) = call(&client, "invalid_utf8", json!({}), SHORT).await;
+        assert_timed_out(result, SHORT, took);
+        assert_eq!(client.stats().invalid_messages - invalid, 2);
+        still_answers(&client, "after invalid UTF-8").await;
+        client.close().await;
+    });
+}
+
+#[test]
+fn a_100_mib_line_is_dropped_as_it_streams() {
+    case("huge_line", || async {
+        let client = connect(&command("huge_line")).await;
+        let rss_before = rss_bytes();
+        assert!(reset_peak_rss(), "the kernel refused to reset the peak RSS");
+        let timeout = Duration::from_secs(1);
+        let (result, took) = call(&client, "huge_line", json!({"mib": 100}), timeout).await;
+        assert_timed_out(result, timeout, took);
+        // Sent after the huge line: answered once the client has read past it.
+        let (result, took) =
+            call(&client, "echo", json!({"message": "after"}), Duration::from_secs(10)).await;
+        assert_eq!(text(&result.expect("echo after the huge line")), "after");
+        assert!(took < Duration::from_secs(5), "reading past 100 MiB took {took:?}");
+        let stats = client.stats();
+        assert_eq!((stats.oversized_messages, stats.invalid_messages), (1, 1));
+        let growth = peak_rss_bytes().saturating_sub(rss_before);
+        // The engine keeps at most max_message_size (16 MiB) of one line, then drops the rest
+        // as it arrives.
+        assert!(growth < 40 * MIB, "peak RSS grew by {} MiB for a 100 MiB line", growth / MIB);
+        eprintln!("huge line: peak RSS growth {} KiB, echo behind it took {took:?}", growth / 1024);
+        still_answers(&client, "after the huge line").await;
+        client.close().await;
+    });
+}
+
+#[test]
+fn deeply_nested_json_is_refused_without_overflowing_the_stack() {
+    case("deep_nesting", || async {
+        let client = connect(&command("deep_nesting")).await;
+        let invalid = client.stats().invalid_messages;
+        // An unclosed and a closed line of 100 000 `[`, then the answer with `structuredContent`
+        // nested 100 000 deep: the answer is a well-formed response whose result does not
+        // decode (serde_json's recursion limit), so the call fails at once.
+        let (result, took) = call(&client, "deep_nesting", json!({}), Duration::from_secs(5)).await;
+        match result {
+            Err(Error::Decode { method: "tools/call", source }) => {
+                assert!(source.to_string().contains("recursion limit"), "{source}");
+            }
+            other => panic!("expected a decode error, got {other:?}"),
+        }
+        assert!(took < Duration::from_secs(1), "the failure took {took:?}");
+        assert_eq!(client.stats().invalid_messages - invalid, 2);
+        still_answers(&client, "after deep nesting").await;
+        client.close().await;
+    });
+}
+
+#[test]
+fn unknown_and_duplicate_responses_are_ignored() {
+    case("stray_responses", || async {
+        let client = connect(&command("stray_responses")).await;
+        let before = client.stats();
+        // Before the real answer: answers to an id never issued, to a string id, and to the id
+        // the next request will get. After it: a second answer to the same id.
+        let (result, _) = call(&client, "stray_responses", json!({}), Duration::from_secs(5)).await;
+        assert_eq!(text(&result.expect("the real answer")), "first answer");
+        // The next request takes the id the forged answer named, and gets its own answer.
+        still_answers(&client, "not forged").await;
+        let after = client.stats();
+        assert_eq!(after.unknown_responses - before.unknown_responses, 3);
+        assert_eq!(after.late_responses - before.late_responses, 1, "the second answer is late");
+        assert_eq!(after.invalid_messages, before.invalid_messages);
+        client.close().await;
+    });
+}
+
+#[test]
+fn a_response_with_result_and_error_fails_its_request() {
+    case("result_and_error", || async {
+        let client = connect(&command("result_and_error")).await;
+        let invalid = client.stats().invalid_messages;
+        let (result, took) = call(&client, "result_and_error", json!({}), SHORT).await;
+        assert_timed_out(result, SHORT, took);
+        assert_eq!(client.stats().invalid_messages - invalid, 1);
+        still_answers(&client, "after result and error").await;
+        client.close().await;
+    });
+}
+
+#[test]
+fn a_batch_response_is_accepted() {
+    case("batch", || async {
+        let client = connect(&command("batch")).await;
+        let mut notifications = client.notifications();
+        let invalid = client.stats().invalid_messages;
+        // An empty batch, then `[notification, answer, 17]`: batches are accepted on receive
+        // (robustness costs nothing); the empty batch and the `17` are invalid on their own.
+        let (result, took) = call(&client, "batch", json!({}), Duration::from_secs(5)).await;
+        assert_eq!(text(&result.expect("the answer inside the batch")), "from a batch");
+        assert!(took < Duration::from_secs(1), "took {took:?}");
+        assert_eq!(client.stats().invalid_messages - invalid, 2);
+        match poll_once(notifications.next()).await {
+            Some(Some(ServerNotification::LoggingMessage(message))) => {
+                assert_eq!(message.data, json!("in a batch"));
+            }
+            other => panic!("the batch's notification was not delivered before its answer: {other:?}"),
+        }
+        still_answers(&client, "after a batch").await;
+        client.close().await;
+    });
+}
+
+#[test]
+fn a_notification_flood_keeps_the_client_responsive_and_bounded() {
+    let report = Arc::new(Mutex::new(None::<(u64, u64)>));
+    let sink = report.clone();
+    let command = command("notification_flood").stderr_to(move |line| {
+        // "flood: sent N notifications in M ms"
+        let words: Vec<&str> = line.split_whitespace().collect();
+        if let ["flood:", "sent", n, "notifications", "in", ms, "ms"] = words.as_slice() {
+            *sink.lock().unwrap() = n.parse().ok().zip(ms.parse().ok());
+        }
+    });
+    case("notification_flood", || async {
+        let client = connect(&command).await;
+        // One subscriber that never reads (it must hold a bounded number), one that is gone at
+        // once (it must be forgotten, not filled).
+        let mut unread = client.notifications();
+        drop(client.notifications());
+        let rss_before = rss_bytes();
+        assert!(reset_peak_rss(), "the kernel refused to reset the peak RSS");
+        let received = client.stats().messages_received;
+        let flood = Duration::from_millis(2000);
+        let (result, _) =
+            call(&client, "notification_flood", json!({"ms": 2000}), Duration::from_secs(5)).await;
+        assert_eq!(text(&result.expect("the flood starts")), "flooding");
+        let start = Instant::now();
+        let (mut pings, mut worst) = (0u64, Duration::ZERO);
+        while start.elapsed() < flood {
+            let (result, took) = ping(&client, Duration::from_secs(2)).await;
+            result.expect("ping during the flood");
+            worst = worst.max(took);
+            pings += 1;
+            smol::Timer::after(Duration::from_millis(20)).await;
+        }
+        assert!(worst < Duration::from_millis(250), "a ping took {worst:?} during the flood");
+        assert!(wait_until(Duration::from_secs(3), || report.lock().unwrap().is_some()), "no flood report");
+        let (sent, ms) = report.lock().unwrap().expect("the report");
+        // Every notification, answer and pong was read (the last ones may still be in flight).
+        let expected = sent + pings + 1;
+        assert!(
+            wait_until(Duration::from_secs(3), || client.stats().messages_received - received >= expected),
+            "read {} of {expected} messages",
+            client.stats().messages_received - received
+        );
+        let rate = sent * 1000 / ms.max(1);
+        assert!(rate >= 50_000, "only {rate} notifications/s ({sent} in {ms} ms)");
+        let growth = peak_rss_bytes().saturating_sub(rss_before);
+        assert!(growth < 8 * MIB, "peak RSS grew by {} MiB during the flood", growth / MIB);
+        // As documented, a subscriber that falls behind keeps the first 1024 and loses the rest.
+        let mut buffered = Vec::new();
+        while let Some(Some(notification)) = poll_once(unread.next()).await {
+            buffered.push(notification);
+        }
+        assert_eq!(buffered.len(), 1024, "an unread subscription holds 1024 notifications at most");
+        match buffered.first() {
+            Some(ServerNotification::LoggingMessage(message)) => assert_eq!(message.data, json!("flood 1")),
+            other => panic!("unexpected first notification {other:?}"),
+        }
+        still_answers(&client, "after the flood").await;
+        client.close().await;
+        eprintln!(
+            "flood: {sent} notifications in {ms} ms ({rate}/s), {pings} pings, worst {worst:?}, \
+             peak RSS growth {} KiB",
+            growth / 1024
+        );
+    });
+}
+
+#[test]
+fn a_server_silent_after_the_handshake_times_requests_out() {
+    case("silent", || async {
+        let client = connect(&command("silent")).await;
+        let (result, took) = ping(&client, SHORT).await;
+        assert_timed_out(result, SHORT, took);
+        let (result, took) = call(&client, "echo", json!({"message": "anyone?"}), SHORT).await;
+        assert_timed_out(result, SHORT, took);
+        assert_eq!(client.stats().timeouts, 2);
+        assert_eq!(client.status(), Status::Ready, "timeouts do not close the connection");
+        client.close().await;
+    });
+}
+
+#[test]
+fn a_server_silent_during_the_handshake_fails_connect_in_time() {
+    case("silent_handshake", || async {
+        let handshake = Duration::from_millis(500);
+        let start = Instant::now();
+        let (client, driver) = builder()
+            .configure(|c| c.with_handshake_timeout(handshake))
+            .stdio(&command("silent_handshake"))
+            .expect("spawn");
+        smol::spawn(driver).detach();
+        let pid = client.server_pid().expect("a pid");
+        let outcome = client.ready().await;
+        let took = start.elapsed();
+        assert!(
+            matches!(&outcome, Err(Error::Connect(CloseReason::HandshakeTimeout(after))) if *after == handshake),
+            "expected a handshake timeout, got {outcome:?}"
+        );
+        assert!(took >= handshake && took < handshake + SLACK, "failed after {took:?}");
+        // The driver shuts the server down by itself.
+        client.closed().await;
+        assert!(process_gone(pid));
+    });
+}
+
+#[test]
+fn a_partial_line_then_eof_fails_the_call_promptly() {
+    case("partial_line_eof", || async {
+        let client = connect(&command("partial_line_eof")).await;
+        let pid = client.server_pid().expect("a pid");
+        still_answers(&client, "before").await;
+        let invalid = client.stats().invalid_messages;
+        // Half a line, then the server closes its stdout but stays alive.
+        let (result, took) = call(&client, "partial_line_eof", json!({}), Duration::from_secs(10)).await;
+        assert_eof(result, took);
+        assert_eq!(client.stats().invalid_messages - invalid, 1, "the unterminated line is invalid");
+        assert_eq!(client.status(), Status::Closed(CloseReason::Eof));
+        let (result, _) = ping(&client, Duration::from_secs(5)).await;
+        assert!(matches!(result, Err(Error::Usage(UsageError::Closed(CloseReason::Eof)))), "{result:?}");
+        client.close().await;
+        assert!(process_gone(pid), "the server outlived the close");
+    });
+}
+
+#[test]
+fn a_stderr_flood_is_drained_and_its_lines_capped() {
+    #[derive(Default)]
+    struct Seen {
+        lines: u64,
+        longest: usize,
+        truncated: u64,
+    }
+    let seen = Arc::new(Mutex::new(Seen::default()));
+    let sink = seen.clone();
+    let command = command("stderr_flood").stderr_to(move |line| {
+        let mut seen = sink.lock().unwrap();
+        seen.lines += 1;
+        seen.longest = seen.longest.max(line.len());
+        seen.truncated += u64::from(line.ends_with(" [...]"));
+    });
+    case("stderr_flood", || async {
+        let client = connect(&command).await;
+        let bytes = 4 * MIB as u64;
+        // 4 MiB without a newline, then 4 MiB in 100-byte lines, before the answer: the server
+        // blocks on a full pipe unless the client drains it.
+        let (result, took) =
+            call(&client, "stderr_flood", json!({"bytes": bytes}), Duration::from_secs(10)).await;
+        let lines = bytes / 100;
+        let expected = format!("wrote {bytes} bytes without a newline and {lines} lines");
+        assert_eq!(text(&result.expect("the answer after the flood")), expected);
+        assert!(took < Duration::from_secs(3), "took {took:?}");
+        still_answers(&client, "after the stderr flood").await;
+        client.close().await;
+        let seen = seen.lock().unwrap();
+        assert_eq!(seen.lines, 1 + lines);
+        assert_eq!(seen.truncated, 1, "the 4 MiB line is cut");
+        assert_eq!(seen.longest, 16 * 1024 + " [...]".len(), "stderr lines are capped at 16 KiB");
+    });
+}
+
+#[test]
+fn exiting_mid_response_fails_the_call_promptly() {
+    case("exit_mid_response", || async {
+        let client = connect(&command("exit_mid_response")).await;
+        let pid = client.server_pid().expect("a pid");
+        still_answers(&client, "before").await;
+        let (result, took) = call(&client, "exit_mid_response", json!({}), Duration::from_secs(10)).await;
+        assert_eof(result, took);
+        let (result, _) = ping(&client, Duration::from_secs(5)).await;
+        assert!(matches!(result, Err(Error::Usage(UsageError::Closed(CloseReason::Eof)))), "{result:?}");
+        client.closed().await;
+        assert!(process_gone(pid), "the server is not reaped");
+    });
+}
+
+#[test]
+fn a_server_ignoring_sigterm_is_killed_within_the_bound() {
+    case("ignore_sigterm", || async {
+        let client = connect(&command("ignore_sigterm")).await;
+        let pid = client.server_pid().expect("a pid");
+        let (result, _) = call(&client, "ignore_sigterm", json!({}), Duration::from_secs(5)).await;
+        assert_eq!(text(&result.expect("the server reports")), "SIGTERM ignored: true");
+        still_answers(&client, "stubborn").await;
+        let start = Instant::now();
+        let bound = STEP * 2 + Duration::from_secs(1);
+        assert!(client.close_within(bound).await, "close did not finish within {bound:?}");
+        let took = start.elapsed();
+        // Both waits ran (stdin closed, then SIGTERM ignored), then SIGKILL ended it.
+        assert!(took >= STEP * 2, "closed after {took:?}: the server should have held out");
+        assert!(process_gone(pid), "the server survived");
+        assert!(live_group_members(pid).is_empty());
+    });
+}
+
+#[test]
+fn grandchildren_are_gone_after_close() {
+    case("grandchildren", || async {
+        let client = connect(&command("grandchildren")).await;
+        let pid = client.server_pid().expect("a pid");
+        let (result, _) = call(&client, "grandchildren", json!({}), Duration::from_secs(5)).await;
+        let direct: u32 = text(&result.expect("the grandchildren started")).parse().expect("a pid");
+        // The server, its `sleep`, and the orphaned `sleep` of `sh -c 'sleep 1000 &'`.
+        assert!(
+            wait_until(Duration::from_secs(2), || live_group_members(pid).len() == 3),
+            "group members: {:?}",
+            live_group_members(pid)
+        );
+        assert!(!process_gone(direct));
+        still_answers(&client, "with grandchildren").await;
+        client.close().await;
+        assert!(process_gone(pid));
+        assert!(
+            wait_until(Duration::from_secs(1), || live_group_members(pid).is_empty()),
+            "survivors: {:?}",
+            live_group_members(pid)
+        );
+    });
+}
+
+#[test]
+fn a_server_exiting_while_its_grandchildren_hold_stdout_fails_calls_promptly() {
+    case("grandchildren_exit", || async {
+        let client = connect(&command("grandchildren")).await;
+        let pid = client.server_pid().expect("a pid");
+        // The server starts its two `sleep`s (which inherit its stdout, so the pipe never
+        // reaches EOF), then exits without answering.
+        let (result, took) =
+            call(&client, "grandchildren", json!({"exit": true}), Duration::from_secs(10)).await;
+        assert_eof(result, took);
+        assert_eq!(client.status(), Status::Closed(CloseReason::Eof));
+        client.close().await;
+        assert!(process_gone(pid));
+        assert!(
+            wait_until(Duration::from_secs(1), || live_group_members(pid).is_empty()),
+            "survivors: {:?}",
+            live_group_members(pid)
+        );
+    });
+}
+
+/// Not one of the planned cases: every `ping` (or other request) from the server gets an answer,
+/// and a server that never reads them used to grow the driver's write buffer without bound
+/// (about 5 MB/s in a debug build). The driver now stops reading while more than 4 MiB of
+/// such answers waits to be written.
+#[test]
+fn a_server_flooding_requests_without_reading_the_answers_leaves_memory_bounded() {
+    let report = Arc::new(Mutex::new(None::<(u64, u64)>));
+    let sink = report.clone();
+    let command = command("request_flood").stderr_to(move |line| {
+        // "flood: sent N requests in M ms"
+        let words: Vec<&str> = line.split_whitespace().collect();
+        if let ["flood:", "sent", n, "requests", "in", ms, "ms"] = words.as_slice() {
+            *sink.lock().unwrap() = n.parse().ok().zip(ms.parse().ok());
+        }
+    });
+    case("request_flood", || async {
+        let client = connect(&command).await;
+        let rss_before = rss_bytes();
+        assert!(reset_peak_rss(), "the kernel refused to reset the peak RSS");
+        let (result, _) = call(&client, "request_flood", json!({"ms": 2000}), Duration::from_secs(5)).await;
+        assert_eq!(text(&result.expect("the flood starts")), "flooding");
+        assert!(wait_until(Duration::from_secs(6), || report.lock().unwrap().is_some()), "no flood report");
+        let (sent, ms) = report.lock().unwrap().expect("the report");
+        let growth = peak_rss_bytes().saturating_sub(rss_before);
+        eprintln!("request flood: {sent} pings in {ms} ms, peak RSS growth {} KiB", growth / 1024);
+        // The server reads again: the answers drain, then `echo` is answered.
+        let (result, _) = call(&client, "echo", json!({"message": "drained"}), Duration::from_secs(10)).await;
+        assert_eq!(text(&result.expect("echo after the flood")), "drained");
+        client.close().await;
+        assert!(growth < 10 * MIB, "peak RSS grew by {} MiB while the server did not read", growth / MIB);
+        // About 4 MiB of answers (44 bytes each), plus what the pipes hold: then the client
+        // stopped reading, and the server's writes blocked.
+        assert!(sent < 120_000, "the client read {sent} requests whose answers were not read");
+    });
+}
