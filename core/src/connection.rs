@@ -1007,9 +1007,15 @@ impl ClientConnection {
             }
         };
         // A multi round-trip retry answers under its own wire id; an earlier round's id is stale.
-        let n = self.retries.get(&wire).copied().unwrap_or(wire);
-        let current = self.pending.get(&n).is_some_and(|p| p.wire == wire);
-        let Some(pending) = current.then(|| self.pending.remove(&n)).flatten() else {
+        let n = if self.retries.is_empty() { wire } else { self.retries.get(&wire).copied().unwrap_or(wire) };
+        // One lookup: this runs for every response.
+        let pending = match self.pending.entry(n) {
+            std::collections::btree_map::Entry::Occupied(entry) if entry.get().wire == wire => {
+                Some(entry.remove())
+            }
+            _ => None,
+        };
+        let Some(pending) = pending else {
             if (0..self.next_id).contains(&wire) {
                 self.stats.late_responses += 1;
             } else {
