@@ -8,6 +8,34 @@ use std::time::Duration;
 
 use crate::process_stats;
 
+/// The options both end-to-end benches take: `--calls N`, `--rounds R`, and `--pinned-only` or
+/// `--unpinned-only` (both placements by default).
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Base number of calls per measurement.
+    pub calls: usize,
+    /// Measurements per figure (the median is reported).
+    pub rounds: usize,
+    /// Placements to measure: `true` is pinned to CPU 0.
+    pub pins: Vec<bool>,
+}
+
+impl Options {
+    /// Reads the options from `args`, with `calls` as the default call count.
+    pub fn parse(args: &[String], calls: usize) -> Self {
+        let value =
+            |flag: &str| args.iter().position(|a| a == flag).and_then(|i| args.get(i + 1)?.parse().ok());
+        let pins = if args.iter().any(|a| a == "--pinned-only") {
+            vec![true]
+        } else if args.iter().any(|a| a == "--unpinned-only") {
+            vec![false]
+        } else {
+            vec![true, false]
+        };
+        Self { calls: value("--calls").unwrap_or(calls), rounds: value("--rounds").unwrap_or(3), pins }
+    }
+}
+
 /// One worker's figures.
 #[derive(Clone, Copy, Debug)]
 pub struct Figures {

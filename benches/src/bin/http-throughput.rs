@@ -17,7 +17,7 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use mcp_benches::http_server::BenchServer;
 use mcp_benches::process_stats;
-use mcp_benches::workers::{self, Figures};
+use mcp_benches::workers::{self, Figures, Options};
 use mcp_hyper::HyperTransport;
 use mcp_sansio::http::HttpConfig;
 use mcp_sansio::schema::Implementation;
@@ -161,15 +161,7 @@ fn main() {
         }
         _ => {}
     }
-    let value = |flag: &str| args.iter().position(|a| a == flag).and_then(|i| args.get(i + 1)?.parse().ok());
-    let calls: usize = value("--calls").unwrap_or(4000);
-    let rounds: usize = value("--rounds").unwrap_or(3);
-    let mut pins = vec![true, false];
-    if args.iter().any(|a| a == "--pinned-only") {
-        pins = vec![true];
-    } else if args.iter().any(|a| a == "--unpinned-only") {
-        pins = vec![false];
-    }
+    let Options { calls, rounds, pins } = Options::parse(&args, 4000);
     println!(
         "# tools/call over Streamable HTTP (JSON responses), mcp-hyper vs raw hyper, same server process; \
          median of {rounds} alternating rounds; {calls} calls per workload"

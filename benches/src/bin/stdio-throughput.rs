@@ -15,7 +15,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use mcp_benches::process_stats;
-use mcp_benches::workers::{self, Figures};
+use mcp_benches::workers::{self, Figures, Options};
 use mcp_sansio::schema::Implementation;
 use mcp_smol::{ClientBuilder, ServerCommand, StderrSink};
 use serde_json::json;
@@ -312,15 +312,7 @@ fn main() {
         worker(&args[1], workload, calls, args.iter().any(|a| a == "--pin"));
         return;
     }
-    let value = |flag: &str| args.iter().position(|a| a == flag).and_then(|i| args.get(i + 1)?.parse().ok());
-    let calls: usize = value("--calls").unwrap_or(20_000);
-    let rounds: usize = value("--rounds").unwrap_or(3);
-    let mut pins = vec![true, false];
-    if args.iter().any(|a| a == "--pinned-only") {
-        pins = vec![true];
-    } else if args.iter().any(|a| a == "--unpinned-only") {
-        pins = vec![false];
-    }
+    let Options { calls, rounds, pins } = Options::parse(&args, 20_000);
     println!(
         "# tools/call over stdio, mcp-smol vs raw blocking std::process, same bench-echo server; \
          median of {rounds} alternating rounds; base calls {calls}"

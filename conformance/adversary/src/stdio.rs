@@ -310,34 +310,31 @@ impl Server<'_> {
         self.out.message(&json!([notification, response, 17]));
     }
 
+    /// Sends notifications for `ms` from a thread of their own, as fast as the pipe takes them.
     fn flood(&self, id: &Value, ms: u64) {
         self.answer(id, text("flooding"));
-        let out = self.out.clone();
-        std::thread::spawn(move || {
-            let start = Instant::now();
-            let limit = Duration::from_millis(ms);
-            let mut sent = 0u64;
-            let mut batch = Vec::with_capacity(64 * 1024);
-            while start.elapsed() < limit {
-                batch.clear();
-                for _ in 0..256 {
-                    sent += 1;
-                    let _ = writeln!(
-                        batch,
-                        r#"{{"jsonrpc":"2.0","method":"notifications/message","params":{{"level":"info","data":"flood {sent}"}}}}"#
-                    );
-                }
-                if !out.write_bulk(&batch) {
-                    break;
-                }
-            }
-            eprintln!("flood: sent {sent} notifications in {} ms", start.elapsed().as_millis());
+        self.burst(ms, "notifications", |batch, n| {
+            writeln!(
+                batch,
+                r#"{{"jsonrpc":"2.0","method":"notifications/message","params":{{"level":"info","data":"flood {n}"}}}}"#
+            )
         });
     }
 
     /// Sends `ping` requests for `ms` without reading the answers, then reads again.
     fn request_flood(&self, id: &Value, ms: u64) {
         self.answer(id, text("flooding"));
+        self.burst(ms, "requests", |batch, n| {
+            writeln!(batch, r#"{{"jsonrpc":"2.0","id":"p{n}","method":"ping"}}"#)
+        });
+        // Not reading meanwhile is the point. (Not joining the thread either: it may be
+        // blocked writing to a client that, rightly, stopped reading until we read.)
+        std::thread::sleep(Duration::from_millis(ms));
+    }
+
+    /// Writes messages numbered from 1, made by `line`, in batches of 256 for `ms`, from a
+    /// thread of its own (which reports how many on stderr).
+    fn burst(&self, ms: u64, what: &'static str, line: fn(&mut Vec<u8>, u64) -> std::io::Result<()>) {
         let out = self.out.clone();
         let limit = Duration::from_millis(ms);
         std::thread::spawn(move || {
@@ -348,16 +345,14 @@ impl Server<'_> {
                 batch.clear();
                 for _ in 0..256 {
                     sent += 1;
-                    let _ = writeln!(batch, r#"{{"jsonrpc":"2.0","id":"p{sent}","method":"ping"}}"#);
+                    let _ = line(&mut batch, sent);
                 }
                 if !out.write_bulk(&batch) {
                     break;
                 }
             }
-            eprintln!("flood: sent {sent} requests in {} ms", start.elapsed().as_millis());
+            eprintln!("flood: sent {sent} {what} in {} ms", start.elapsed().as_millis());
         });
-        // Not reading meanwhile is the point.
-        std::thread::sleep(limit);
     }
 
     fn partial_line_eof(&self, id: &Value) {
