@@ -34,8 +34,9 @@ const LONG: Duration = Duration::from_secs(5);
 const SLACK: Duration = Duration::from_millis(700);
 /// How soon a failure that needs no deadline must come.
 const PROMPT: Duration = Duration::from_secs(1);
-/// How late a timer on the client's executor may fire while a hostile server does its worst.
-const LATE_LIMIT: Duration = Duration::from_millis(200);
+/// How late a timer on the client's executor may fire while a hostile server does its worst
+/// (the executor-freezing bug this guards against held timers for 1.3-3 s).
+const LATE_LIMIT: Duration = Duration::from_millis(500);
 /// Growth of the peak resident set allowed during one case.
 const RSS_LIMIT: usize = 24 * MIB;
 
@@ -488,7 +489,9 @@ fn stalled_event_stream_head_holds_calls_briefly() {
         assert!(elapsed < Duration::from_secs(1) + SLACK, "stall_get: the calls took {elapsed:?}");
         // Later calls do not wait at all.
         let (_, elapsed) = timed(good_traffic(&client, "stall_get")).await;
-        assert!(elapsed < Duration::from_millis(300), "stall_get: later calls took {elapsed:?}");
+        // Well under the 1 s gate: they no longer wait for the head (a loaded CI machine needs
+        // the margin).
+        assert!(elapsed < Duration::from_millis(700), "stall_get: later calls took {elapsed:?}");
         // Closing aborts the GET that is still waiting for its head.
         let (_, closed_after) = timed(client.close()).await;
         assert!(closed_after < PROMPT, "stall_get: closing took {closed_after:?}");

@@ -116,7 +116,7 @@ impl Inner {
 
     async fn execute(&self, request: HttpRequest) -> io::Result<HttpResponse> {
         let target = Target::parse(request.url())?;
-        let mut hyper_request = build_request(request, &target)?;
+        let (mut hyper_request, body) = build_request(request, &target)?;
         let key = &target.key;
 
         // An idle connection first. One that closed before the request was written gives the
@@ -126,6 +126,7 @@ impl Inner {
                 debug!(peer = %key, "idle connection closed");
                 continue;
             }
+            let spare = duplicate(&hyper_request, &body);
             match sender.try_send_request(hyper_request).await {
                 Ok(response) => {
                     debug!(peer = %key, "reused a connection");
@@ -135,6 +136,16 @@ impl Inner {
                     Some(unsent) => {
                         debug!(peer = %key, "idle connection closed before the request was sent");
                         hyper_request = unsent;
+                    }
+                    // The server closed the idle connection as the request went out on it (the
+                    // keep-alive race: its close was still in flight), and not a byte of a
+                    // response came back. The request goes once more, on a fresh connection, as
+                    // browsers do: a server that closes without a word has most likely not read
+                    // it (one that crashed while handling it could see it twice).
+                    None if e.error().is_incomplete_message() => {
+                        debug!(peer = %key, "reused connection closed with no response: sending again");
+                        hyper_request = spare;
+                        break;
                     }
                     None => return Err(error::from_hyper(format_args!("request to {key}"), e.into_error())),
                 },
@@ -163,9 +174,18 @@ impl Inner {
     }
 }
 
+/// The same request again (the body is shared, not copied).
+fn duplicate(request: &Request<Full<Bytes>>, body: &Bytes) -> Request<Full<Bytes>> {
+    let mut copy = Request::new(Full::new(body.clone()));
+    *copy.method_mut() = request.method().clone();
+    *copy.uri_mut() = request.uri().clone();
+    *copy.headers_mut() = request.headers().clone();
+    copy
+}
+
 /// The hyper request for `request`: origin-form target, the session's headers in order, `Host`
-/// unless given, and the body without a copy.
-fn build_request(request: HttpRequest, target: &Target) -> io::Result<Request<Full<Bytes>>> {
+/// unless given, and the body without a copy (also returned, to send the request again).
+fn build_request(request: HttpRequest, target: &Target) -> io::Result<(Request<Full<Bytes>>, Bytes)> {
     let invalid = |why: String| io::Error::new(io::ErrorKind::InvalidInput, why);
     let method = Method::from_bytes(request.method().as_str().as_bytes())
         .map_err(|e| invalid(format!("invalid method {}: {e}", request.method())))?;
@@ -183,11 +203,12 @@ fn build_request(request: HttpRequest, target: &Target) -> io::Result<Request<Fu
             .map_err(|_| invalid(format!("invalid host {:?}", target.host_header)))?;
         headers.insert(HOST, host);
     }
-    let mut hyper_request = Request::new(Full::new(Bytes::from(request.into_body())));
+    let body = Bytes::from(request.into_body());
+    let mut hyper_request = Request::new(Full::new(body.clone()));
     *hyper_request.method_mut() = method;
     *hyper_request.uri_mut() = target.uri.clone();
     *hyper_request.headers_mut() = headers;
-    Ok(hyper_request)
+    Ok((hyper_request, body))
 }
 
 /// Configures a [`HyperTransport`].
