@@ -6,7 +6,7 @@
 mod common;
 
 use common::Harness;
-use mcp_sansio::{RequestOptions, UsageError};
+use mcp_sansio::{RequestOptions, Transmit, UsageError};
 use serde_json::Value;
 
 /// Found by the `feed` target (2 vCPUs, ~610k executions, `--sanitizer none`); minimized input:
@@ -44,29 +44,34 @@ fn raw_params_with_newlines_stay_one_stdio_line() {
 }
 
 fn check_one_line(h: &mut Harness, sent: Result<(), UsageError>, params: &[u8]) {
+    check_sent(h, sent, params, |t| {
+        let text = String::from_utf8_lossy(t.bytes()).into_owned();
+        assert!(text.ends_with('\n'), "{text:?}");
+        assert_eq!(text.matches('\n').count(), 1, "the message spans several lines: {text:?}");
+        let message: Value = serde_json::from_slice(t.message()).unwrap();
+        let expected: Value = serde_json::from_slice(params).unwrap();
+        let got = &message["params"];
+        // With a progress token, `_meta` was added; the rest must be the caller's params.
+        let mut got = got.clone();
+        if let Some(object) = got.as_object_mut() {
+            if expected.get("_meta").is_none() {
+                object.remove("_meta");
+            }
+        }
+        assert_eq!(got, expected, "params changed: {text:?}");
+    });
+}
+
+/// A send the engine either refused with `InvalidParams` (then nothing is queued) or queued:
+/// then `check` looks at what it queued.
+fn check_sent(h: &mut Harness, sent: Result<(), UsageError>, params: &[u8], check: impl FnOnce(&Transmit)) {
     let shown = String::from_utf8_lossy(params);
     match sent {
         Err(UsageError::InvalidParams(_)) => {
             assert!(h.conn.poll_transmit().is_none(), "refused, yet sent: {shown:?}");
         }
         Err(other) => panic!("unexpected refusal {other:?} for {shown:?}"),
-        Ok(()) => {
-            let t = h.conn.poll_transmit().expect("a transmit");
-            let text = String::from_utf8_lossy(t.bytes()).into_owned();
-            assert!(text.ends_with('\n'), "{text:?}");
-            assert_eq!(text.matches('\n').count(), 1, "the message spans several lines: {text:?}");
-            let message: Value = serde_json::from_slice(t.message()).unwrap();
-            let expected: Value = serde_json::from_slice(params).unwrap();
-            let got = &message["params"];
-            // With a progress token, `_meta` was added; the rest must be the caller's params.
-            let mut got = got.clone();
-            if let Some(object) = got.as_object_mut() {
-                if expected.get("_meta").is_none() {
-                    object.remove("_meta");
-                }
-            }
-            assert_eq!(got, expected, "params changed: {text:?}");
-        }
+        Ok(()) => check(&h.conn.poll_transmit().expect("a transmit")),
     }
 }
 
@@ -101,16 +106,8 @@ fn raw_params_with_invalid_utf8_are_refused() {
 }
 
 fn check_valid_json(h: &mut Harness, sent: Result<(), UsageError>, params: &[u8]) {
-    let shown = String::from_utf8_lossy(params);
-    match sent {
-        Err(UsageError::InvalidParams(_)) => {
-            assert!(h.conn.poll_transmit().is_none(), "refused, yet sent: {shown:?}");
-        }
-        Err(other) => panic!("unexpected refusal {other:?} for {shown:?}"),
-        Ok(()) => {
-            let t = h.conn.poll_transmit().expect("a transmit");
-            let parsed = serde_json::from_slice::<Value>(t.message());
-            assert!(parsed.is_ok(), "not JSON ({parsed:?}): {:?}", String::from_utf8_lossy(t.bytes()));
-        }
-    }
+    check_sent(h, sent, params, |t| {
+        let parsed = serde_json::from_slice::<Value>(t.message());
+        assert!(parsed.is_ok(), "not JSON ({parsed:?}): {:?}", String::from_utf8_lossy(t.bytes()));
+    });
 }

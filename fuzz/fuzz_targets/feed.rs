@@ -36,11 +36,11 @@ use std::time::{Duration, Instant};
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use mcp_sansio::jsonrpc::ErrorObject;
-use mcp_sansio::schema::{ClientCapabilities, Implementation, ListChangedCapability};
+use mcp_sansio::schema::Implementation;
 use mcp_sansio::{ClientConfig, ClientConnection, ProtocolVersion, RequestId, RequestOptions, Status};
 use mcp_sansio_fuzz::{
-    ALL_CAPABILITIES, Contract, check_transmit, discover_result, epoch, error_body, initialize_result,
-    notification, result_body, server_capabilities, server_request, server_request_id,
+    ALL_CAPABILITIES, Contract, all_client_capabilities, check_transmit, discover_result, epoch, error_body,
+    initialize_result, notification, result_body, server_capabilities, server_request, server_request_id,
 };
 use serde_json::{Value, json};
 
@@ -397,13 +397,7 @@ fn config(start: Start, knobs: &Knobs) -> ClientConfig {
         config = config.with_keep_alive(Duration::from_secs(knobs.keep_alive_s.into()));
     }
     if knobs.client_capabilities {
-        let caps = ClientCapabilities {
-            roots: Some(ListChangedCapability::default()),
-            sampling: Some(Default::default()),
-            elicitation: Some(Default::default()),
-            ..Default::default()
-        };
-        config = config.with_capabilities(caps);
+        config = config.with_capabilities(all_client_capabilities());
     }
     config
 }

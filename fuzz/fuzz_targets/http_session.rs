@@ -29,10 +29,11 @@ use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use mcp_sansio::http::{HttpAction, HttpConfig, HttpMethod, HttpSession, StreamId};
 use mcp_sansio::jsonrpc::ErrorObject;
-use mcp_sansio::schema::{ClientCapabilities, Implementation, ListChangedCapability};
+use mcp_sansio::schema::Implementation;
 use mcp_sansio::{ClientConfig, ProtocolVersion, RequestOptions};
 use mcp_sansio_fuzz::{
-    Contract, epoch, error_body, notification, result_body, server_request, server_request_id,
+    Contract, all_client_capabilities, epoch, error_body, notification, result_body, server_request,
+    server_request_id,
 };
 use serde_json::{Value, json};
 
@@ -440,13 +441,7 @@ fuzz_target!(|input: Input<'_>| {
         config = config.with_max_message_size(setup.max_message_size.into());
     }
     if setup.client_capabilities {
-        let caps = ClientCapabilities {
-            roots: Some(ListChangedCapability::default()),
-            sampling: Some(Default::default()),
-            elicitation: Some(Default::default()),
-            ..Default::default()
-        };
-        config = config.with_capabilities(caps);
+        config = config.with_capabilities(all_client_capabilities());
     }
     let http = HttpConfig::new(URL)
         .header("Authorization", "Bearer fuzz")

@@ -29,6 +29,16 @@ pub fn version(pick: u8) -> &'static str {
     VERSIONS[usize::from(pick) % VERSIONS.len()]
 }
 
+/// Client capabilities declaring everything a handler can serve (roots, sampling, elicitation).
+pub fn all_client_capabilities() -> mcp_sansio::schema::ClientCapabilities {
+    mcp_sansio::schema::ClientCapabilities {
+        roots: Some(mcp_sansio::schema::ListChangedCapability::default()),
+        sampling: Some(Default::default()),
+        elicitation: Some(Default::default()),
+        ..Default::default()
+    }
+}
+
 /// Server capabilities picked by the bits of a fuzzer byte (tools, resources, subscribe, prompts,
 /// logging, completions, list changes).
 pub fn server_capabilities(bits: u8) -> Value {
