@@ -74,18 +74,35 @@ pub enum Status {
 pub struct Stats {
     /// Messages received (a batch counts each element).
     pub messages_received: u64,
+    /// Bytes received: every byte fed, framing included.
+    pub bytes_received: u64,
     /// Messages sent.
     pub messages_sent: u64,
     /// Invalid messages discarded (including oversized ones).
     pub invalid_messages: u64,
+    /// Messages discarded because they were not JSON at all (a subset of `invalid_messages`).
+    pub parse_errors: u64,
     /// Messages discarded for exceeding `max_message_size`.
     pub oversized_messages: u64,
     /// Responses to ids the engine issued but no longer waits for (timed out, cancelled, answered twice).
     pub late_responses: u64,
     /// Responses to ids the engine never issued.
     pub unknown_responses: u64,
-    /// Requests that timed out.
+    /// Requests that timed out, the engine's own (`initialize`, keep-alive `ping`) included.
     pub timeouts: u64,
+    /// The application's requests: every id handed out by [`ClientConnection::send`] and
+    /// [`ClientConnection::send_request`]. Each ends in exactly one of the four outcomes below,
+    /// or is still pending.
+    pub requests_tracked: u64,
+    /// The application's requests answered with a result.
+    pub requests_completed: u64,
+    /// The application's requests that failed: an error answer, a lost transport, a closed
+    /// connection.
+    pub requests_failed: u64,
+    /// The application's requests that hit their idle timeout or their cap on total time.
+    pub requests_timed_out: u64,
+    /// The application's requests cancelled with [`ClientConnection::cancel`].
+    pub requests_cancelled: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -470,7 +487,7 @@ impl ClientConnection {
         match pending.kind {
             PendingKind::User => {
                 tracing::debug!(id, %error, "request failed by the transport");
-                self.events.push_back(Event::Response { id: RequestId::Number(id), result: Err(error) });
+                self.finish_user(id, Err(error));
             }
             PendingKind::Discover => {
                 // No answer that a modern server would give: try the legacy handshake.
@@ -522,6 +539,7 @@ impl ClientConnection {
         if self.is_closed() {
             return;
         }
+        self.stats.bytes_received += bytes.len() as u64;
         let mut framer = std::mem::replace(&mut self.framer, LineFramer::new(0));
         framer.feed(bytes, &mut |frame| self.on_frame(now, frame));
         self.framer = framer;
@@ -532,6 +550,7 @@ impl ClientConnection {
         if self.is_closed() {
             return;
         }
+        self.stats.bytes_received += message.len() as u64;
         if message.len() > self.config.max_message_size {
             self.on_frame(now, Frame::Oversized { len: message.len() });
         } else {
@@ -592,7 +611,7 @@ impl ClientConnection {
                         self.send_cancelled(pending.wire, Some(reason));
                     }
                     self.forget_retry(id, pending.wire);
-                    self.events.push_back(Event::Response { id: RequestId::Number(id), result: Err(error) });
+                    self.finish_user(id, Err(error));
                 }
             }
         }
@@ -728,8 +747,8 @@ impl ClientConnection {
         self.log_level = Some(params.level);
         let id = self.next_id;
         self.next_id += 1;
-        self.events
-            .push_back(Event::Response { id: RequestId::Number(id), result: Ok(empty_object().to_owned()) });
+        self.stats.requests_tracked += 1;
+        self.finish_user(id, Ok(empty_object().to_owned()));
         Ok(RequestId::Number(id))
     }
 
@@ -801,10 +820,7 @@ impl ClientConnection {
         if wire != NO_WIRE {
             self.send_cancelled(wire, reason);
         }
-        self.events.push_back(Event::Response {
-            id: id.clone(),
-            result: Err(RequestError::Cancelled(reason.map(str::to_owned))),
-        });
+        self.finish_user(n, Err(RequestError::Cancelled(reason.map(str::to_owned))));
         Ok(())
     }
 
@@ -893,6 +909,9 @@ impl ClientConnection {
         max_total: Duration,
         reset_on_progress: bool,
     ) {
+        if kind == PendingKind::User {
+            self.stats.requests_tracked += 1;
+        }
         let max_total_at = now + max_total;
         let deadline = (now + timeout).min(max_total_at);
         self.deadlines.insert((deadline, id));
@@ -953,10 +972,7 @@ impl ClientConnection {
         self.inputs.clear();
         for (id, pending) in std::mem::take(&mut self.pending) {
             if pending.kind == PendingKind::User {
-                self.events.push_back(Event::Response {
-                    id: RequestId::Number(id),
-                    result: Err(RequestError::ConnectionClosed(reason.clone())),
-                });
+                self.finish_user(id, Err(RequestError::ConnectionClosed(reason.clone())));
             }
         }
         self.phase = Phase::Closed(reason.clone());
@@ -971,6 +987,9 @@ impl ClientConnection {
     fn invalid(&mut self, error: InvalidMessage) {
         tracing::debug!(%error, "invalid message discarded");
         self.stats.invalid_messages += 1;
+        if matches!(error, InvalidMessage::Json(_)) {
+            self.stats.parse_errors += 1;
+        }
         self.events.push_back(Event::InvalidMessage(error));
     }
 
@@ -1057,7 +1076,7 @@ impl ClientConnection {
                 };
                 self.forget_retry(n, pending.wire);
                 let result = result.map(RawValue::to_owned).map_err(RequestError::Server);
-                self.events.push_back(Event::Response { id: RequestId::Number(n), result });
+                self.finish_user(n, result);
             }
             PendingKind::KeepAlive => self.keep_alive_ping = None,
             PendingKind::Initialize => self.on_initialize_result(result),
@@ -1282,10 +1301,24 @@ impl ClientConnection {
         Some(new)
     }
 
+    /// Reports the outcome of the application's request `id` and counts it.
+    fn finish_user(&mut self, id: i64, result: Result<Box<RawValue>, RequestError>) {
+        let counter = match &result {
+            Ok(_) => &mut self.stats.requests_completed,
+            Err(RequestError::Timeout(_) | RequestError::MaxTotalExceeded(_)) => {
+                &mut self.stats.requests_timed_out
+            }
+            Err(RequestError::Cancelled(_)) => &mut self.stats.requests_cancelled,
+            Err(_) => &mut self.stats.requests_failed,
+        };
+        *counter += 1;
+        self.events.push_back(Event::Response { id: RequestId::Number(id), result });
+    }
+
     /// Ends request `n` (already out of the pending table and its deadline set) with `error`.
     fn finish_failed(&mut self, n: i64, pending: Pending, error: RequestError) {
         self.forget_retry(n, pending.wire);
-        self.events.push_back(Event::Response { id: RequestId::Number(n), result: Err(error) });
+        self.finish_user(n, Err(error));
     }
 
     fn on_discover_result(&mut self, now: Instant, result: Result<&RawValue, ErrorObject>) {
@@ -1482,7 +1515,7 @@ impl ClientConnection {
                 }
                 Ok(_) => Ok(empty_object().to_owned()),
             };
-            self.events.push_back(Event::Response { id: RequestId::Number(waiting.id), result });
+            self.finish_user(waiting.id, result);
         }
         if refused {
             // Listen again without the resources the server would not follow.

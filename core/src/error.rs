@@ -45,6 +45,19 @@ pub enum UsageError {
     },
 }
 
+impl UsageError {
+    /// Whether the same command may succeed later: before the handshake ended
+    /// ([`NotReady`](Self::NotReady)), or on a new connection after one that closed for a
+    /// retriable reason. Every other refusal is a mistake in the call itself: `false`.
+    pub fn is_retriable(&self) -> bool {
+        match self {
+            UsageError::NotReady => true,
+            UsageError::Closed(reason) => reason.is_retriable(),
+            _ => false,
+        }
+    }
+}
+
 fn replacement_suffix(replacement: &Option<&'static str>) -> String {
     replacement.map(|r| format!("; use {r}")).unwrap_or_default()
 }

@@ -176,6 +176,34 @@ pub enum RequestError {
 }
 
 impl RequestError {
+    /// Whether sending the same request again (on this connection or, for a closed one, on a
+    /// new connection) may succeed: timeouts, lost transports, connections that died under the
+    /// request, and HTTP statuses that mean "later" (408, 429, 500, 502, 503, 504). A server's
+    /// JSON-RPC error, a cancellation and a refused input are answers, not accidents: `false`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use mcp_sansio::{CloseReason, ErrorObject, RequestError};
+    ///
+    /// assert!(RequestError::Timeout(Duration::from_secs(30)).is_retriable());
+    /// assert!(RequestError::ConnectionClosed(CloseReason::Eof).is_retriable());
+    /// assert!(!RequestError::Server(ErrorObject::new(-32602, "bad arguments")).is_retriable());
+    /// ```
+    pub fn is_retriable(&self) -> bool {
+        match self {
+            RequestError::Timeout(_) | RequestError::MaxTotalExceeded(_) | RequestError::Transport(_) => true,
+            RequestError::ConnectionClosed(reason) => reason.is_retriable(),
+            RequestError::HttpStatus { status, .. } => matches!(status, 408 | 429 | 500 | 502 | 503 | 504),
+            RequestError::Server(_)
+            | RequestError::Cancelled(_)
+            | RequestError::TooManyInputRounds(_)
+            | RequestError::InvalidInputRequest(_)
+            | RequestError::InputRefused(_)
+            | RequestError::ToolRejected { .. }
+            | RequestError::SubscriptionRefused { .. } => false,
+        }
+    }
+
     /// The server's JSON-RPC error, if that is what this is.
     pub fn server_error(&self) -> Option<&ErrorObject> {
         match self {
@@ -236,4 +264,22 @@ pub enum CloseReason {
     /// The transport failed (reported by the driver with `close_with`).
     #[error("transport error: {0}")]
     Transport(String),
+}
+
+impl CloseReason {
+    /// Whether a new connection may fare better: the server went away, the transport broke,
+    /// or the server did not answer in time. A refusal (version, `initialize` error) or the
+    /// application's own `close` would happen again: `false`.
+    pub fn is_retriable(&self) -> bool {
+        match self {
+            CloseReason::Eof
+            | CloseReason::HandshakeTimeout(_)
+            | CloseReason::KeepAliveTimeout(_)
+            | CloseReason::Transport(_) => true,
+            CloseReason::Local
+            | CloseReason::UnsupportedVersion { .. }
+            | CloseReason::InitializeRefused(_)
+            | CloseReason::InvalidInitializeResult(_) => false,
+        }
+    }
 }

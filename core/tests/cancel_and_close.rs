@@ -248,3 +248,49 @@ fn transport_error_closes_with_the_drivers_explanation() {
     assert!(reason.to_string().contains("broken pipe"));
     assert_commands_refused(&mut h, &reason);
 }
+
+#[test]
+fn stats_count_every_outcome_bytes_and_parse_errors() {
+    let mut h = Harness::ready_default("2025-11-25");
+    let before = h.conn.stats();
+    assert_eq!(before.requests_tracked, 0, "the handshake is the engine's own, not the application's");
+    let ok = call(&mut h);
+    let failed = call(&mut h);
+    let cancelled = call(&mut h);
+    let timed_out = h
+        .conn
+        .send::<CallTool>(
+            h.now,
+            &CallToolRequestParams::new("t"),
+            RequestOptions::default().timeout(Duration::from_secs(1)),
+        )
+        .unwrap();
+    h.sent();
+    let _closed = call(&mut h);
+    assert_eq!(h.conn.stats().requests_tracked, 5);
+
+    let answer = result_line(num(&ok), json!({"content": []}));
+    h.server(&answer);
+    let error =
+        format!(r#"{{"jsonrpc":"2.0","id":{},"error":{{"code":-32602,"message":"bad"}}}}"#, num(&failed));
+    h.server(&error);
+    h.conn.cancel(h.now, &cancelled, None).unwrap();
+    h.advance(Duration::from_secs(2));
+    let garbage = ["{not json", r#"{"jsonrpc":"1.0","id":1,"result":{}}"#];
+    for line in garbage {
+        h.server(line);
+    }
+    h.conn.close(h.now);
+    let _ = timed_out;
+
+    let stats = h.conn.stats();
+    assert_eq!(
+        (stats.requests_completed, stats.requests_failed, stats.requests_cancelled, stats.requests_timed_out),
+        (1, 2, 1, 1),
+        "the failed pair is the error answer and the request the close ended: {stats:?}"
+    );
+    assert_eq!((stats.parse_errors, stats.invalid_messages), (1, 2), "{stats:?}");
+    let fed: usize =
+        [answer.as_str(), &error, garbage[0], garbage[1]].iter().map(|line| line.len() + 1).sum();
+    assert_eq!(stats.bytes_received - before.bytes_received, fed as u64, "every byte fed, newlines included");
+}
