@@ -104,6 +104,7 @@
 #![deny(missing_docs)]
 #![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
+mod base64;
 mod capability;
 mod config;
 mod connection;

@@ -28,6 +28,7 @@ mod resources;
 mod roots;
 mod sampling;
 mod tasks;
+mod tool_result;
 mod tools;
 
 pub use completion::*;
@@ -43,6 +44,7 @@ pub use resources::*;
 pub use roots::*;
 pub use sampling::*;
 pub use tasks::*;
+pub use tool_result::*;
 pub use tools::*;
 
 /// A JSON object with arbitrary members (`_meta`, `experimental`, free-form arguments).
