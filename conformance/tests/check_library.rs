@@ -14,8 +14,11 @@ static TARGET: LazyLock<Target> =
 
 static OPTIONS: LazyLock<CheckOptions> = LazyLock::new(|| {
     let mut options = CheckOptions::default();
-    // Tools that end the server or may sleep for as long as asked.
-    options.skip_tools.extend(["crash", "sleep", "long_running", "stderr_burst"].map(String::from));
+    // Tools that end the server or may sleep for as long as asked, and `bad_stats`, which breaks
+    // its own outputSchema on purpose (for the client's validation tests).
+    options
+        .skip_tools
+        .extend(["crash", "sleep", "long_running", "stderr_burst", "bad_stats"].map(String::from));
     options
 });
 

@@ -110,6 +110,18 @@
 //! | `cancelled_requests` | — | the JSON array of request ids seen in `notifications/cancelled` |
 //! | `stderr_burst` | `bytes: integer` | writes that many bytes to stderr, then `"wrote <n> bytes"` |
 //! | `weather` | `region: string, days: integer = 1, metric: boolean = true`, each annotated `"x-mcp-header"` (`Region`, `Days`, `Metric`) | `"forecast for <region>: <days> days, metric=<bool>"` |
+//! | `mixed_content` | — | one block of each kind: text `"mixed"`, an `image/png` image, an `audio/wav` clip (a 48-byte WAV), a `resource_link` to `demo://readme` (`text/markdown`) and the embedded text resource `demo://items/7` (`"item 7"`) |
+//! | `bad_stats` | `numbers: number[]` | declares the `outputSchema` of `get_stats` but answers `structuredContent {count: "<n>", sum}` that violates it (a string count, no mean), plus the same JSON as text: for testing client-side `outputSchema` validation |
+//! | `add_tool` | `name: string` | adds a tool `name` that behaves like `echo` (see below), sends `notifications/tools/list_changed`, then `"added <name>"` |
+//!
+//! `add_tool` adds to the session's state, like `resources/subscribe`: over stdio the tool lasts
+//! as long as the process, over HTTP as long as the legacy session, and a 2026-07-28 request adds
+//! it to the one stateless side that every modern request shares. An added tool is listed after
+//! the built-in ones, in the order added, with `echo`'s input schema. The list change is notified
+//! as `notify_changes` notifies (a legacy call also sends it to the session; every call sends it
+//! to the `subscriptions/listen` streams that asked for `toolsListChanged`). A name already taken
+//! (built-in or added), one that is not 1 to 128 of `A-Z a-z 0-9 _ - .`, or a 65th added tool is
+//! a tool error (`isError: true`) that changes nothing.
 //!
 //! `long_running`, `sleep`, `sample`, `elicit`, `list_roots` and `stderr_burst` run on their own
 //! thread and honour `notifications/cancelled` (a cancelled request is never answered); every

@@ -36,7 +36,7 @@ use super::options::Options;
 use super::output::{Outlet, Output, Sink};
 use super::pagination::paginate;
 use super::resources::Subscriptions;
-use super::tools::{self, ToolCall};
+use super::tools::{self, AddedTools, ToolCall};
 use super::{completion, lifecycle, prompts, resources};
 
 /// How often blocked handlers look at their cancel flag.
@@ -66,6 +66,8 @@ pub(crate) struct Server {
     /// The open 2026-07-28 `subscriptions/listen` streams (shared by every session of an HTTP
     /// server).
     listeners: Arc<Listeners>,
+    /// The tools `add_tool` added to this session.
+    pub(crate) added_tools: AddedTools,
 }
 
 /// Where the response to one request goes.
@@ -122,6 +124,7 @@ impl Server {
             next_request: AtomicU64::new(0),
             era: EraCell::new(era),
             listeners,
+            added_tools: AddedTools::default(),
         }
     }
 
@@ -149,6 +152,16 @@ impl Server {
     /// Sends the change notifications every open `subscriptions/listen` stream asked for.
     pub(crate) fn notify_listeners(&self) {
         self.listeners.notify_changes(|outlet, message| self.send_on(outlet, message));
+    }
+
+    /// Sends `notifications/tools/list_changed` to every open `subscriptions/listen` stream that
+    /// asked for tool list changes (and nothing else: see [`Server::notify_listeners`]).
+    pub(crate) fn notify_listeners_of_tools(&self) {
+        self.listeners.notify_changes(|outlet, message| {
+            if message.get("method").and_then(Value::as_str) == Some("notifications/tools/list_changed") {
+                self.send_on(outlet, message);
+            }
+        });
     }
 
     /// The ids seen in `notifications/cancelled` so far.
@@ -259,7 +272,7 @@ impl Server {
             }
         }
         if method == "tools/call" {
-            return match tools::prepare(&params) {
+            return match tools::prepare(&params, &self.added_tools) {
                 Ok(call) => self.call_tool(id, call, reply),
                 Err(error) => {
                     self.deliver(reply, jsonrpc::failure(&id, &error));
@@ -321,7 +334,7 @@ impl Server {
         reply: Reply,
     ) -> bool {
         match method {
-            "tools/call" => match tools::prepare_modern(params, meta) {
+            "tools/call" => match tools::prepare_modern(params, meta, &self.added_tools) {
                 Ok(call) => self.call_tool(id, call, reply),
                 Err(error) => {
                     self.deliver(reply, jsonrpc::failure(&id, &error));
@@ -368,7 +381,7 @@ impl Server {
         let page_size = self.options.page_size;
         let listed = match method {
             "server/discover" => return Ok(modern::discover()),
-            "tools/list" => paginate("tools", tools::list(), page_size, params),
+            "tools/list" => paginate("tools", tools::list(&self.added_tools), page_size, params),
             "resources/list" => paginate("resources", resources::list(), page_size, params),
             "resources/templates/list" => {
                 paginate("resourceTemplates", resources::templates(), page_size, params)
@@ -393,7 +406,7 @@ impl Server {
         match method {
             "initialize" => lifecycle::initialize(params),
             "ping" => Ok(json!({})),
-            "tools/list" => paginate("tools", tools::list(), page_size, params),
+            "tools/list" => paginate("tools", tools::list(&self.added_tools), page_size, params),
             "resources/list" => paginate("resources", resources::list(), page_size, params),
             "resources/templates/list" => {
                 paginate("resourceTemplates", resources::templates(), page_size, params)

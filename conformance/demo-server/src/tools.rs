@@ -9,9 +9,14 @@
 //! A tool's own notifications (progress, log messages) go to its request's [`Outlet`]; what it
 //! sends that is not part of its request (server→client requests, list-changed notifications)
 //! goes through the session (see [`Server::send_unsolicited`]).
+//!
+//! Besides the built-in [`TOOLS`], a session has the tools `add_tool` registered in it
+//! ([`AddedTools`], kept by the [`Server`]): each behaves like `echo` and is listed after the
+//! built-in ones.
 
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, PoisonError};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -231,18 +236,21 @@ impl ToolCall {
     }
 }
 
-/// Validates `tools/call {name, arguments?, _meta?: {progressToken?}}`.
-pub(crate) fn prepare(params: &Map<String, Value>) -> Result<ToolCall, RpcError> {
+/// Validates `tools/call {name, arguments?, _meta?: {progressToken?}}`: `name` is a built-in
+/// tool or one of `added`.
+pub(crate) fn prepare(params: &Map<String, Value>, added: &AddedTools) -> Result<ToolCall, RpcError> {
     let name = params
         .get("name")
         .and_then(Value::as_str)
         .ok_or_else(|| RpcError::invalid_params("tools/call needs a string `name`"))?;
-    let tool = TOOLS
-        .iter()
-        .find(|tool| tool.name == name)
-        .ok_or_else(|| RpcError::invalid_params(format!("Unknown tool: {name}")))?;
+    let tool = match TOOLS.iter().find(|tool| tool.name == name) {
+        Some(tool) => tool,
+        None if added.contains(name) => &ADDED_TOOL,
+        None => return Err(RpcError::invalid_params(format!("Unknown tool: {name}"))),
+    };
+    // Absent arguments are none; an explicit `null` is not an object, as the schema says.
     let arguments = match params.get("arguments") {
-        None | Some(Value::Null) => Map::new(),
+        None => Map::new(),
         Some(Value::Object(arguments)) => arguments.clone(),
         Some(_) => return Err(RpcError::invalid_params("tool arguments must be an object")),
     };
@@ -255,9 +263,13 @@ pub(crate) fn prepare(params: &Map<String, Value>) -> Result<ToolCall, RpcError>
 }
 
 /// Validates a 2026-07-28 `tools/call {name, arguments?, inputResponses?, requestState?,
-/// _meta}` whose `_meta` is `meta`.
-pub(crate) fn prepare_modern(params: &Map<String, Value>, meta: RequestMeta) -> Result<ToolCall, RpcError> {
-    let mut call = prepare(params)?;
+/// _meta}` whose `_meta` is `meta` (`name` as for [`prepare`]).
+pub(crate) fn prepare_modern(
+    params: &Map<String, Value>,
+    meta: RequestMeta,
+    added: &AddedTools,
+) -> Result<ToolCall, RpcError> {
+    let mut call = prepare(params, added)?;
     let input_responses = match params.get("inputResponses") {
         None | Some(Value::Null) => Map::new(),
         Some(Value::Object(responses)) => responses.clone(),
@@ -291,23 +303,68 @@ pub(crate) fn header_params(name: &str) -> Vec<(String, String)> {
         .collect()
 }
 
-/// The entries of `tools/list`, in order.
-pub(crate) fn list() -> Vec<Value> {
-    TOOLS
-        .iter()
-        .map(|tool| {
-            let mut entry = json!({
-                "name": tool.name,
-                "title": tool.title,
-                "description": tool.description,
-                "inputSchema": (tool.input_schema)(),
-            });
-            if let (Some(schema), Some(entry)) = (tool.output_schema, entry.as_object_mut()) {
-                entry.insert("outputSchema".into(), schema());
-            }
-            entry
-        })
-        .collect()
+/// The entries of `tools/list`, in order: the built-in tools, then those of `added` in the order
+/// they were added.
+pub(crate) fn list(added: &AddedTools) -> Vec<Value> {
+    let built_in = TOOLS.iter().map(|tool| entry(tool, tool.name));
+    let added = added.names().into_iter().map(|name| entry(&ADDED_TOOL, &name));
+    built_in.chain(added).collect()
+}
+
+/// The `tools/list` entry of `tool`, listed as `name`.
+fn entry(tool: &Tool, name: &str) -> Value {
+    let mut entry = json!({
+        "name": name,
+        "title": tool.title,
+        "description": tool.description,
+        "inputSchema": (tool.input_schema)(),
+    });
+    if let (Some(schema), Some(entry)) = (tool.output_schema, entry.as_object_mut()) {
+        entry.insert("outputSchema".into(), schema());
+    }
+    entry
+}
+
+/// The most tools `add_tool` adds to one session.
+const MAX_ADDED_TOOLS: usize = 64;
+
+/// The tools `add_tool` added to a session, in the order they were added (at most
+/// [`MAX_ADDED_TOOLS`]).
+#[derive(Debug, Default)]
+pub(crate) struct AddedTools(Mutex<Vec<String>>);
+
+impl AddedTools {
+    /// The names, in the order they were added.
+    fn names(&self) -> Vec<String> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
+    /// Whether `name` was added.
+    fn contains(&self, name: &str) -> bool {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).iter().any(|added| added == name)
+    }
+
+    /// Adds `name`, or says why not: not a valid tool name, taken (built-in or added), or
+    /// [`MAX_ADDED_TOOLS`] reached.
+    fn add(&self, name: &str) -> Result<(), String> {
+        let valid = |byte: u8| byte.is_ascii_alphanumeric() || matches!(byte, b'_' | b'-' | b'.');
+        if name.is_empty() || name.len() > 128 || !name.bytes().all(valid) {
+            return Err(format!(
+                "{name:?} is not a valid tool name (1 to 128 characters of A-Z, a-z, 0-9, _, - and .)"
+            ));
+        }
+        let mut names = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if TOOLS.iter().any(|tool| tool.name == name) || names.iter().any(|added| added == name) {
+            return Err(format!("a tool named {name:?} already exists"));
+        }
+        if names.len() >= MAX_ADDED_TOOLS {
+            return Err(format!(
+                "add_tool already added {MAX_ADDED_TOOLS} tools to this session, the most it adds"
+            ));
+        }
+        names.push(name.to_owned());
+        Ok(())
+    }
 }
 
 /// A `CallToolResult` with one text block.
@@ -342,21 +399,65 @@ const MAX_BURST: u64 = 1 << 30;
 /// Upper bound for `weather` days.
 const MAX_DAYS: u64 = 366;
 
+/// A tiny valid WAV file (48 bytes): RIFF header, a PCM `fmt ` chunk (mono, 8 kHz, 8 bits) and a
+/// `data` chunk of four samples of silence. Used by `mixed_content`.
+const TINY_WAV: [u8; 48] = [
+    b'R', b'I', b'F', b'F', 40, 0, 0, 0, b'W', b'A', b'V', b'E', //
+    b'f', b'm', b't', b' ', 16, 0, 0, 0, 1, 0, 1, 0, 0x40, 0x1f, 0, 0, 0x40, 0x1f, 0, 0, 1, 0, 8, 0, //
+    b'd', b'a', b't', b'a', 4, 0, 0, 0, 0x80, 0x80, 0x80, 0x80,
+];
+
+/// The input schema of `echo` and of the tools `add_tool` adds.
+fn echo_schema() -> Value {
+    object_schema(
+        json!({ "message": { "type": "string", "description": "The text to echo." } }),
+        &["message"],
+    )
+}
+
+/// The input schema of `get_stats` and `bad_stats`.
+fn numbers_schema() -> Value {
+    object_schema(json!({ "numbers": { "type": "array", "items": { "type": "number" } } }), &["numbers"])
+}
+
+/// The output schema of `get_stats`, also declared (and broken) by `bad_stats`.
+fn stats_schema() -> Value {
+    object_schema(
+        json!({
+            "count": { "type": "integer" },
+            "sum": { "type": "number" },
+            "mean": { "type": "number" },
+        }),
+        &["count", "sum", "mean"],
+    )
+}
+
+/// `echo {message}` → the message as text.
+fn echo(_: &Context<'_>, args: &Map<String, Value>) -> ToolResult {
+    Ok(text_result(required_str(args, "message")?))
+}
+
+/// What a tool that `add_tool` added is (its listed name is the one given to `add_tool`).
+static ADDED_TOOL: Tool = Tool {
+    name: "(added by add_tool)",
+    title: "Added tool",
+    description: "A tool added by add_tool: returns the message unchanged as text, like echo.",
+    input_schema: echo_schema,
+    output_schema: None,
+    blocking: false,
+    run: echo,
+};
+
 /// All tools, in listing order.
-static TOOLS: [Tool; 16] = [
+static TOOLS: [Tool; 19] = [
     Tool {
         name: "echo",
         title: "Echo",
         description: "Returns the message unchanged as text.",
-        input_schema: || {
-            object_schema(
-                json!({ "message": { "type": "string", "description": "The text to echo." } }),
-                &["message"],
-            )
-        },
+        input_schema: echo_schema,
         output_schema: None,
         blocking: false,
-        run: |_, args| Ok(text_result(required_str(args, "message")?)),
+        run: echo,
     },
     Tool {
         name: "add",
@@ -424,22 +525,8 @@ static TOOLS: [Tool; 16] = [
         name: "get_stats",
         title: "Statistics",
         description: "Returns the count, sum and mean of a list of numbers as structured content.",
-        input_schema: || {
-            object_schema(
-                json!({ "numbers": { "type": "array", "items": { "type": "number" } } }),
-                &["numbers"],
-            )
-        },
-        output_schema: Some(|| {
-            object_schema(
-                json!({
-                    "count": { "type": "integer" },
-                    "sum": { "type": "number" },
-                    "mean": { "type": "number" },
-                }),
-                &["count", "sum", "mean"],
-            )
-        }),
+        input_schema: numbers_schema,
+        output_schema: Some(stats_schema),
         blocking: false,
         run: get_stats,
     },
@@ -564,6 +651,45 @@ static TOOLS: [Tool; 16] = [
             Ok(text_result(format!("forecast for {region}: {days} days, metric={metric}")))
         },
     },
+    Tool {
+        name: "mixed_content",
+        title: "Mixed content",
+        description: "Returns one content block of each kind: text, image, audio, resource_link and \
+                      an embedded resource.",
+        input_schema: no_arguments,
+        output_schema: None,
+        blocking: false,
+        run: |_, _| Ok(mixed_content()),
+    },
+    Tool {
+        name: "bad_stats",
+        title: "Broken statistics",
+        description: "Exists to test client-side outputSchema validation: declares the outputSchema \
+                      of get_stats but answers structuredContent that violates it (count is a \
+                      string, mean is missing).",
+        input_schema: numbers_schema,
+        output_schema: Some(stats_schema),
+        blocking: false,
+        run: bad_stats,
+    },
+    Tool {
+        name: "add_tool",
+        title: "Add a tool",
+        description: "Adds a tool named `name` to this session, which behaves like echo and is \
+                      listed last, then sends notifications/tools/list_changed.",
+        input_schema: || {
+            object_schema(
+                json!({ "name": {
+                    "type": "string",
+                    "description": "The new tool's name: 1 to 128 of A-Z, a-z, 0-9, _, - and .",
+                } }),
+                &["name"],
+            )
+        },
+        output_schema: None,
+        blocking: false,
+        run: add_tool,
+    },
 ];
 
 /// `a + b` as text: exact for integers, `f64` otherwise (`2.5`, `5`, `-1e-7` print naturally).
@@ -597,12 +723,17 @@ fn long_running(context: &Context<'_>, args: &Map<String, Value>) -> ToolResult 
     Ok(text_result(format!("done after {steps} steps")))
 }
 
-/// `get_stats {numbers}` → structured `{count, sum, mean}` plus the same JSON as text.
-fn get_stats(_: &Context<'_>, args: &Map<String, Value>) -> ToolResult {
-    let numbers = required_array(args, "numbers")?
+/// The `numbers` argument of `get_stats` and `bad_stats`.
+fn numbers(args: &Map<String, Value>) -> Result<Vec<f64>, RpcError> {
+    required_array(args, "numbers")?
         .iter()
         .map(|number| number.as_f64().ok_or_else(|| RpcError::invalid_params("`numbers` must hold numbers")))
-        .collect::<Result<Vec<f64>, RpcError>>()?;
+        .collect()
+}
+
+/// `get_stats {numbers}` → structured `{count, sum, mean}` plus the same JSON as text.
+fn get_stats(_: &Context<'_>, args: &Map<String, Value>) -> ToolResult {
+    let numbers = numbers(args)?;
     let count = numbers.len();
     let sum: f64 = numbers.iter().sum();
     #[allow(clippy::cast_precision_loss, reason = "counts are far below 2^52")]
@@ -616,6 +747,60 @@ fn get_stats(_: &Context<'_>, args: &Map<String, Value>) -> ToolResult {
         "content": [{ "type": "text", "text": stats.to_string() }],
         "structuredContent": stats,
     }))
+}
+
+/// `bad_stats {numbers}` → structured `{count: "<count>", sum}` (against `get_stats`'s
+/// outputSchema, which it declares: `count` must be an integer, `mean` is required) plus the
+/// same JSON as text.
+fn bad_stats(_: &Context<'_>, args: &Map<String, Value>) -> ToolResult {
+    let numbers = numbers(args)?;
+    let sum: f64 = numbers.iter().sum();
+    if !sum.is_finite() {
+        return Ok(error_result("the sum of `numbers` is too large to represent"));
+    }
+    let stats = json!({ "count": numbers.len().to_string(), "sum": sum });
+    Ok(json!({
+        "content": [{ "type": "text", "text": stats.to_string() }],
+        "structuredContent": stats,
+    }))
+}
+
+/// `mixed_content {}` → text, image, audio, resource_link and embedded resource blocks (the
+/// shapes of 2025-06-18 and later).
+fn mixed_content() -> Value {
+    json!({
+        "content": [
+            { "type": "text", "text": "mixed" },
+            { "type": "image", "data": base64(&TINY_PNG), "mimeType": "image/png" },
+            { "type": "audio", "data": base64(&TINY_WAV), "mimeType": "audio/wav" },
+            {
+                "type": "resource_link",
+                "uri": "demo://readme",
+                "name": "readme",
+                "mimeType": "text/markdown",
+            },
+            {
+                "type": "resource",
+                "resource": { "uri": "demo://items/7", "mimeType": "text/plain", "text": "item 7" },
+            },
+        ],
+    })
+}
+
+/// `add_tool {name}` → adds `name` to the session, then notifies as `notify_changes` does
+/// (legacy: `notifications/tools/list_changed` to the session; both eras: the
+/// `subscriptions/listen` streams that asked for tool list changes), then `"added <name>"`. A
+/// name that is taken or invalid, or one tool too many, is a tool error.
+fn add_tool(context: &Context<'_>, args: &Map<String, Value>) -> ToolResult {
+    let name = required_str(args, "name")?;
+    if let Err(why) = context.server.added_tools.add(name) {
+        return Ok(error_result(why));
+    }
+    if context.call.modern.is_none() {
+        context.notify_session("notifications/tools/list_changed", json!({}));
+    }
+    context.server.notify_listeners_of_tools();
+    Ok(text_result(format!("added {name}")))
 }
 
 /// The text of a sampling result's content (a block or, since 2025-11-25, an array of blocks).
@@ -782,8 +967,41 @@ mod tests {
 
     #[test]
     fn every_schema_is_an_object_schema() {
-        for entry in list() {
+        for entry in list(&AddedTools::default()) {
             assert_eq!(entry["inputSchema"]["type"], "object", "{}", entry["name"]);
         }
+    }
+
+    #[test]
+    fn tiny_wav_is_a_wav() {
+        assert_eq!(&TINY_WAV[..4], b"RIFF");
+        assert_eq!(u32::from_le_bytes([TINY_WAV[4], TINY_WAV[5], TINY_WAV[6], TINY_WAV[7]]), 40);
+        assert_eq!(&TINY_WAV[8..16], b"WAVEfmt ");
+        assert_eq!(&TINY_WAV[36..40], b"data");
+        assert_eq!(usize::from(TINY_WAV[40]), TINY_WAV.len() - 44);
+    }
+
+    #[test]
+    fn added_tools_are_bounded_unique_and_listed_last() {
+        let added = AddedTools::default();
+        assert!(added.add("echo").is_err_and(|why| why.contains("already exists")));
+        for bad in ["", "has space", "ü", &"x".repeat(129)] {
+            assert!(added.add(bad).is_err_and(|why| why.contains("not a valid tool name")), "{bad:?}");
+        }
+        assert_eq!(added.add("first"), Ok(()));
+        assert!(added.add("first").is_err_and(|why| why.contains("already exists")));
+        for index in 1..MAX_ADDED_TOOLS {
+            assert_eq!(added.add(&format!("tool-{index}.v1")), Ok(()));
+        }
+        assert!(added.add("one_too_many").is_err_and(|why| why.contains("64 tools")));
+        let listed = list(&added);
+        assert_eq!(listed.len(), TOOLS.len() + MAX_ADDED_TOOLS);
+        assert_eq!(listed[TOOLS.len()]["name"], "first");
+        assert_eq!(listed[TOOLS.len()]["inputSchema"], echo_schema());
+        let params = json!({ "name": "first", "arguments": { "message": "hi" } });
+        let call = prepare(params.as_object().expect("object"), &added).expect("an added tool");
+        assert_eq!(call.tool.name, ADDED_TOOL.name);
+        let unknown = json!({ "name": "one_too_many" });
+        assert!(prepare(unknown.as_object().expect("object"), &added).is_err());
     }
 }

@@ -214,7 +214,10 @@ fn tools_list_declares_every_tool() {
             "notify_changes",
             "cancelled_requests",
             "stderr_burst",
-            "weather"
+            "weather",
+            "mixed_content",
+            "bad_stats",
+            "add_tool"
         ]
     );
     for tool in tools {
@@ -224,6 +227,9 @@ fn tools_list_declares_every_tool() {
     assert!(response["result"].get("nextCursor").is_none());
     let stats = tools.iter().find(|tool| tool["name"] == "get_stats").expect("get_stats");
     assert_eq!(stats["outputSchema"]["required"], json!(["count", "sum", "mean"]));
+    let bad_stats = tools.iter().find(|tool| tool["name"] == "bad_stats").expect("bad_stats");
+    assert_eq!(bad_stats["outputSchema"], stats["outputSchema"]);
+    assert_eq!(bad_stats["inputSchema"], stats["inputSchema"]);
     let weather = tools.iter().find(|tool| tool["name"] == "weather").expect("weather");
     let properties = &weather["inputSchema"]["properties"];
     assert_eq!(properties["region"], json!({"type": "string", "x-mcp-header": "Region"}));
@@ -262,6 +268,95 @@ fn simple_tools_answer() {
         server.call_tool(13, "weather", json!({"region": "x", "metric": "yes"}))["error"]["code"],
         -32602
     );
+}
+
+#[test]
+fn mixed_content_has_one_block_of_each_kind() {
+    let mut server = DemoServer::initialized(&[]);
+    let mixed = server.call_tool(1, "mixed_content", json!({}));
+    let content = mixed["result"]["content"].as_array().expect("content");
+    let kinds: Vec<&str> = content.iter().map(|block| block["type"].as_str().expect("type")).collect();
+    assert_eq!(kinds, ["text", "image", "audio", "resource_link", "resource"]);
+    assert_eq!(content[0], json!({"type": "text", "text": "mixed"}));
+    assert_eq!(content[1]["mimeType"], "image/png");
+    // The same PNG as `tiny_image`.
+    let image = server.call_tool(2, "tiny_image", json!({}));
+    assert_eq!(content[1]["data"], image["result"]["content"][0]["data"]);
+    assert_eq!(content[2]["mimeType"], "audio/wav");
+    // "RIFF", a 40-byte chunk, "WAVE": the start of a WAV file.
+    assert!(content[2]["data"].as_str().expect("data").starts_with("UklGRigAAABXQVZF"), "{}", content[2]);
+    let mut link = json!({"type": "resource_link", "uri": "demo://readme", "name": "readme"});
+    link["mimeType"] = json!("text/markdown");
+    assert_eq!(content[3], link);
+    let item = json!({"uri": "demo://items/7", "mimeType": "text/plain", "text": "item 7"});
+    assert_eq!(content[4], json!({"type": "resource", "resource": item}));
+    assert!(mixed["result"].get("isError").is_none() && mixed["result"].get("structuredContent").is_none());
+}
+
+#[test]
+fn bad_stats_violates_the_output_schema_it_declares() {
+    let mut server = DemoServer::initialized(&[]);
+    let bad = server.call_tool(1, "bad_stats", json!({"numbers": [1, 2, 3, 6]}));
+    let structured = &bad["result"]["structuredContent"];
+    assert_eq!(*structured, json!({"count": "4", "sum": 12.0}));
+    assert!(structured["count"].is_string() && structured.get("mean").is_none());
+    let echoed: Value = serde_json::from_str(text(&bad)).expect("text is JSON");
+    assert_eq!(echoed, *structured);
+    assert!(bad["result"].get("isError").is_none());
+    assert_eq!(server.call_tool(2, "bad_stats", json!({"numbers": ["x"]}))["error"]["code"], -32602);
+}
+
+/// The names `tools/list` answers, in order.
+fn tool_names(response: &Value) -> Vec<String> {
+    let tools = response["result"]["tools"].as_array().expect("tools");
+    tools.iter().map(|tool| tool["name"].as_str().expect("name").to_owned()).collect()
+}
+
+#[test]
+fn add_tool_adds_an_echo_tool_for_the_session_and_notifies() {
+    let mut server = DemoServer::initialized(&[]);
+    let added = server.call_tool(1, "add_tool", json!({"name": "shout"}));
+    assert_eq!(text(&added), "added shout");
+    assert!(added["result"].get("isError").is_none());
+    // The notification came before the response (it is in the backlog already).
+    let position = server.backlog.iter().position(|m| m["method"] == "notifications/tools/list_changed");
+    assert!(position.is_some(), "no tools/list_changed before the response: {:?}", server.backlog);
+    server.backlog.clear();
+
+    let names = tool_names(&server.request(2, "tools/list", json!({})));
+    assert_eq!(names.len(), 20);
+    assert_eq!(names.last().map(String::as_str), Some("shout"));
+    let listed = server.request(3, "tools/list", json!({}));
+    let shout = listed["result"]["tools"].as_array().and_then(|tools| tools.last()).expect("shout");
+    assert_eq!(shout["inputSchema"]["required"], json!(["message"]));
+    assert!(shout["title"].is_string() && shout["description"].is_string());
+    assert_eq!(text(&server.call_tool(4, "shout", json!({"message": "hey"}))), "hey");
+    assert_eq!(server.call_tool(5, "shout", json!({}))["error"]["code"], -32602);
+
+    // Taken, invalid or missing names change nothing.
+    for (id, name) in [(6, "shout"), (7, "echo"), (8, "two words"), (9, "")] {
+        let refused = server.call_tool(id, "add_tool", json!({"name": name}));
+        assert_eq!(refused["result"]["isError"], true, "{name:?}: {refused}");
+    }
+    assert_eq!(server.call_tool(10, "add_tool", json!({}))["error"]["code"], -32602);
+    server.assert_none("a notification for a refused add_tool", |m| m.get("method").is_some());
+
+    // At most 64 added tools; the 65th is a tool error and is not listed.
+    for index in 1..64 {
+        let added = server.call_tool(100 + index, "add_tool", json!({"name": format!("tool_{index}")}));
+        assert_eq!(text(&added), format!("added tool_{index}"));
+    }
+    let over = server.call_tool(200, "add_tool", json!({"name": "tool_64"}));
+    assert_eq!(over["result"]["isError"], true);
+    assert!(text(&over).contains("64"), "{over}");
+    let names = tool_names(&server.request(201, "tools/list", json!({})));
+    assert_eq!(names.len(), 19 + 64);
+    assert_eq!(names.last().map(String::as_str), Some("tool_63"));
+
+    // Another session (process) starts with the built-in tools only.
+    let mut other = DemoServer::initialized(&[]);
+    assert_eq!(tool_names(&other.request(1, "tools/list", json!({}))).len(), 19);
+    assert_eq!(other.call_tool(2, "shout", json!({"message": "hey"}))["error"]["code"], -32602);
 }
 
 #[test]
@@ -375,10 +470,10 @@ fn pagination_walks_tools_list() {
             None => break,
         }
     }
-    assert_eq!(pages, 4);
-    assert_eq!(names.len(), 16);
+    assert_eq!(pages, 5);
+    assert_eq!(names.len(), 19);
     assert_eq!(names.first().map(String::as_str), Some("echo"));
-    assert_eq!(names.last().map(String::as_str), Some("weather"));
+    assert_eq!(names.last().map(String::as_str), Some("add_tool"));
     let bad = server.request(1, "tools/list", json!({"cursor": "not-a-cursor"}));
     assert_eq!(bad["error"]["code"], -32602);
     let resources = server.request(2, "resources/list", json!({}));
@@ -628,7 +723,7 @@ fn modern_requests_work_without_initialize() {
     assert_eq!(unknown["error"]["code"], -32602);
 
     for (id, method, key, count) in [
-        (10, "tools/list", "tools", 16),
+        (10, "tools/list", "tools", 19),
         (11, "resources/list", "resources", 3),
         (12, "resources/templates/list", "resourceTemplates", 1),
         (13, "prompts/list", "prompts", 2),
@@ -666,7 +761,7 @@ fn modern_pagination_keeps_cursors_and_cache_hints() {
     assert_eq!(first["result"]["tools"].as_array().map(Vec::len), Some(10));
     let cursor = first["result"]["nextCursor"].clone();
     let second = server.modern_request(2, "tools/list", json!({"cursor": cursor}));
-    assert_eq!(second["result"]["tools"].as_array().map(Vec::len), Some(6));
+    assert_eq!(second["result"]["tools"].as_array().map(Vec::len), Some(9));
     assert!(second["result"].get("nextCursor").is_none());
     assert_eq!(second["result"]["ttlMs"], 60_000);
 }
@@ -951,6 +1046,40 @@ fn modern_subscriptions_listen_carries_the_subscription_id() {
 }
 
 #[test]
+fn modern_add_tool_notifies_only_the_listen_streams_that_asked() {
+    let mut server = DemoServer::spawn(&[]);
+    server.send(&json!({"jsonrpc": "2.0", "id": "tools", "method": "subscriptions/listen", "params": {
+        "_meta": modern_meta(json!({})),
+        "notifications": {"toolsListChanged": true, "resourcesListChanged": true},
+    }}));
+    server.send(&json!({"jsonrpc": "2.0", "id": "prompts", "method": "subscriptions/listen", "params": {
+        "_meta": modern_meta(json!({})),
+        "notifications": {"promptsListChanged": true},
+    }}));
+    for id in ["tools", "prompts"] {
+        server.wait_for("an acknowledgement", |m| {
+            m["method"] == "notifications/subscriptions/acknowledged"
+                && m["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == id
+        });
+    }
+    let added =
+        server.modern_request(1, "tools/call", json!({"name": "add_tool", "arguments": {"name": "later"}}));
+    assert_eq!(text(&added), "added later");
+    assert_eq!(added["result"]["resultType"], "complete");
+    let changed =
+        server.wait_for("tools/list_changed", |m| m["method"] == "notifications/tools/list_changed");
+    assert_eq!(changed["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], "tools");
+    server.assert_none("another notification", |message| {
+        message.get("method").is_some() && message["method"] != "notifications/subscriptions/acknowledged"
+    });
+    let listed = server.modern_request(2, "tools/list", json!({}));
+    assert_eq!(tool_names(&listed).last().map(String::as_str), Some("later"));
+    let echoed =
+        server.modern_request(3, "tools/call", json!({"name": "later", "arguments": {"message": "m"}}));
+    assert_eq!(text(&echoed), "m");
+}
+
+#[test]
 fn legacy_initialize_path_is_unchanged_after_a_discover_probe() {
     let mut server = DemoServer::spawn(&[]);
     // A dual-era client that probes, then falls back to initialize on the same process.
@@ -966,7 +1095,7 @@ fn legacy_initialize_path_is_unchanged_after_a_discover_probe() {
     server.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
     assert_eq!(server.request(1, "ping", json!({}))["result"], json!({}));
     let listed = server.request(2, "tools/list", json!({}));
-    assert_eq!(listed["result"]["tools"].as_array().map(Vec::len), Some(16));
+    assert_eq!(listed["result"]["tools"].as_array().map(Vec::len), Some(19));
     for key in ["resultType", "ttlMs", "cacheScope", "_meta"] {
         assert!(listed["result"].get(key).is_none(), "legacy tools/list has {key}");
     }

@@ -433,7 +433,7 @@ fn modern_discover_and_calls_are_json() {
     assert_eq!(text(&echoed.json()), "hi");
     assert_eq!(echoed.json()["id"], 2);
     let listed = conn.roundtrip(&modern(3, "tools/list", json!({})));
-    assert_eq!(listed.json()["result"]["tools"].as_array().map(Vec::len), Some(16));
+    assert_eq!(listed.json()["result"]["tools"].as_array().map(Vec::len), Some(19));
     let read = conn.roundtrip(&modern(4, "resources/read", json!({"uri": "demo://items/7"})));
     assert_eq!(read.json()["result"]["contents"][0]["text"], "item 7");
     // A tool error and a bad argument are ordinary answers (200).
@@ -702,6 +702,31 @@ fn initialize(server: &DemoHttp, version: &str) -> String {
     let accepted = conn.roundtrip(&Req::post(&initialized).session(&session));
     assert_eq!((accepted.status, accepted.body.len()), (202, 0));
     session
+}
+
+#[test]
+fn add_tool_lasts_for_its_session_only() {
+    let server = DemoHttp::spawn();
+    let (first, second) = (initialize(&server, "2025-11-25"), initialize(&server, "2025-11-25"));
+    let mut conn = server.connect();
+    let names = |response: &Response| -> Vec<String> {
+        let tools = response.json()["result"]["tools"].as_array().cloned().expect("tools");
+        tools.iter().map(|tool| tool["name"].as_str().expect("name").to_owned()).collect()
+    };
+    let add = legacy(1, "tools/call", json!({"name": "add_tool", "arguments": {"name": "mine"}}));
+    let added = conn.roundtrip(&add.session(&first));
+    // Without a standalone stream, the list change comes on the request's own stream, first.
+    let messages = added.messages();
+    assert_eq!(messages[0]["method"], "notifications/tools/list_changed", "{messages:?}");
+    assert_eq!(text(&messages[1]), "added mine");
+    let listed = conn.roundtrip(&legacy(2, "tools/list", json!({})).session(&first));
+    assert_eq!(names(&listed).last().map(String::as_str), Some("mine"));
+    let echoed = legacy(3, "tools/call", json!({"name": "mine", "arguments": {"message": "hi"}}));
+    assert_eq!(text(&conn.roundtrip(&echoed.session(&first)).json()), "hi");
+    // The other session and the stateless 2026-07-28 side do not have it.
+    let other = conn.roundtrip(&legacy(4, "tools/list", json!({})).session(&second));
+    assert!(!names(&other).contains(&"mine".to_owned()));
+    assert!(!names(&conn.roundtrip(&modern(5, "tools/list", json!({})))).contains(&"mine".to_owned()));
 }
 
 #[test]
