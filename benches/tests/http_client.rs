@@ -9,6 +9,7 @@ use mcp_benches::http_server::BenchServer;
 use mcp_hyper::HyperTransport;
 use mcp_sansio::http::HttpConfig;
 use mcp_sansio::schema::Implementation;
+use mcp_smol::ClientApi;
 use mcp_smol::ClientBuilder;
 use serde_json::json;
 

@@ -21,6 +21,7 @@ use mcp_sansio::schema::{
     ElicitRequestParams, ElicitResult, Implementation, JsonObject, ListChangedCapability, ListRootsResult,
     LoggingLevel, Root, SamplingContent,
 };
+use mcp_smol::ClientApi;
 use mcp_smol::{CallOptions, Client, ClientBuilder, ClientHandler, HandlerFuture, ServerCommand};
 use serde_json::Value;
 

@@ -21,6 +21,7 @@ use mcp_sansio::schema::{
     LoggingLevel, ResourceContents,
 };
 use mcp_sansio::{CloseReason, ProtocolVersion, RequestError, ServerNotification, Status, UsageError};
+use mcp_smol::ClientApi;
 use mcp_smol::{CallOptions, Client, ClientBuilder, Error, ServerCommand};
 use mcp_surf::SurfTransport;
 use serde_json::{Value, json};

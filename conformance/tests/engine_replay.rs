@@ -22,6 +22,7 @@ use mcp_conformance::trace::{
 };
 use mcp_sansio::schema::{CallToolRequestParams, ClientCapabilities, Implementation, LoggingLevel};
 use mcp_sansio::{ClientConfig, ProtocolVersion};
+use mcp_smol::ClientApi;
 use mcp_smol::{CallOptions, ClientBuilder};
 use proptest::prelude::*;
 use serde_json::{Value, json};

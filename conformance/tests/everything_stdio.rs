@@ -18,6 +18,7 @@ use mcp_sansio::schema::{
     ContentBlock, Implementation, LoggingLevel, ResourceContents,
 };
 use mcp_sansio::{ProtocolVersion, ServerNotification};
+use mcp_smol::ClientApi;
 use mcp_smol::{CallOptions, Client, ClientBuilder, ServerCommand};
 use serde_json::json;
 

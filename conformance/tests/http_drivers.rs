@@ -22,6 +22,7 @@ use common::{Handler, text, wait_for_tool};
 use mcp_sansio::http::HttpConfig;
 use mcp_sansio::schema::{CallToolRequestParams, Implementation};
 use mcp_sansio::{ProtocolVersion, ServerNotification};
+use mcp_smol::ClientApi;
 use mcp_smol::{CallOptions, Client, ClientBuilder, HttpTransport, Notifications};
 use serde_json::json;
 

@@ -23,6 +23,7 @@ use mcp_hyper::HyperTransport;
 use mcp_sansio::ProtocolVersion;
 use mcp_sansio::http::HttpConfig;
 use mcp_sansio::schema::{CallToolRequestParams, Implementation};
+use mcp_smol::ClientApi;
 use mcp_smol::{CallOptions, ClientBuilder};
 use serde_json::{Value, json};
 

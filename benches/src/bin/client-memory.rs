@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use mcp_benches::process_stats::{peak_rss, rss};
 use mcp_sansio::schema::Implementation;
+use mcp_smol::ClientApi;
 use mcp_smol::{CallOptions, Client, ClientBuilder, ServerCommand, StderrSink};
 use serde_json::value::RawValue;
 

@@ -21,6 +21,7 @@ use mcp_benches::workers::{self, Figures, Options};
 use mcp_hyper::HyperTransport;
 use mcp_sansio::http::HttpConfig;
 use mcp_sansio::schema::Implementation;
+use mcp_smol::ClientApi;
 use mcp_smol::{Client, ClientBuilder};
 use serde_json::json;
 use smol_hyper::rt::FuturesIo;

@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 use mcp_benches::process_stats;
 use mcp_benches::workers::{self, Figures, Options};
 use mcp_sansio::schema::Implementation;
+use mcp_smol::ClientApi;
 use mcp_smol::{ClientBuilder, ServerCommand, StderrSink};
 use serde_json::json;
 

@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 use common::Resources;
 use futures_lite::future;
 use mcp_hyper::HyperTransport;
+use mcp_smol::ClientApi;
 use mcp_smol::mcp_sansio::http::HttpConfig;
 use mcp_smol::mcp_sansio::schema::{CallToolRequestParams, CallToolResult, Implementation};
 use mcp_smol::mcp_sansio::{CloseReason, ProtocolVersion, RequestError};

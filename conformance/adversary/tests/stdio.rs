@@ -13,13 +13,14 @@ use common::{
     Resources, live_group_members, peak_rss_bytes, process_gone, reset_peak_rss, rss_bytes, wait_until,
 };
 use futures_lite::future::poll_once;
+use mcp_smol::ClientApi;
 use mcp_smol::mcp_sansio::schema::{
     CallToolRequestParams, CallToolResult, EmptyParams, Implementation, Ping,
 };
 use mcp_smol::mcp_sansio::{
     CloseReason, ProtocolVersion, RequestError, ServerNotification, Status, UsageError,
 };
-use mcp_smol::{CallOptions, Client, ClientBuilder, Error, ServerCommand};
+use mcp_smol::{CallOptions, Client, ClientBuilder, Error, RecvError, ServerCommand};
 use serde_json::{Value, json};
 
 /// Each wait of the shutdown sequence.
@@ -313,16 +314,21 @@ fn a_notification_flood_keeps_the_client_responsive_and_bounded() {
         assert!(rate >= 50_000, "only {rate} notifications/s ({sent} in {ms} ms)");
         let growth = peak_rss_bytes().saturating_sub(rss_before);
         assert!(growth < 8 * MIB, "peak RSS grew by {} MiB during the flood", growth / MIB);
-        // As documented, a subscriber that falls behind keeps the first 1024 and loses the rest.
+        // As documented, a subscriber that falls behind is told how many it lost, then reads
+        // the newest 1024 (the ring holds no more, whatever the flood).
+        let lost = poll_once(unread.recv()).await.expect("the lag is reported at once");
+        assert_eq!(lost.unwrap_err(), RecvError::Lagged(sent - 1024), "{sent} sent");
         let mut buffered = Vec::new();
-        while let Some(Some(notification)) = poll_once(unread.next()).await {
+        while let Some(Ok(notification)) = poll_once(unread.recv()).await {
             buffered.push(notification);
         }
         assert_eq!(buffered.len(), 1024, "an unread subscription holds 1024 notifications at most");
-        match buffered.first() {
-            Some(ServerNotification::LoggingMessage(message)) => assert_eq!(message.data, json!("flood 1")),
-            other => panic!("unexpected first notification {other:?}"),
-        }
+        let data = |n: Option<&ServerNotification>| match n {
+            Some(ServerNotification::LoggingMessage(message)) => message.data.clone(),
+            other => panic!("unexpected notification {other:?}"),
+        };
+        assert_eq!(data(buffered.first()), json!(format!("flood {}", sent - 1023)));
+        assert_eq!(data(buffered.last()), json!(format!("flood {sent}")));
         still_answers(&client, "after the flood").await;
         client.close().await;
         eprintln!(

@@ -18,6 +18,7 @@ use mcp_hyper::HyperTransport;
 use mcp_sansio::ProtocolVersion;
 use mcp_sansio::http::HttpConfig;
 use mcp_sansio::schema::{ClientCapabilities, ElicitRequestParams, ElicitResult, Implementation, JsonObject};
+use mcp_smol::ClientApi;
 use mcp_smol::{ClientBuilder, ClientHandler, HandlerFuture};
 use serde_json::{Value, json};
 

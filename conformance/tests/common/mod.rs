@@ -8,6 +8,7 @@ use mcp_sansio::schema::{
     CallToolResult, ClientCapabilities, ContentBlock, CreateMessageRequestParams, CreateMessageResult,
     ElicitRequestParams, ElicitResult, ListChangedCapability, ListRootsResult, Root, SamplingContent,
 };
+use mcp_smol::ClientApi;
 use mcp_smol::{Client, ClientHandler, HandlerFuture};
 use serde_json::json;
 

@@ -19,7 +19,7 @@
 //!
 //! ```no_run
 //! use mcp_hyper::HyperTransport;
-//! use mcp_smol::ClientBuilder;
+//! use mcp_smol::{ClientApi, ClientBuilder};
 //! use mcp_smol::mcp_sansio::http::HttpConfig;
 //! use mcp_smol::mcp_sansio::schema::Implementation;
 //!

@@ -11,6 +11,7 @@
 
 use std::error::Error;
 
+use mcp_smol::ClientApi;
 use mcp_smol::mcp_sansio::schema::{ContentBlock, Implementation};
 use mcp_smol::{ClientBuilder, ServerCommand};
 use serde_json::json;

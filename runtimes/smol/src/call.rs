@@ -78,11 +78,43 @@ impl CallOptions {
 pub(crate) struct ResponseFuture {
     shared: Arc<Shared>,
     id: Option<RequestId>,
+    /// The request's span, when something listens at `debug` (nothing is measured otherwise).
+    trace: Option<(tracing::Span, Instant)>,
 }
 
 impl ResponseFuture {
-    pub(crate) fn new(shared: Arc<Shared>, id: RequestId) -> Self {
-        Self { shared, id: Some(id) }
+    pub(crate) fn new(shared: Arc<Shared>, id: RequestId, method: &str) -> Self {
+        // Method and id only: arguments never go into a span (they may hold anything).
+        let span = tracing::debug_span!(
+            "mcp_request",
+            method,
+            id = %id,
+            outcome = tracing::field::Empty,
+            duration_us = tracing::field::Empty,
+        );
+        let trace = (!span.is_disabled()).then(|| (span, Instant::now()));
+        Self { shared, id: Some(id), trace }
+    }
+
+    /// Records how the request ended in its span.
+    fn finish(&mut self, outcome: &str) {
+        if let Some((span, started)) = self.trace.take() {
+            let duration_us = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+            span.record("outcome", outcome).record("duration_us", duration_us);
+            tracing::debug!(parent: &span, outcome, duration_us, "request finished");
+        }
+    }
+}
+
+/// A short name for how a request ended, for its span.
+fn outcome(result: &Result<Box<RawValue>, RequestError>) -> &'static str {
+    match result {
+        Ok(_) => "ok",
+        Err(RequestError::Server(_)) => "server_error",
+        Err(RequestError::Timeout(_) | RequestError::MaxTotalExceeded(_)) => "timeout",
+        Err(RequestError::Cancelled(_)) => "cancelled",
+        Err(RequestError::ConnectionClosed(_)) => "connection_closed",
+        Err(_) => "failed",
     }
 }
 
@@ -103,7 +135,11 @@ impl Future for ResponseFuture {
             state.calls.remove(&id);
             drop(state);
             self.id = None;
-            return Poll::Ready(result.map_err(|error| *error));
+            let result = result.map_err(|error| *error);
+            if self.trace.is_some() {
+                self.finish(outcome(&result));
+            }
+            return Poll::Ready(result);
         }
         if !slot.waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
             slot.waker = Some(cx.waker().clone());
@@ -115,6 +151,7 @@ impl Future for ResponseFuture {
 impl Drop for ResponseFuture {
     fn drop(&mut self) {
         let Some(id) = self.id.take() else { return };
+        self.finish("dropped");
         // Synchronous bookkeeping only: the driver writes the cancellation.
         let mut state = self.shared.lock();
         state.calls.remove(&id);

@@ -1,6 +1,5 @@
 //! [`Client`]: the cheap, cloneable handle applications call, and [`ClientBuilder`].
 
-use std::collections::{BTreeMap, HashSet};
 use std::future::{Future, poll_fn};
 use std::sync::Arc;
 use std::task::Poll;
@@ -9,38 +8,33 @@ use std::time::{Duration, Instant};
 use futures_lite::{AsyncRead, AsyncWrite};
 use mcp_sansio::http::{HttpConfig, HttpSession};
 use mcp_sansio::schema::{
-    CallTool, CallToolRequestParams, CallToolResult, Complete, CompleteRequestParams, CompleteResult,
-    Discover, DiscoverResult, EmptyParams, GetPrompt, GetPromptRequestParams, GetPromptResult,
-    Implementation, ListPrompts, ListPromptsResult, ListResourceTemplates, ListResourceTemplatesResult,
-    ListResources, ListResourcesResult, ListTools, ListToolsResult, LoggingLevel, Paginated,
-    PaginatedRequest, PaginatedRequestParams, Ping, Prompt, ReadResource, ReadResourceRequestParams,
-    ReadResourceResult, Request, Resource, ResourceTemplate, ServerCapabilities, SetLevel,
-    SetLevelRequestParams, Subscribe, SubscribeRequestParams, Tool, Unsubscribe, UnsubscribeRequestParams,
+    CallTool, CallToolRequestParams, CallToolResult, Discover, DiscoverResult, EmptyParams, Implementation,
+    ListPrompts, ListResources, ListTools, ListToolsResult, Paginated, PaginatedRequest,
+    PaginatedRequestParams, Prompt, Request, Resource, ServerCapabilities, Tool,
 };
-use mcp_sansio::{ClientConfig, ClientConnection, ProtocolVersion, Status, UsageError};
+use mcp_sansio::{ClientConfig, ClientConnection, ProtocolVersion, ServerNotification, Status, UsageError};
 
 use crate::Error;
+use crate::api::{ClientApi, paginate};
+use crate::cache::{CacheInfo, CacheablePage, ListCache, ListCacheConfig, fold_hints};
 use crate::call::{CallOptions, ResponseFuture};
 use crate::driver::Driver;
 use crate::era::{EraCache, EraMemo};
 use crate::handler::{ClientHandler, DefaultHandler};
 use crate::http::HttpTransport;
-use crate::notifications::Notifications;
-use crate::shared::{Engine, Shared, Slot};
+use crate::notifications::{
+    Broadcast, DEFAULT_CAPACITY, FnHandler, ListKind, NotificationHandler, Notifications,
+};
+#[cfg(feature = "output-schema")]
+use crate::output_schema::OutputSchemas;
+use crate::shared::{Engine, Extras, Shared, Slot};
 use crate::stdio::{ServerCommand, drain_stderr};
-
-/// Most pages a `list_all_*` helper fetches before giving up on a server that never stops.
-const MAX_PAGES: usize = 10_000;
-
-/// Capacity of each notification subscription; a subscriber that falls this far behind loses
-/// notifications (with a warning) rather than growing memory without bound.
-const NOTIFICATION_BUFFER: usize = 1024;
 
 /// Builds a [`Client`]: configuration, the server-request handler, and the transport.
 ///
 /// ```no_run
 /// # smol::block_on(async {
-/// use mcp_smol::{ClientBuilder, ServerCommand};
+/// use mcp_smol::{ClientApi, ClientBuilder, ServerCommand};
 /// use mcp_sansio::schema::Implementation;
 ///
 /// let client = ClientBuilder::new(Implementation::new("my-app", "1.0.0"))
@@ -56,6 +50,11 @@ pub struct ClientBuilder {
     config: ClientConfig,
     handler: Arc<dyn ClientHandler>,
     era_cache: Option<EraCache>,
+    notification_handlers: Vec<Arc<dyn NotificationHandler>>,
+    notification_capacity: usize,
+    list_cache: ListCacheConfig,
+    #[cfg(feature = "output-schema")]
+    validate_output: bool,
 }
 
 impl ClientBuilder {
@@ -66,7 +65,16 @@ impl ClientBuilder {
 
     /// A builder with a full engine configuration.
     pub fn with_config(config: ClientConfig) -> Self {
-        Self { config, handler: Arc::new(DefaultHandler), era_cache: Some(EraCache::global().clone()) }
+        Self {
+            config,
+            handler: Arc::new(DefaultHandler),
+            era_cache: Some(EraCache::global().clone()),
+            notification_handlers: Vec::new(),
+            notification_capacity: DEFAULT_CAPACITY,
+            list_cache: ListCacheConfig::default(),
+            #[cfg(feature = "output-schema")]
+            validate_output: false,
+        }
     }
 
     /// Changes the engine configuration in place.
@@ -90,6 +98,67 @@ impl ClientBuilder {
         self
     }
 
+    /// Adds a handler for server notifications; several may be added, and each sees every
+    /// notification, in the order added. Handlers run on the driver's task: keep them short.
+    pub fn notification_handler(mut self, handler: impl NotificationHandler) -> Self {
+        self.notification_handlers.push(Arc::new(handler));
+        self
+    }
+
+    /// Adds a closure that sees every server notification (see
+    /// [`notification_handler`](Self::notification_handler)).
+    ///
+    /// ```
+    /// use mcp_smol::{ClientBuilder, ListKind};
+    /// use mcp_smol::mcp_sansio::schema::Implementation;
+    ///
+    /// let builder = ClientBuilder::new(Implementation::new("my-app", "1.0.0")).on_notification(|n| {
+    ///     if ListKind::of(n) == Some(ListKind::Tools) {
+    ///         println!("the tools changed");
+    ///     }
+    /// });
+    /// ```
+    pub fn on_notification(self, f: impl Fn(&ServerNotification) + Send + Sync + 'static) -> Self {
+        self.notification_handler(FnHandler(f))
+    }
+
+    /// How many notifications the broadcast to [`Client::notifications`] subscribers holds
+    /// (default 1024): a subscriber that falls further behind is told how many it missed
+    /// ([`RecvError::Lagged`](crate::RecvError::Lagged)).
+    pub fn notification_capacity(mut self, capacity: usize) -> Self {
+        self.notification_capacity = capacity.max(1);
+        self
+    }
+
+    /// How the list cache behind [`Client::tools`], [`Client::resources`] and
+    /// [`Client::prompts`] behaves.
+    pub fn list_cache(mut self, config: ListCacheConfig) -> Self {
+        self.list_cache = config;
+        self
+    }
+
+    /// Checks every tool result's `structuredContent` against the tool's `outputSchema`
+    /// (default: off). A result that does not match fails with [`Error::OutputSchema`]. The
+    /// schemas come from the tool listings (the first call lists the tools if nothing has);
+    /// each is compiled once and cached.
+    #[cfg(feature = "output-schema")]
+    pub fn validate_output(mut self, validate: bool) -> Self {
+        self.validate_output = validate;
+        self
+    }
+
+    fn extras(&mut self) -> Extras {
+        Extras {
+            broadcast: Broadcast::new(self.notification_capacity),
+            handlers: std::mem::take(&mut self.notification_handlers),
+            lists: ListCache::new(self.list_cache),
+            #[cfg(feature = "output-schema")]
+            output_schemas: self.validate_output.then(OutputSchemas::new),
+            #[cfg(feature = "output-schema")]
+            tools_listed: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+
     /// Applies the era cache for the server known as `key`.
     fn remember_era(&mut self, key: String) -> Option<EraMemo> {
         EraMemo::apply(self.era_cache.clone()?, key, &mut self.config)
@@ -99,11 +168,12 @@ impl ClientBuilder {
     /// executor. Wait for the handshake with [`Client::ready`]. (There is no telling which
     /// server is at the other end, so the era cache does not apply.)
     pub fn connect(
-        self,
+        mut self,
         reader: impl AsyncRead + Send + 'static,
         writer: impl AsyncWrite + Send + 'static,
     ) -> (Client, Driver) {
-        let shared = Shared::new(Engine::Stream(ClientConnection::new(self.config, Instant::now())));
+        let extras = self.extras();
+        let shared = Shared::new(Engine::Stream(ClientConnection::new(self.config, Instant::now())), extras);
         let driver = Driver::new(shared.clone(), reader, writer, self.handler);
         (Client::from_shared(shared), driver)
     }
@@ -141,12 +211,23 @@ impl ClientBuilder {
     /// `mcp_surf::SurfTransport`. The URL, custom headers (such as `Authorization`, never
     /// logged), timeouts and the reconnection policy are in `http`.
     pub fn connect_http(mut self, http: HttpConfig, transport: impl HttpTransport) -> (Client, Driver) {
+        // For the connection's span: the origin without any `user:password@`.
+        let origin = http.origin().map_or_else(
+            || "unknown origin".to_owned(),
+            |origin| match origin.split_once("://") {
+                Some((scheme, authority)) => {
+                    format!("{scheme}://{}", authority.rsplit_once('@').map_or(authority, |(_, host)| host))
+                }
+                None => origin,
+            },
+        );
         let era =
             self.remember_era(format!("http:{}", http.origin().unwrap_or_else(|| http.url().to_owned())));
+        let extras = self.extras();
         let session = HttpSession::new(http, self.config, Instant::now());
-        let shared = Shared::new(Engine::Http(session));
+        let shared = Shared::new(Engine::Http(session), extras);
         shared.lock().era = era;
-        let driver = Driver::http(shared.clone(), Arc::new(transport), self.handler);
+        let driver = Driver::http(shared.clone(), Arc::new(transport), self.handler, &origin);
         (Client::from_shared(shared), driver)
     }
 
@@ -158,7 +239,7 @@ impl ClientBuilder {
     /// # fn transport() -> impl mcp_smol::HttpTransport { unimplemented!() as std::sync::Arc<dyn mcp_smol::HttpTransport> }
     /// use mcp_sansio::http::HttpConfig;
     /// use mcp_sansio::schema::Implementation;
-    /// use mcp_smol::ClientBuilder;
+    /// use mcp_smol::{ClientApi, ClientBuilder};
     ///
     /// let http = HttpConfig::new("http://127.0.0.1:3000/mcp").header("Authorization", "Bearer t");
     /// // `transport()` stands for `mcp_hyper::HyperTransport::new()`.
@@ -260,7 +341,8 @@ impl Client {
     where
         R::Result: Send,
     {
-        let started = self.start(options, |conn, now, options| conn.send::<R>(now, params, options));
+        let started =
+            self.start(R::METHOD, options, |conn, now, options| conn.send::<R>(now, params, options));
         async move {
             let raw = started?.await?;
             serde_json::from_str(raw.get()).map_err(|source| Error::Decode { method: R::METHOD, source })
@@ -277,7 +359,7 @@ impl Client {
     ) -> impl Future<Output = Result<Box<serde_json::value::RawValue>, Error>> + Send + 'static + use<> {
         let params = params.map(|p| p.get().as_bytes());
         let started =
-            self.start(options, |conn, now, options| conn.send_request(now, method, params, options));
+            self.start(method, options, |conn, now, options| conn.send_request(now, method, params, options));
         async move { Ok(started?.await?) }
     }
 
@@ -291,6 +373,7 @@ impl Client {
 
     fn start(
         &self,
+        method: &str,
         options: CallOptions,
         send: impl FnOnce(
             &mut ClientConnection,
@@ -303,151 +386,7 @@ impl Client {
         state.calls.insert(id.clone(), Slot { waker: None, result: None, on_progress: options.on_progress });
         state.wake_driver();
         drop(state);
-        Ok(ResponseFuture::new(self.shared.clone(), id))
-    }
-
-    /// Fetches every page of a paginated list. Stops with an error if the server repeats a
-    /// cursor (it would loop forever otherwise).
-    pub async fn list_all<R: PaginatedRequest>(&self) -> Result<Vec<<R::Result as Paginated>::Item>, Error>
-    where
-        R::Result: Send,
-    {
-        let mut items = Vec::new();
-        let mut seen = HashSet::new();
-        let mut cursor = None;
-        for _ in 0..MAX_PAGES {
-            let params = PaginatedRequestParams { cursor, ..Default::default() };
-            let page = self.request::<R>(&params, CallOptions::default()).await?;
-            let next = page.next_cursor().map(str::to_owned);
-            items.extend(page.into_items());
-            match next {
-                None => return Ok(items),
-                Some(next) if seen.insert(next.clone()) => cursor = Some(next),
-                Some(next) => {
-                    let reason = format!("the server returned cursor {next:?} twice");
-                    return Err(Error::Pagination { method: R::METHOD, reason });
-                }
-            }
-        }
-        Err(Error::Pagination { method: R::METHOD, reason: format!("more than {MAX_PAGES} pages") })
-    }
-
-    // ----- typed methods -----
-
-    /// `ping`: checks that the server answers.
-    pub async fn ping(&self) -> Result<(), Error> {
-        self.request::<Ping>(&EmptyParams::default(), CallOptions::default()).await.map(drop)
-    }
-
-    /// `tools/list`: one page.
-    pub async fn list_tools(&self, cursor: Option<String>) -> Result<ListToolsResult, Error> {
-        self.request::<ListTools>(&PaginatedRequestParams::with_cursor(cursor), CallOptions::default()).await
-    }
-
-    /// `tools/list`: every page.
-    pub async fn list_all_tools(&self) -> Result<Vec<Tool>, Error> {
-        self.list_all::<ListTools>().await
-    }
-
-    /// `tools/call` with JSON arguments (an object, or `null` for none).
-    ///
-    /// A tool that fails reports it in the result (`is_error`), not as an `Err`.
-    pub async fn call_tool(&self, name: &str, arguments: serde_json::Value) -> Result<CallToolResult, Error> {
-        let mut params = CallToolRequestParams::new(name);
-        params.arguments = match arguments {
-            serde_json::Value::Object(map) => Some(map),
-            serde_json::Value::Null => None,
-            _ => return Err(UsageError::InvalidParams("tool arguments must be a JSON object".into()).into()),
-        };
-        self.call_tool_with(&params, CallOptions::default()).await
-    }
-
-    /// `tools/call` with full params and per-call options (timeout, progress, `_meta`).
-    pub async fn call_tool_with(
-        &self,
-        params: &CallToolRequestParams,
-        options: CallOptions,
-    ) -> Result<CallToolResult, Error> {
-        self.request::<CallTool>(params, options).await
-    }
-
-    /// `resources/list`: one page.
-    pub async fn list_resources(&self, cursor: Option<String>) -> Result<ListResourcesResult, Error> {
-        self.request::<ListResources>(&PaginatedRequestParams::with_cursor(cursor), CallOptions::default())
-            .await
-    }
-
-    /// `resources/list`: every page.
-    pub async fn list_all_resources(&self) -> Result<Vec<Resource>, Error> {
-        self.list_all::<ListResources>().await
-    }
-
-    /// `resources/templates/list`: one page.
-    pub async fn list_resource_templates(
-        &self,
-        cursor: Option<String>,
-    ) -> Result<ListResourceTemplatesResult, Error> {
-        let params = PaginatedRequestParams::with_cursor(cursor);
-        self.request::<ListResourceTemplates>(&params, CallOptions::default()).await
-    }
-
-    /// `resources/templates/list`: every page.
-    pub async fn list_all_resource_templates(&self) -> Result<Vec<ResourceTemplate>, Error> {
-        self.list_all::<ListResourceTemplates>().await
-    }
-
-    /// `resources/read`.
-    pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, Error> {
-        self.request::<ReadResource>(&ReadResourceRequestParams::new(uri), CallOptions::default()).await
-    }
-
-    /// `resources/subscribe`: updates arrive as
-    /// [`ServerNotification::ResourceUpdated`](mcp_sansio::ServerNotification::ResourceUpdated).
-    pub async fn subscribe(&self, uri: &str) -> Result<(), Error> {
-        self.request::<Subscribe>(&SubscribeRequestParams::new(uri), CallOptions::default()).await.map(drop)
-    }
-
-    /// `resources/unsubscribe`.
-    pub async fn unsubscribe(&self, uri: &str) -> Result<(), Error> {
-        self.request::<Unsubscribe>(&UnsubscribeRequestParams::new(uri), CallOptions::default())
-            .await
-            .map(drop)
-    }
-
-    /// `prompts/list`: one page.
-    pub async fn list_prompts(&self, cursor: Option<String>) -> Result<ListPromptsResult, Error> {
-        self.request::<ListPrompts>(&PaginatedRequestParams::with_cursor(cursor), CallOptions::default())
-            .await
-    }
-
-    /// `prompts/list`: every page.
-    pub async fn list_all_prompts(&self) -> Result<Vec<Prompt>, Error> {
-        self.list_all::<ListPrompts>().await
-    }
-
-    /// `prompts/get` with string arguments.
-    pub async fn get_prompt<K: Into<String>, V: Into<String>>(
-        &self,
-        name: &str,
-        arguments: impl IntoIterator<Item = (K, V)>,
-    ) -> Result<GetPromptResult, Error> {
-        let arguments: BTreeMap<String, String> =
-            arguments.into_iter().map(|(k, v)| (k.into(), v.into())).collect();
-        let mut params = GetPromptRequestParams::new(name);
-        if !arguments.is_empty() {
-            params = params.with_arguments(arguments);
-        }
-        self.request::<GetPrompt>(&params, CallOptions::default()).await
-    }
-
-    /// `completion/complete`: suggestions for a prompt or resource-template argument.
-    pub async fn complete(&self, params: &CompleteRequestParams) -> Result<CompleteResult, Error> {
-        self.request::<Complete>(params, CallOptions::default()).await
-    }
-
-    /// `logging/setLevel`: the least severe level the server should send.
-    pub async fn set_log_level(&self, level: LoggingLevel) -> Result<(), Error> {
-        self.request::<SetLevel>(&SetLevelRequestParams::new(level), CallOptions::default()).await.map(drop)
+        Ok(ResponseFuture::new(self.shared.clone(), id, method))
     }
 
     // ----- state -----
@@ -455,9 +394,51 @@ impl Client {
     /// Server notifications from now on, as a `Stream`. Each call makes an independent
     /// subscription; subscribe before making the calls whose notifications you want.
     pub fn notifications(&self) -> Notifications {
-        let (tx, rx) = async_channel::bounded(NOTIFICATION_BUFFER);
-        self.shared.lock().subscribers.push(tx);
-        Notifications::new(rx)
+        self.shared.extras.broadcast.subscribe()
+    }
+
+    // ----- cached lists -----
+
+    /// Every tool, from the list cache: fetched (all pages) on first use, then served from
+    /// memory until the server says the list changed (`notifications/tools/list_changed`,
+    /// debounced) or its `ttlMs` runs out. Concurrent callers share one fetch.
+    pub async fn tools(&self) -> Result<Arc<[Tool]>, Error> {
+        // Through `list_tools`, so the output-schema validator learns the schemas too.
+        self.shared.extras.lists.get(|| fetch_list(ListTools::METHOD, |cursor| self.list_tools(cursor))).await
+    }
+
+    /// Every resource, from the list cache (see [`tools`](Self::tools)).
+    pub async fn resources(&self) -> Result<Arc<[Resource]>, Error> {
+        self.shared
+            .extras
+            .lists
+            .get(|| fetch_list(ListResources::METHOD, |cursor| self.list_page::<ListResources>(cursor)))
+            .await
+    }
+
+    /// Every prompt, from the list cache (see [`tools`](Self::tools)).
+    pub async fn prompts(&self) -> Result<Arc<[Prompt]>, Error> {
+        self.shared
+            .extras
+            .lists
+            .get(|| fetch_list(ListPrompts::METHOD, |cursor| self.list_page::<ListPrompts>(cursor)))
+            .await
+    }
+
+    /// What the list cache holds for one list: fetches, changes seen, freshness, the server's
+    /// cache hints.
+    pub fn cache_info(&self, list: ListKind) -> CacheInfo {
+        self.shared.extras.lists.info(list)
+    }
+
+    fn list_page<R: PaginatedRequest>(
+        &self,
+        cursor: Option<String>,
+    ) -> impl Future<Output = Result<R::Result, Error>> + Send + 'static + use<R>
+    where
+        R::Result: Send,
+    {
+        self.request::<R>(&PaginatedRequestParams::with_cursor(cursor), CallOptions::default())
     }
 
     /// The server's `server/discover` result (2026-07-28): the one the connection has while
@@ -502,9 +483,16 @@ impl Client {
         self.shared.lock().conn().status()
     }
 
-    /// Counters of what the engine saw (invalid messages, late responses, …).
+    /// Counters of this connection: requests tracked, completed, failed, timed out and
+    /// cancelled; messages and bytes received; parse errors, invalid, late and unknown
+    /// messages. The engine keeps them ([`ClientConnection::stats`]); this is a copy.
     pub fn stats(&self) -> mcp_sansio::Stats {
         self.shared.lock().conn().stats()
+    }
+
+    /// How many of this handle's calls (and its clones') await their response now.
+    pub fn pending_requests(&self) -> usize {
+        self.shared.lock().calls.len()
     }
 
     /// The server process id, for stdio servers.
@@ -554,4 +542,77 @@ impl Client {
         };
         futures_lite::future::or(closed, timeout).await
     }
+}
+
+impl ClientApi for Client {
+    fn request<R: Request>(
+        &self,
+        params: &R::Params,
+        options: CallOptions,
+    ) -> impl Future<Output = Result<R::Result, Error>> + Send + 'static + use<R>
+    where
+        R::Result: Send,
+    {
+        Client::request::<R>(self, params, options)
+    }
+
+    /// Also teaches the output-schema validator (if on) the tools' `outputSchema`s.
+    fn list_tools(
+        &self,
+        cursor: Option<String>,
+    ) -> impl Future<Output = Result<ListToolsResult, Error>> + Send {
+        let page =
+            self.request::<ListTools>(&PaginatedRequestParams::with_cursor(cursor), CallOptions::default());
+        #[cfg(feature = "output-schema")]
+        let schemas = self.shared.extras.output_schemas.clone();
+        #[cfg(feature = "output-schema")]
+        let listed = self.shared.clone();
+        async move {
+            let page = page.await?;
+            #[cfg(feature = "output-schema")]
+            if let Some(schemas) = schemas {
+                schemas.remember(&page.tools);
+                listed.extras.tools_listed.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+            Ok(page)
+        }
+    }
+
+    /// Also checks the result against the tool's `outputSchema`, when
+    /// [`ClientBuilder::validate_output`] is on.
+    fn call_tool_with(
+        &self,
+        params: &CallToolRequestParams,
+        options: CallOptions,
+    ) -> impl Future<Output = Result<CallToolResult, Error>> + Send {
+        let call = self.request::<CallTool>(params, options);
+        #[cfg(feature = "output-schema")]
+        let check = self.shared.extras.output_schemas.clone().map(|schemas| (schemas, params.name.clone()));
+        async move {
+            let result = call.await?;
+            #[cfg(feature = "output-schema")]
+            if let Some((schemas, tool)) = check {
+                if !self.shared.extras.tools_listed.load(std::sync::atomic::Ordering::Relaxed) {
+                    // Nothing listed the tools yet on this connection: the cached list does.
+                    self.tools().await?;
+                }
+                schemas.check(&tool, &result)?;
+            }
+            Ok(result)
+        }
+    }
+}
+
+/// Every item of a list, with its folded cache hints (`ttlMs`, `cacheScope`).
+type ListFetch<T> = Result<(Vec<T>, Option<u64>, Option<String>), Error>;
+
+/// Fetches every page of a cacheable list with `page`, folding the pages' cache hints.
+async fn fetch_list<P, F>(method: &'static str, page: impl FnMut(Option<String>) -> F) -> ListFetch<P::Item>
+where
+    P: Paginated + CacheablePage,
+    F: Future<Output = Result<P, Error>>,
+{
+    let (mut ttl, mut scope) = (None, None);
+    let items = paginate(method, page, |page| fold_hints(page, &mut ttl, &mut scope)).await?;
+    Ok((items, ttl, scope))
 }

@@ -18,6 +18,7 @@ use serde_json::value::RawValue;
 
 use crate::handler::{ClientHandler, HandlerFuture};
 use crate::http::{BodyStream, HttpResponse, HttpTransport};
+use crate::notifications::ListKind;
 use crate::shared::{Engine, ProgressFn, Shared};
 use crate::source_waker::{SourceWaker, TaskWaker};
 use crate::stdio::ServerProcess;
@@ -93,6 +94,9 @@ pub struct Driver {
     flush_until: Option<Instant>,
     /// For HTTP: the transport and the exchanges in flight.
     http: Option<HttpIo>,
+    /// The connection's span: every event of the driver (and of the engine, which it calls)
+    /// happens inside it.
+    span: tracing::Span,
     /// Buffers reused every round, so the hot path does not allocate.
     events: Vec<Event>,
     completions: Vec<(RequestId, Result<Box<RawValue>, mcp_sansio::RequestError>)>,
@@ -134,6 +138,8 @@ impl Driver {
         handler: Arc<dyn ClientHandler>,
     ) -> Self {
         let mut driver = Self::idle(shared, handler);
+        driver.span =
+            tracing::debug_span!("mcp_connection", transport = "stream", pid = tracing::field::Empty);
         driver.reader = Some(Box::pin(reader));
         driver.writer = Some(Box::pin(writer));
         driver.read_buf = vec![0; 64 * 1024].into_boxed_slice();
@@ -145,8 +151,11 @@ impl Driver {
         shared: Arc<Shared>,
         transport: Arc<dyn HttpTransport>,
         handler: Arc<dyn ClientHandler>,
+        origin: &str,
     ) -> Self {
         let mut driver = Self::idle(shared, handler);
+        // The origin only: a URL's path or query may carry secrets, and headers are never logged.
+        driver.span = tracing::debug_span!("mcp_connection", transport = "http", origin = %origin);
         driver.http = Some(HttpIo { transport, exchanges: Vec::new(), actions: Vec::new() });
         driver
     }
@@ -177,12 +186,16 @@ impl Driver {
             drain_until: None,
             flush_until: None,
             http: None,
+            span: tracing::Span::none(),
             events: Vec::new(),
             completions: Vec::new(),
         }
     }
 
     pub(crate) fn with_process(mut self, process: ServerProcess) -> Self {
+        if let Some(pid) = process.pid() {
+            self.span.record("pid", pid);
+        }
         self.process = Some(process);
         self
     }
@@ -199,6 +212,7 @@ impl Driver {
         let mut progress_calls: Vec<(ProgressFn, mcp_sansio::schema::ProgressNotificationParams)> =
             Vec::new();
         let mut new_requests = Vec::new();
+        let mut notifications = Vec::new();
         progressed |= self.poll_exchanges(cx, now);
         let (deadline, closed, http_finished) = {
             let mut state = self.shared.lock();
@@ -245,16 +259,7 @@ impl Driver {
                     }
                     Event::Notification(notification) => {
                         log_notification(&notification);
-                        state.subscribers.retain(|tx| match tx.try_send(notification.clone()) {
-                            Ok(()) => true,
-                            Err(async_channel::TrySendError::Full(_)) => {
-                                tracing::warn!(
-                                    "notification subscriber is not keeping up: notification dropped"
-                                );
-                                true
-                            }
-                            Err(async_channel::TrySendError::Closed(_)) => false,
-                        });
+                        notifications.push(notification);
                     }
                     Event::Request { id, request } => new_requests.push((id, request)),
                     Event::ServerRequestCancelled { id, reason } => {
@@ -284,6 +289,18 @@ impl Driver {
         // that preceded its result.
         for (f, params) in progress_calls {
             f(&params);
+        }
+        // Notifications too: the cache learns of changes first, so that a handler or
+        // subscriber reacting to a `list_changed` reads the new list.
+        let extras = &self.shared.extras;
+        for notification in notifications {
+            if let Some(list) = ListKind::of(&notification) {
+                extras.lists.changed(list, now);
+            }
+            for handler in &extras.handlers {
+                handler.on_notification(&notification);
+            }
+            extras.broadcast.send(&notification);
         }
         if !self.completions.is_empty() {
             let mut wakers = Vec::with_capacity(self.completions.len());
@@ -568,8 +585,8 @@ impl Driver {
         self.background.clear();
         let mut state = self.shared.lock();
         state.driver_done = true;
-        // Dropping the senders ends every notification stream.
-        state.subscribers.clear();
+        // Every notification stream ends once it has read what is held.
+        self.shared.extras.broadcast.close();
         state.wake_watchers();
         for slot in state.calls.values_mut() {
             if let Some(waker) = slot.waker.take() {
@@ -584,6 +601,8 @@ impl Future for Driver {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let this = self.get_mut();
+        let span = this.span.clone();
+        let _entered = span.enter();
         this.task.update(cx);
         for _ in 0..ROUNDS_PER_POLL {
             if this.shutdown.is_some() {

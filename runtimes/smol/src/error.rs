@@ -41,6 +41,18 @@ pub enum Error {
     /// The connection closed before or during the handshake.
     #[error("connection failed: {0}")]
     Connect(CloseReason),
+    /// A [`Pool`](crate::Pool) had no live member for the request: it has none, or each one is
+    /// being restarted.
+    #[error("{}", no_member_message(*.members))]
+    NoLiveMember {
+        /// How many members the pool has (live or not).
+        members: usize,
+    },
+    /// A tool's result does not match the tool's `outputSchema` (only with
+    /// [`ClientBuilder::validate_output`](crate::ClientBuilder::validate_output)).
+    #[cfg(feature = "output-schema")]
+    #[error(transparent)]
+    OutputSchema(#[from] crate::OutputSchemaError),
 }
 
 impl Error {
@@ -58,8 +70,47 @@ impl Error {
         self.server_error()?.mcp_error()
     }
 
+    /// The JSON-RPC error code the server answered with (`-32602` invalid params, `-32002`
+    /// resource not found, …), if this is a server's error.
+    pub fn code(&self) -> Option<i64> {
+        self.server_error().map(|e| e.code)
+    }
+
+    /// Whether trying again may succeed: a timeout, a lost transport, a connection that died
+    /// (retry on a new one), an HTTP status that means "later", a call made before the
+    /// handshake ended. A server's answer, a decode failure or a misuse would fail the same
+    /// way again: `false`. A [`Pool`](crate::Pool) uses this to decide whether a member is dead.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use mcp_smol::Error;
+    /// use mcp_smol::mcp_sansio::{ErrorObject, RequestError};
+    ///
+    /// assert!(Error::from(RequestError::Timeout(Duration::from_secs(1))).is_retriable());
+    /// assert!(!Error::from(RequestError::Server(ErrorObject::new(-32602, "bad"))).is_retriable());
+    /// ```
+    pub fn is_retriable(&self) -> bool {
+        match self {
+            Error::Usage(e) => e.is_retriable(),
+            Error::Request(e) => e.is_retriable(),
+            Error::Connect(reason) => reason.is_retriable(),
+            // Members being restarted may be back soon; an empty pool stays empty.
+            Error::NoLiveMember { members } => *members > 0,
+            Error::Decode { .. } | Error::Spawn { .. } | Error::Pagination { .. } => false,
+            #[cfg(feature = "output-schema")]
+            Error::OutputSchema(_) => false,
+        }
+    }
+
     /// Whether the request timed out (idle timeout or cap on total time).
     pub fn is_timeout(&self) -> bool {
         matches!(self, Error::Request(RequestError::Timeout(_) | RequestError::MaxTotalExceeded(_)))
+    }
+}
+
+fn no_member_message(members: usize) -> String {
+    match members {
+        0 => "the pool has no member".to_owned(),
+        n => format!("none of the pool's {n} members is live (each is being restarted)"),
     }
 }

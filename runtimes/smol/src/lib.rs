@@ -1,21 +1,41 @@
 //! Drive the [`mcp_sansio`] MCP client engine from async Rust: on smol, or on any executor.
 //!
-//! - [`Client`]: a cheap `Clone + Send + Sync` handle with typed methods for every
-//!   client→server request (tools, resources and templates, subscriptions, prompts,
-//!   completion, logging level, ping), pagination helpers (`list_all_tools`, …), per-call
-//!   timeouts, progress and `_meta` ([`CallOptions`]), and **cancel-on-drop**: dropping a
-//!   call's future sends `notifications/cancelled`.
+//! - [`Client`]: a cheap `Clone + Send + Sync` handle to one connection. Every
+//!   client→server request is a method of [`ClientApi`] (tools, resources and templates,
+//!   subscriptions, prompts, completion, logging level, ping, pagination helpers such as
+//!   `list_all_tools`), with per-call timeouts, progress and `_meta` ([`CallOptions`]) and
+//!   **cancel-on-drop**: dropping a call's future sends `notifications/cancelled`.
 //! - [`Driver`]: the future that moves bytes between the transport and the engine. It runs
 //!   on any executor; the `spawn_*` constructors put it on smol's global executor.
-//! - Transports: any `AsyncRead`/`AsyncWrite` pair ([`ClientBuilder::connect`]) and stdio child
-//!   processes ([`ServerCommand`]): environment allow-list, stderr always drained, own process
+//! - Transports: any `AsyncRead`/`AsyncWrite` pair ([`ClientBuilder::connect`]), stdio child
+//!   processes ([`ServerCommand`]: environment allow-list, stderr always drained, own process
 //!   group, and a shutdown that closes stdin, then sends SIGTERM, then SIGKILL to the group, so
-//!   no orphan or zombie is left behind, even when the [`Client`] is dropped without `close`.
+//!   no orphan or zombie is left behind, even when the [`Client`] is dropped without `close`),
+//!   and HTTP through an [`HttpTransport`] (`mcp-hyper`, `mcp-surf`).
 //! - Server requests (roots, sampling, elicitation) go to a [`ClientHandler`] with polite
-//!   defaults; server notifications arrive on a [`Notifications`] stream.
+//!   defaults. Server notifications go to [`NotificationHandler`]s and closures
+//!   ([`ClientBuilder::on_notification`]) and to any number of [`Notifications`] subscriptions,
+//!   a bounded broadcast that reports lag ([`RecvError::Lagged`]).
+//! - [`Client::tools`], [`Client::resources`], [`Client::prompts`]: a list cache refreshed after
+//!   `list_changed` (debounced), honouring the server's `ttlMs` ([`ListCacheConfig`]).
+//! - Tool results: the helpers of
+//!   [`CallToolResult`](mcp_sansio::schema::CallToolResult) (text, decoded images and audio,
+//!   resources, `structuredContent` into your type), and with the `output-schema` feature (on by
+//!   default) validation against the tool's `outputSchema` ([`ClientBuilder::validate_output`],
+//!   [`OutputSchemas`]).
+//! - [`Pool`]: several connections behind the same [`ClientApi`], round-robin, random or
+//!   least-busy, with members added and removed at run time and dead ones restarted.
+//! - Observability: [`Client::stats`] (requests tracked, completed, failed, timed out,
+//!   cancelled; messages, bytes, parse errors), `tracing` spans per connection
+//!   (`mcp_connection`) and per request (`mcp_request`: method, id, outcome, duration), and
+//!   never a header value or a tool argument above `trace`. Errors say whether trying again may
+//!   help ([`Error::is_retriable`]) and keep the server's JSON-RPC code ([`Error::code`]).
+//!
+//! The guide for application developers is `docs/guide.md` in the repository; each crate's
+//! `examples/` has a runnable program per feature.
 //!
 //! ```no_run
-//! use mcp_smol::{ClientBuilder, ServerCommand};
+//! use mcp_smol::{ClientApi, ClientBuilder, ServerCommand};
 //! use mcp_sansio::schema::Implementation;
 //!
 //! smol::block_on(async {
@@ -31,7 +51,10 @@
 //! ```
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
+mod api;
+mod cache;
 mod call;
 mod client;
 mod driver;
@@ -40,10 +63,15 @@ mod error;
 mod handler;
 pub mod http;
 mod notifications;
+#[cfg(feature = "output-schema")]
+mod output_schema;
+mod pool;
 mod shared;
 mod source_waker;
 mod stdio;
 
+pub use api::ClientApi;
+pub use cache::{CacheInfo, ListCacheConfig};
 pub use call::CallOptions;
 pub use client::{Client, ClientBuilder};
 pub use driver::Driver;
@@ -51,7 +79,15 @@ pub use era::EraCache;
 pub use error::Error;
 pub use handler::{ClientHandler, DefaultHandler, HandlerFuture};
 pub use http::{HttpResponse, HttpTransport};
-pub use notifications::Notifications;
+pub use notifications::{ListKind, NotificationHandler, Notifications, RecvError};
+#[cfg(feature = "output-schema")]
+pub use output_schema::{OutputSchemaError, OutputSchemas, SchemaViolation};
+pub use pool::{MemberId, MemberInfo, MemberStatus, Pool, PoolBuilder, PoolStats, Strategy};
 pub use stdio::{DEFAULT_INHERITED_ENV, DEFAULT_SHUTDOWN_STEP, ServerCommand, StderrSink};
 
 pub use mcp_sansio;
+
+/// The names most applications need: `use mcp_smol::prelude::*;`.
+pub mod prelude {
+    pub use crate::{CallOptions, Client, ClientApi, ClientBuilder, Error, Pool, ServerCommand};
+}

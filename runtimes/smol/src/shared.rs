@@ -11,16 +11,33 @@ use std::time::Instant;
 
 use mcp_sansio::http::HttpSession;
 use mcp_sansio::schema::ProgressNotificationParams;
-use mcp_sansio::{ClientConnection, RequestError, RequestId, ServerNotification};
+use mcp_sansio::{ClientConnection, RequestError, RequestId};
 use serde_json::value::RawValue;
 
+use crate::cache::ListCache;
 use crate::era::EraMemo;
+use crate::notifications::{Broadcast, NotificationHandler};
 
 /// A progress callback for one call.
 pub(crate) type ProgressFn = Arc<dyn Fn(&ProgressNotificationParams) + Send + Sync>;
 
 pub(crate) struct Shared {
     state: Mutex<State>,
+    /// Where server notifications go besides the engine (outside the lock: handlers may call
+    /// the client).
+    pub(crate) extras: Extras,
+}
+
+/// What a connection has besides the engine, fixed when it is built.
+pub(crate) struct Extras {
+    pub(crate) broadcast: Arc<Broadcast>,
+    pub(crate) handlers: Vec<Arc<dyn NotificationHandler>>,
+    pub(crate) lists: ListCache,
+    #[cfg(feature = "output-schema")]
+    pub(crate) output_schemas: Option<crate::output_schema::OutputSchemas>,
+    /// Whether a tool listing taught `output_schemas` this connection's tools.
+    #[cfg(feature = "output-schema")]
+    pub(crate) tools_listed: std::sync::atomic::AtomicBool,
 }
 
 /// A call waiting for its response.
@@ -76,7 +93,6 @@ pub(crate) struct State {
     driver_waker: Option<Waker>,
     /// Tasks waiting for the handshake to end or for the driver to finish.
     pub(crate) watchers: Vec<Waker>,
-    pub(crate) subscribers: Vec<async_channel::Sender<ServerNotification>>,
     /// Live `Client` handles; the last one dropped closes the connection.
     pub(crate) handles: usize,
     pub(crate) driver_done: bool,
@@ -87,19 +103,19 @@ pub(crate) struct State {
 }
 
 impl Shared {
-    pub(crate) fn new(engine: Engine) -> Arc<Self> {
+    pub(crate) fn new(engine: Engine, extras: Extras) -> Arc<Self> {
         Arc::new(Self {
             state: Mutex::new(State {
                 engine,
                 calls: HashMap::new(),
                 driver_waker: None,
                 watchers: Vec::new(),
-                subscribers: Vec::new(),
                 handles: 0,
                 driver_done: false,
                 server_pid: None,
                 era: None,
             }),
+            extras,
         })
     }
 

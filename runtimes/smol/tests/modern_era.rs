@@ -8,6 +8,7 @@
 mod common;
 
 use common::{all_capabilities, builder, default_builder, demo_server};
+use mcp_smol::ClientApi;
 use mcp_smol::mcp_sansio::schema::{
     CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult, ListRootsResult,
     LoggingLevel, Root, SamplingContent,

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use async_io::Async;
 use common::{all_capabilities, builder, demo_server};
+use mcp_smol::ClientApi;
 use mcp_smol::mcp_sansio::schema::{
     CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult, ListRootsResult,
     Root, SamplingContent,

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use common::{builder, demo_server, live_group_members, process_gone, wait_until};
+use mcp_smol::ClientApi;
 use mcp_smol::mcp_sansio::schema::{CallTool, CallToolRequestParams};
 use mcp_smol::mcp_sansio::{CloseReason, RequestError};
 use mcp_smol::{CallOptions, Error, ServerCommand};

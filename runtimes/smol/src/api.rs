@@ -1,0 +1,254 @@
+//! [`ClientApi`]: the typed MCP requests, shared by a single [`Client`](crate::Client) and a
+//! [`Pool`](crate::Pool).
+//!
+//! Every typed method is written once, here, on top of one required method,
+//! [`request`](ClientApi::request). Code that takes `&impl ClientApi` works with a client and
+//! with a pool alike.
+
+use std::collections::{BTreeMap, HashSet};
+use std::future::Future;
+
+use mcp_sansio::UsageError;
+use mcp_sansio::schema::{
+    CallTool, CallToolRequestParams, CallToolResult, Complete, CompleteRequestParams, CompleteResult,
+    EmptyParams, GetPrompt, GetPromptRequestParams, GetPromptResult, ListPrompts, ListPromptsResult,
+    ListResourceTemplates, ListResourceTemplatesResult, ListResources, ListResourcesResult, ListTools,
+    ListToolsResult, LoggingLevel, Paginated, PaginatedRequest, PaginatedRequestParams, Ping, Prompt,
+    ReadResource, ReadResourceRequestParams, ReadResourceResult, Request, Resource, ResourceTemplate,
+    SetLevel, SetLevelRequestParams, Subscribe, SubscribeRequestParams, Tool, Unsubscribe,
+    UnsubscribeRequestParams,
+};
+
+use crate::Error;
+use crate::call::CallOptions;
+
+/// Most pages a `list_all_*` helper fetches before giving up on a server that never stops.
+pub(crate) const MAX_PAGES: usize = 10_000;
+
+/// The typed client→server requests of MCP, for anything that can send a request: a
+/// [`Client`](crate::Client) or a [`Pool`](crate::Pool).
+///
+/// Bring it into scope to call the methods (`use mcp_smol::ClientApi;`, or
+/// `use mcp_smol::prelude::*;`).
+///
+/// ```no_run
+/// use mcp_smol::{ClientApi, ClientBuilder, ServerCommand};
+/// use mcp_sansio::schema::Implementation;
+///
+/// // Works with a `Client` and with a `Pool`.
+/// async fn tool_names(api: &impl ClientApi) -> Result<Vec<String>, mcp_smol::Error> {
+///     Ok(api.list_all_tools().await?.into_iter().map(|tool| tool.name).collect())
+/// }
+///
+/// smol::block_on(async {
+///     let client = ClientBuilder::new(Implementation::new("my-app", "1.0.0"))
+///         .spawn_stdio(&ServerCommand::new("mcp-demo-server"))
+///         .await?;
+///     println!("{:?}", tool_names(&client).await?);
+///     client.close().await;
+///     Ok::<(), mcp_smol::Error>(())
+/// })
+/// # .unwrap();
+/// ```
+pub trait ClientApi: Send + Sync {
+    /// Sends a typed request and decodes its result.
+    ///
+    /// The request is sent when this is called, not when the future is first polled. The
+    /// returned future owns everything it needs (`'static`), so it can be spawned; dropping it
+    /// cancels the request (`notifications/cancelled`).
+    fn request<R: Request>(
+        &self,
+        params: &R::Params,
+        options: CallOptions,
+    ) -> impl Future<Output = Result<R::Result, Error>> + Send + 'static + use<Self, R>
+    where
+        R::Result: Send;
+
+    /// Fetches every page of a paginated list. Stops with [`Error::Pagination`] if the server
+    /// repeats a cursor (it would loop forever otherwise) or sends more than 10 000 pages.
+    fn list_all<R: PaginatedRequest>(
+        &self,
+    ) -> impl Future<Output = Result<Vec<<R::Result as Paginated>::Item>, Error>> + Send
+    where
+        R::Result: Send,
+        <R::Result as Paginated>::Item: Send,
+    {
+        paginate(
+            R::METHOD,
+            move |cursor| {
+                let params = PaginatedRequestParams::with_cursor(cursor);
+                self.request::<R>(&params, CallOptions::default())
+            },
+            |_| {},
+        )
+    }
+
+    /// `ping`: checks that the server answers.
+    fn ping(&self) -> impl Future<Output = Result<(), Error>> + Send {
+        let sent = self.request::<Ping>(&EmptyParams::default(), CallOptions::default());
+        async move { sent.await.map(drop) }
+    }
+
+    /// `tools/list`: one page.
+    fn list_tools(
+        &self,
+        cursor: Option<String>,
+    ) -> impl Future<Output = Result<ListToolsResult, Error>> + Send {
+        self.request::<ListTools>(&PaginatedRequestParams::with_cursor(cursor), CallOptions::default())
+    }
+
+    /// `tools/list`: every page (each through [`list_tools`](Self::list_tools)).
+    fn list_all_tools(&self) -> impl Future<Output = Result<Vec<Tool>, Error>> + Send {
+        paginate(ListTools::METHOD, move |cursor| self.list_tools(cursor), |_| {})
+    }
+
+    /// `tools/call` with JSON arguments (an object, or `null` for none).
+    ///
+    /// A tool that fails reports it in the result ([`CallToolResult::is_error`]), not as an
+    /// `Err`.
+    fn call_tool(
+        &self,
+        name: &str,
+        arguments: serde_json::Value,
+    ) -> impl Future<Output = Result<CallToolResult, Error>> + Send {
+        let mut params = CallToolRequestParams::new(name);
+        let arguments = match arguments {
+            serde_json::Value::Object(map) => Ok(Some(map)),
+            serde_json::Value::Null => Ok(None),
+            _ => Err(Error::from(UsageError::InvalidParams("tool arguments must be a JSON object".into()))),
+        };
+        async move {
+            params.arguments = arguments?;
+            self.call_tool_with(&params, CallOptions::default()).await
+        }
+    }
+
+    /// `tools/call` with full params and per-call options (timeout, progress, `_meta`).
+    fn call_tool_with(
+        &self,
+        params: &CallToolRequestParams,
+        options: CallOptions,
+    ) -> impl Future<Output = Result<CallToolResult, Error>> + Send {
+        self.request::<CallTool>(params, options)
+    }
+
+    /// `resources/list`: one page.
+    fn list_resources(
+        &self,
+        cursor: Option<String>,
+    ) -> impl Future<Output = Result<ListResourcesResult, Error>> + Send {
+        self.request::<ListResources>(&PaginatedRequestParams::with_cursor(cursor), CallOptions::default())
+    }
+
+    /// `resources/list`: every page.
+    fn list_all_resources(&self) -> impl Future<Output = Result<Vec<Resource>, Error>> + Send {
+        self.list_all::<ListResources>()
+    }
+
+    /// `resources/templates/list`: one page.
+    fn list_resource_templates(
+        &self,
+        cursor: Option<String>,
+    ) -> impl Future<Output = Result<ListResourceTemplatesResult, Error>> + Send {
+        let params = PaginatedRequestParams::with_cursor(cursor);
+        self.request::<ListResourceTemplates>(&params, CallOptions::default())
+    }
+
+    /// `resources/templates/list`: every page.
+    fn list_all_resource_templates(
+        &self,
+    ) -> impl Future<Output = Result<Vec<ResourceTemplate>, Error>> + Send {
+        self.list_all::<ListResourceTemplates>()
+    }
+
+    /// `resources/read`.
+    fn read_resource(&self, uri: &str) -> impl Future<Output = Result<ReadResourceResult, Error>> + Send {
+        self.request::<ReadResource>(&ReadResourceRequestParams::new(uri), CallOptions::default())
+    }
+
+    /// `resources/subscribe`: updates arrive as
+    /// [`ServerNotification::ResourceUpdated`](mcp_sansio::ServerNotification::ResourceUpdated).
+    fn subscribe(&self, uri: &str) -> impl Future<Output = Result<(), Error>> + Send {
+        let sent = self.request::<Subscribe>(&SubscribeRequestParams::new(uri), CallOptions::default());
+        async move { sent.await.map(drop) }
+    }
+
+    /// `resources/unsubscribe`.
+    fn unsubscribe(&self, uri: &str) -> impl Future<Output = Result<(), Error>> + Send {
+        let sent = self.request::<Unsubscribe>(&UnsubscribeRequestParams::new(uri), CallOptions::default());
+        async move { sent.await.map(drop) }
+    }
+
+    /// `prompts/list`: one page.
+    fn list_prompts(
+        &self,
+        cursor: Option<String>,
+    ) -> impl Future<Output = Result<ListPromptsResult, Error>> + Send {
+        self.request::<ListPrompts>(&PaginatedRequestParams::with_cursor(cursor), CallOptions::default())
+    }
+
+    /// `prompts/list`: every page.
+    fn list_all_prompts(&self) -> impl Future<Output = Result<Vec<Prompt>, Error>> + Send {
+        self.list_all::<ListPrompts>()
+    }
+
+    /// `prompts/get` with string arguments.
+    fn get_prompt<K: Into<String>, V: Into<String>>(
+        &self,
+        name: &str,
+        arguments: impl IntoIterator<Item = (K, V)>,
+    ) -> impl Future<Output = Result<GetPromptResult, Error>> + Send {
+        let arguments: BTreeMap<String, String> =
+            arguments.into_iter().map(|(k, v)| (k.into(), v.into())).collect();
+        let mut params = GetPromptRequestParams::new(name);
+        if !arguments.is_empty() {
+            params = params.with_arguments(arguments);
+        }
+        self.request::<GetPrompt>(&params, CallOptions::default())
+    }
+
+    /// `completion/complete`: suggestions for a prompt or resource-template argument.
+    fn complete(
+        &self,
+        params: &CompleteRequestParams,
+    ) -> impl Future<Output = Result<CompleteResult, Error>> + Send {
+        self.request::<Complete>(params, CallOptions::default())
+    }
+
+    /// `logging/setLevel`: the least severe level the server should send.
+    fn set_log_level(&self, level: LoggingLevel) -> impl Future<Output = Result<(), Error>> + Send {
+        let sent = self.request::<SetLevel>(&SetLevelRequestParams::new(level), CallOptions::default());
+        async move { sent.await.map(drop) }
+    }
+}
+
+/// Fetches pages with `page(cursor)` until the server sends no next cursor, showing each page
+/// to `inspect` first.
+pub(crate) async fn paginate<P, F>(
+    method: &'static str,
+    mut page: impl FnMut(Option<String>) -> F,
+    mut inspect: impl FnMut(&P),
+) -> Result<Vec<P::Item>, Error>
+where
+    P: Paginated,
+    F: Future<Output = Result<P, Error>>,
+{
+    let mut items = Vec::new();
+    let mut seen = HashSet::new();
+    let mut cursor = None;
+    for _ in 0..MAX_PAGES {
+        let result = page(cursor).await?;
+        inspect(&result);
+        let next = result.next_cursor().map(str::to_owned);
+        items.extend(result.into_items());
+        match next {
+            None => return Ok(items),
+            Some(next) if seen.insert(next.clone()) => cursor = Some(next),
+            Some(next) => {
+                let reason = format!("the server returned cursor {next:?} twice");
+                return Err(Error::Pagination { method, reason });
+            }
+        }
+    }
+    Err(Error::Pagination { method, reason: format!("more than {MAX_PAGES} pages") })
+}
