@@ -1,0 +1,1163 @@
+//! [`Pool`]: several MCP connections behind one handle, with the typed API of a single
+//! [`Client`] ([`ClientApi`]).
+//!
+//! Each member is added with a *connector*, a closure that makes a new [`Client`], so that a
+//! member whose connection dies can be restarted (the MCP specification says a client SHOULD
+//! restart a crashed stdio server). One supervisor task per member waits for its connection to
+//! end; it holds only a `Weak` reference to the pool, so dropping the last [`Pool`] handle stops
+//! the supervisors and closes the members.
+//!
+//! The pool's mutex is only ever held for short synchronous sections, never across an await.
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::task::{Context, Waker};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use async_io::Timer;
+use futures_lite::future;
+use mcp_sansio::schema::{
+    CallToolRequestParams, CallToolResult, ListToolsResult, Paginated, PaginatedRequest, Request, Tool,
+};
+use mcp_sansio::{CloseReason, Status, UsageError};
+
+use crate::Error;
+use crate::api::ClientApi;
+use crate::call::CallOptions;
+use crate::client::{Client, ClientBuilder};
+use crate::stdio::ServerCommand;
+
+/// A restarted member that stays connected this long (or the maximal restart backoff, if
+/// longer) counts as recovered: its count of restart attempts in a row starts again from zero.
+const STABLE_AFTER: Duration = Duration::from_secs(10);
+
+/// How a [`Pool`] picks the member for each request.
+///
+/// ```
+/// use mcp_smol::{Pool, Strategy};
+///
+/// let pool = Pool::new(Strategy::LeastBusy);
+/// assert_eq!(Strategy::default(), Strategy::RoundRobin);
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Strategy {
+    /// Each live member in turn.
+    #[default]
+    RoundRobin,
+    /// A live member chosen at random (uniformly).
+    Random,
+    /// The live member with the fewest requests in flight through the pool (a running
+    /// [`transaction`](Pool::transaction) counts as one); ties go round-robin.
+    LeastBusy,
+}
+
+/// The identity of a member of a [`Pool`]; it stays the same across restarts.
+///
+/// ```no_run
+/// # smol::block_on(async {
+/// # let pool = mcp_smol::Pool::default();
+/// # let command = mcp_smol::ServerCommand::new("mcp-demo-server");
+/// use mcp_smol::ClientBuilder;
+/// use mcp_smol::mcp_sansio::schema::Implementation;
+///
+/// let id = pool.add_stdio(|| ClientBuilder::new(Implementation::new("app", "1.0.0")), &command).await?;
+/// println!("added member {id}");
+/// # Ok::<(), mcp_smol::Error>(()) });
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct MemberId(u64);
+
+impl fmt::Display for MemberId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "#{}", self.0)
+    }
+}
+
+/// Where a member of a [`Pool`] is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum MemberStatus {
+    /// Connected: it takes requests.
+    Live,
+    /// Its connection just ended; it takes no requests and is about to be restarted (or removed,
+    /// when restarting is off).
+    Dead,
+    /// Its connection ended and it is being reconnected (waiting for its backoff, or connecting);
+    /// it takes no requests meanwhile.
+    Restarting,
+}
+
+/// What [`Pool::members`] reports about one member.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct MemberInfo {
+    /// The member's identity.
+    pub id: MemberId,
+    /// Whether it takes requests.
+    pub status: MemberStatus,
+    /// Requests in flight through the pool on it now (a running transaction counts as one).
+    pub in_flight: usize,
+    /// Requests the pool sent to it that have finished, successful or not (calls made inside a
+    /// transaction are not seen by the pool: see `transactions`).
+    pub requests: u64,
+    /// Of those, the ones that failed (an `Err`; a tool's own error result is a success here).
+    pub failed: u64,
+    /// Transactions that checked it out.
+    pub transactions: u64,
+    /// Times it was restarted after its connection ended.
+    pub restarts: u64,
+    /// The server's process id, for stdio servers, while connected.
+    pub server_pid: Option<u32>,
+    /// The engine's counters of the current connection ([`Client::stats`]), while connected.
+    pub connection: Option<mcp_sansio::Stats>,
+}
+
+/// The counters of a [`Pool`], from [`Pool::stats`].
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct PoolStats {
+    /// Members taking requests now.
+    pub live: usize,
+    /// Members whose connection ended, not yet restarted.
+    pub down: usize,
+    /// Requests the pool was asked for and finished (successful or not), transactions excluded.
+    pub requests: u64,
+    /// Of those, the ones that failed, including those that found no live member.
+    pub failed: u64,
+    /// Requests refused by a member that was closing before anything was sent, and sent to
+    /// another member instead.
+    pub retried: u64,
+    /// Transactions run.
+    pub transactions: u64,
+    /// Member connections that ended without being removed or closed by the application.
+    pub deaths: u64,
+    /// Successful restarts.
+    pub restarts: u64,
+    /// Members removed by the pool itself: their connection ended while restarting was off, or
+    /// every one of their restart attempts in a row failed.
+    pub lost: u64,
+    /// Every member, by id.
+    pub members: Vec<MemberInfo>,
+}
+
+/// Configures a [`Pool`]: the selection [`Strategy`] and what happens when a member's
+/// connection ends.
+///
+/// ```
+/// use std::time::Duration;
+/// use mcp_smol::{Pool, Strategy};
+///
+/// let pool = Pool::builder()
+///     .strategy(Strategy::Random)
+///     .restart_backoff(Duration::from_millis(50), Duration::from_secs(2))
+///     .max_restart_attempts(3)
+///     .build();
+/// ```
+#[derive(Debug, Clone)]
+pub struct PoolBuilder {
+    config: Config,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Config {
+    strategy: Strategy,
+    restart: bool,
+    backoff_initial: Duration,
+    backoff_max: Duration,
+    max_restart_attempts: u32,
+}
+
+impl Default for PoolBuilder {
+    fn default() -> Self {
+        Self {
+            config: Config {
+                strategy: Strategy::RoundRobin,
+                restart: true,
+                backoff_initial: Duration::from_millis(100),
+                backoff_max: Duration::from_secs(5),
+                max_restart_attempts: 5,
+            },
+        }
+    }
+}
+
+impl PoolBuilder {
+    /// How members are picked (default [`Strategy::RoundRobin`]).
+    pub fn strategy(mut self, strategy: Strategy) -> Self {
+        self.config.strategy = strategy;
+        self
+    }
+
+    /// Whether a member whose connection ended is reconnected through its connector (default
+    /// `true`). When `false`, it is removed at once.
+    pub fn restart(mut self, restart: bool) -> Self {
+        self.config.restart = restart;
+        self
+    }
+
+    /// The wait before the first restart attempt (default 100 ms), doubled after each failed
+    /// attempt up to `max` (default 5 s).
+    pub fn restart_backoff(mut self, initial: Duration, max: Duration) -> Self {
+        self.config.backoff_initial = initial;
+        self.config.backoff_max = max.max(initial);
+        self
+    }
+
+    /// Restart attempts in a row after which a member is removed (default 5). An attempt that
+    /// connects but whose connection ends again within 10 s (or the maximal backoff, if longer)
+    /// counts towards them too, so a server that crashes at once is not restarted forever.
+    pub fn max_restart_attempts(mut self, attempts: u32) -> Self {
+        self.config.max_restart_attempts = attempts;
+        self
+    }
+
+    /// The pool, with no member yet.
+    pub fn build(self) -> Pool {
+        let seed = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
+        static POOLS: AtomicU64 = AtomicU64::new(0);
+        let seed = seed ^ POOLS.fetch_add(1, Ordering::Relaxed).wrapping_mul(0xA076_1D64_78BD_642F);
+        Pool {
+            inner: Arc::new(Inner {
+                config: self.config,
+                state: Mutex::new(State::default()),
+                counters: Arc::new(PoolCounters::default()),
+                rng: AtomicU64::new(seed),
+            }),
+        }
+    }
+}
+
+/// Several MCP connections behind one handle: to one server several times, or to several
+/// servers. It offers the typed API of a single client ([`ClientApi`]), routing each request to
+/// one live member by its [`Strategy`].
+///
+/// - **Members** are added with a connector ([`add`](Self::add), [`add_stdio`](Self::add_stdio))
+///   and removed with [`remove`](Self::remove), at any time.
+/// - **A dead member** (its connection ended: the server crashed, was killed, or the transport
+///   broke) is never picked again. Calls that were in flight on it fail with its error; nobody
+///   else notices. It is restarted through its connector with backoff, or removed after too many
+///   failed attempts in a row, or at once when restarting is off ([`PoolBuilder`]). A request
+///   that a closing member refused before sending anything is sent to another member.
+/// - **Listings** (`list_all_*`) fetch every page from one member: cursors belong to a server.
+///   A single page asked for with a cursor ([`list_tools`](ClientApi::list_tools), …) may go to
+///   another member than the page before; use [`transaction`](Self::transaction) to page by hand.
+/// - [`transaction`](Self::transaction) runs several calls on one member. Subscriptions and
+///   notifications belong to one connection too: make them through a transaction's client or
+///   [`client`](Self::client).
+/// - [`stats`](Self::stats) and [`members`](Self::members) report what happened.
+///
+/// `Pool` is a cheap `Clone + Send + Sync` handle. [`close`](Self::close) closes every member;
+/// dropping the last handle does the same without waiting.
+///
+/// ```no_run
+/// use mcp_smol::{ClientApi, ClientBuilder, Pool, ServerCommand, Strategy};
+/// use mcp_smol::mcp_sansio::schema::Implementation;
+///
+/// smol::block_on(async {
+///     let pool = Pool::new(Strategy::LeastBusy);
+///     let command = ServerCommand::new("mcp-demo-server");
+///     for _ in 0..3 {
+///         pool.add_stdio(|| ClientBuilder::new(Implementation::new("my-app", "1.0.0")), &command).await?;
+///     }
+///     let result = pool.call_tool("echo", serde_json::json!({"message": "hi"})).await?;
+///     println!("{:?}", result.content[0].as_text());
+///     println!("{:?}", pool.stats());
+///     pool.close().await;
+///     Ok::<(), mcp_smol::Error>(())
+/// })
+/// # .unwrap();
+/// ```
+#[derive(Clone)]
+pub struct Pool {
+    inner: Arc<Inner>,
+}
+
+impl Default for Pool {
+    /// A round-robin pool with the default restart policy.
+    fn default() -> Self {
+        PoolBuilder::default().build()
+    }
+}
+
+impl fmt::Debug for Pool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let state = self.inner.lock();
+        f.debug_struct("Pool")
+            .field("strategy", &self.inner.config.strategy)
+            .field("members", &state.members.len())
+            .field("closed", &state.closed)
+            .finish_non_exhaustive()
+    }
+}
+
+type ConnectFuture = Pin<Box<dyn Future<Output = Result<Client, Error>> + Send>>;
+type ConnectFn = dyn Fn() -> ConnectFuture + Send + Sync;
+
+struct Inner {
+    config: Config,
+    state: Mutex<State>,
+    counters: Arc<PoolCounters>,
+    rng: AtomicU64,
+}
+
+#[derive(Default)]
+struct State {
+    members: Vec<Member>,
+    next_id: u64,
+    /// Turns for round-robin (and the tie-break of least-busy).
+    cursor: usize,
+    closed: bool,
+    deaths: u64,
+    restarts: u64,
+    lost: u64,
+}
+
+struct Member {
+    id: MemberId,
+    connect: Arc<ConnectFn>,
+    /// The current connection; `None` while restarting.
+    client: Option<Client>,
+    /// Counts connections, so that a supervisor reports only the death of its own.
+    generation: u64,
+    connected_at: Instant,
+    /// Restart attempts in a row before the current connection.
+    attempts: u32,
+    restarts: u64,
+    counters: Arc<MemberCounters>,
+    /// Dropped with the member: its supervisor task sees the channel close and ends.
+    _stop: async_channel::Sender<()>,
+}
+
+#[derive(Default)]
+struct MemberCounters {
+    in_flight: AtomicUsize,
+    requests: AtomicU64,
+    failed: AtomicU64,
+    transactions: AtomicU64,
+}
+
+#[derive(Default)]
+struct PoolCounters {
+    requests: AtomicU64,
+    failed: AtomicU64,
+    retried: AtomicU64,
+    transactions: AtomicU64,
+}
+
+impl Pool {
+    /// An empty pool picking members by `strategy`, with the default restart policy (see
+    /// [`PoolBuilder`]).
+    ///
+    /// ```
+    /// let pool = mcp_smol::Pool::new(mcp_smol::Strategy::RoundRobin);
+    /// assert!(pool.members().is_empty());
+    /// ```
+    pub fn new(strategy: Strategy) -> Self {
+        PoolBuilder::default().strategy(strategy).build()
+    }
+
+    /// A builder for a pool with a restart policy of its own.
+    ///
+    /// ```
+    /// let pool = mcp_smol::Pool::builder().restart(false).build();
+    /// ```
+    pub fn builder() -> PoolBuilder {
+        PoolBuilder::default()
+    }
+
+    /// Adds a member made by `connect`, which is called now and again for each restart. Fails,
+    /// adding nothing, if this first connection fails (it waits for the handshake).
+    ///
+    /// Any transport works: this adds an HTTP server through `mcp_hyper`.
+    ///
+    /// ```no_run
+    /// # smol::block_on(async {
+    /// # fn transport() -> impl mcp_smol::HttpTransport { unimplemented!() as std::sync::Arc<dyn mcp_smol::HttpTransport> }
+    /// use mcp_smol::{ClientBuilder, Pool};
+    /// use mcp_smol::mcp_sansio::http::HttpConfig;
+    /// use mcp_smol::mcp_sansio::schema::Implementation;
+    ///
+    /// let pool = Pool::default();
+    /// // `transport()` stands for `mcp_hyper::HyperTransport::new()`.
+    /// pool.add(|| {
+    ///     ClientBuilder::new(Implementation::new("my-app", "1.0.0"))
+    ///         .spawn_http(HttpConfig::new("http://127.0.0.1:3000/mcp"), transport())
+    /// })
+    /// .await?;
+    /// # Ok::<(), mcp_smol::Error>(()) });
+    /// ```
+    pub async fn add<F, Fut>(&self, connect: F) -> Result<MemberId, Error>
+    where
+        F: Fn() -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Client, Error>> + Send + 'static,
+    {
+        if self.inner.lock().closed {
+            return Err(pool_closed());
+        }
+        let connect: Arc<ConnectFn> = Arc::new(move || -> ConnectFuture { Box::pin(connect()) });
+        let client = connect_once(&connect).await?;
+        let (stop, stopped) = async_channel::bounded(1);
+        let added = {
+            let mut state = self.inner.lock();
+            if state.closed {
+                None
+            } else {
+                let id = MemberId(state.next_id);
+                state.next_id += 1;
+                state.members.push(Member {
+                    id,
+                    connect,
+                    client: Some(client.clone()),
+                    generation: 0,
+                    connected_at: Instant::now(),
+                    attempts: 0,
+                    restarts: 0,
+                    counters: Arc::default(),
+                    _stop: stop,
+                });
+                Some(id)
+            }
+        };
+        let Some(id) = added else {
+            client.close().await;
+            return Err(pool_closed());
+        };
+        tracing::debug!(member = %id, pid = ?client.server_pid(), "pool member added");
+        smol::spawn(supervise(Arc::downgrade(&self.inner), id, 0, client, stopped)).detach();
+        Ok(id)
+    }
+
+    /// Adds a stdio server as a member: `builder()` makes a fresh [`ClientBuilder`] for each
+    /// (re)start ([`ClientBuilder::spawn_stdio`], the driver runs on smol's global executor).
+    ///
+    /// ```no_run
+    /// # smol::block_on(async {
+    /// use mcp_smol::{ClientBuilder, Pool, ServerCommand};
+    /// use mcp_smol::mcp_sansio::schema::Implementation;
+    ///
+    /// let pool = Pool::default();
+    /// let command = ServerCommand::new("npx").args(["-y", "@modelcontextprotocol/server-everything"]);
+    /// let id = pool.add_stdio(|| ClientBuilder::new(Implementation::new("my-app", "1.0.0")), &command).await?;
+    /// # Ok::<(), mcp_smol::Error>(()) });
+    /// ```
+    pub async fn add_stdio(
+        &self,
+        builder: impl Fn() -> ClientBuilder + Send + Sync + 'static,
+        command: &ServerCommand,
+    ) -> Result<MemberId, Error> {
+        let command = command.clone();
+        self.add(move || {
+            let builder = builder();
+            let command = command.clone();
+            async move { builder.spawn_stdio(&command).await }
+        })
+        .await
+    }
+
+    /// Removes a member: it takes no more requests from now on, its connection is closed (calls
+    /// still in flight on it fail, as with [`Client::close`]), and this waits until its server
+    /// process is gone. `false` if there is no such member.
+    ///
+    /// ```no_run
+    /// # smol::block_on(async {
+    /// # let pool = mcp_smol::Pool::default();
+    /// for member in pool.members() {
+    ///     if member.failed > 100 {
+    ///         pool.remove(member.id).await;
+    ///     }
+    /// }
+    /// # });
+    /// ```
+    pub async fn remove(&self, id: MemberId) -> bool {
+        let member = {
+            let mut state = self.inner.lock();
+            let Some(index) = state.members.iter().position(|m| m.id == id) else { return false };
+            state.members.remove(index)
+        };
+        tracing::debug!(member = %id, "pool member removed");
+        if let Some(client) = &member.client {
+            client.close().await;
+        }
+        true
+    }
+
+    /// Every member, by id.
+    ///
+    /// ```no_run
+    /// # let pool = mcp_smol::Pool::default();
+    /// for member in pool.members() {
+    ///     println!("{} {:?}: {} requests, pid {:?}", member.id, member.status, member.requests, member.server_pid);
+    /// }
+    /// ```
+    pub fn members(&self) -> Vec<MemberInfo> {
+        self.inner.lock().members.iter().map(Member::info).collect()
+    }
+
+    /// The current connection of member `id` (it changes when the member is restarted), e.g. to
+    /// read its [`server_info`](Client::server_info). `None` if there is no such member or it is
+    /// restarting. Requests made through it bypass the pool's counters.
+    ///
+    /// ```no_run
+    /// # let pool = mcp_smol::Pool::default();
+    /// for member in pool.members() {
+    ///     if let Some(client) = pool.client(member.id) {
+    ///         println!("{} is {:?}", member.id, client.server_info());
+    ///     }
+    /// }
+    /// ```
+    pub fn client(&self, id: MemberId) -> Option<Client> {
+        self.inner.lock().members.iter().find(|m| m.id == id)?.client.clone()
+    }
+
+    /// The pool's counters, with every member's.
+    ///
+    /// ```no_run
+    /// # let pool = mcp_smol::Pool::default();
+    /// let stats = pool.stats();
+    /// println!("{} live, {} requests, {} failed, {} restarts", stats.live, stats.requests, stats.failed, stats.restarts);
+    /// ```
+    pub fn stats(&self) -> PoolStats {
+        let (members, deaths, restarts, lost) = {
+            let state = self.inner.lock();
+            let members: Vec<MemberInfo> = state.members.iter().map(Member::info).collect();
+            (members, state.deaths, state.restarts, state.lost)
+        };
+        let counters = &self.inner.counters;
+        let live = members.iter().filter(|m| m.status == MemberStatus::Live).count();
+        PoolStats {
+            live,
+            down: members.len() - live,
+            requests: counters.requests.load(Ordering::Relaxed),
+            failed: counters.failed.load(Ordering::Relaxed),
+            retried: counters.retried.load(Ordering::Relaxed),
+            transactions: counters.transactions.load(Ordering::Relaxed),
+            deaths,
+            restarts,
+            lost,
+            members,
+        }
+    }
+
+    /// Runs `f` with one live member's [`Client`], so that all its calls go to the same server
+    /// (a listing paged by hand, a resource subscribed and then read, a server with session
+    /// state). The member counts as busy while `f` runs. Fails with the pool's error, without
+    /// calling `f`, if no member is live.
+    ///
+    /// Do not keep the client beyond `f`: it would keep that connection open, and after a restart
+    /// it is no longer the member's.
+    ///
+    /// ```no_run
+    /// # smol::block_on(async {
+    /// # let pool = mcp_smol::Pool::default();
+    /// use mcp_smol::ClientApi;
+    ///
+    /// let (first, second) = pool
+    ///     .transaction(|client| async move {
+    ///         let first = client.list_tools(None).await?;
+    ///         let second = match first.next_cursor.clone() {
+    ///             Some(cursor) => Some(client.list_tools(Some(cursor)).await?),
+    ///             None => None,
+    ///         };
+    ///         Ok::<_, mcp_smol::Error>((first, second))
+    ///     })
+    ///     .await?;
+    /// # Ok::<(), mcp_smol::Error>(()) });
+    /// ```
+    pub async fn transaction<F, Fut, T, E>(&self, f: F) -> Result<T, E>
+    where
+        F: FnOnce(Client) -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+        E: From<Error>,
+    {
+        let checkout = self.inner.checkout(None)?;
+        checkout.member.transactions.fetch_add(1, Ordering::Relaxed);
+        self.inner.counters.transactions.fetch_add(1, Ordering::Relaxed);
+        let result = f(checkout.client.clone()).await;
+        drop(checkout);
+        result
+    }
+
+    /// Closes every member and stops restarting; waits until their server processes are gone.
+    /// Later requests and [`add`](Self::add) fail.
+    ///
+    /// ```no_run
+    /// # smol::block_on(async {
+    /// # let pool = mcp_smol::Pool::default();
+    /// pool.close().await;
+    /// # });
+    /// ```
+    pub async fn close(&self) {
+        let members = {
+            let mut state = self.inner.lock();
+            state.closed = true;
+            std::mem::take(&mut state.members)
+        };
+        let closing: Vec<_> = members
+            .into_iter()
+            .filter_map(|member| member.client)
+            .map(|client| smol::spawn(async move { client.close().await }))
+            .collect();
+        for task in closing {
+            task.await;
+        }
+    }
+
+    /// Runs `call` on a chosen member. If its first poll (which sends the request) ends in a
+    /// refusal by a closing member, before anything was sent, it runs once more on another
+    /// member. A refusal later on (a listing's next page, say) is returned as it is: a request
+    /// did reach that server.
+    async fn with_member<T, Fut>(&self, mut call: impl FnMut(Client) -> Fut) -> Result<T, Error>
+    where
+        Fut: Future<Output = Result<T, Error>>,
+    {
+        let mut checkout = match self.inner.checkout(None) {
+            Ok(checkout) => checkout,
+            Err(error) => return self.inner.refused(error),
+        };
+        let mut retried = false;
+        loop {
+            let mut future = std::pin::pin!(call(checkout.client.clone()));
+            match future::poll_once(future.as_mut()).await {
+                None => return checkout.finish(future.await),
+                Some(Err(error)) if !retried && not_sent(&error) => {
+                    match self.inner.checkout(Some(checkout.id)) {
+                        Ok(other) => {
+                            self.inner.counters.retried.fetch_add(1, Ordering::Relaxed);
+                            checkout = other;
+                            retried = true;
+                        }
+                        Err(_) => return checkout.finish(Err(error)),
+                    }
+                }
+                Some(result) => return checkout.finish(result),
+            }
+        }
+    }
+}
+
+impl ClientApi for Pool {
+    /// Sends the request to a live member chosen by the pool's [`Strategy`].
+    fn request<R: Request>(
+        &self,
+        params: &R::Params,
+        options: CallOptions,
+    ) -> impl Future<Output = Result<R::Result, Error>> + Send + 'static + use<R>
+    where
+        R::Result: Send,
+    {
+        self.inner.send(&mut |client| client.request::<R>(params, options.clone()))
+    }
+
+    /// Fetches every page from one member (cursors belong to a server).
+    fn list_all<R: PaginatedRequest>(
+        &self,
+    ) -> impl Future<Output = Result<Vec<<R::Result as Paginated>::Item>, Error>> + Send
+    where
+        R::Result: Send,
+        <R::Result as Paginated>::Item: Send,
+    {
+        self.with_member(|client| async move { client.list_all::<R>().await })
+    }
+
+    /// One page, from a member chosen by the pool's [`Strategy`].
+    fn list_tools(
+        &self,
+        cursor: Option<String>,
+    ) -> impl Future<Output = Result<ListToolsResult, Error>> + Send {
+        self.with_member(move |client| {
+            let cursor = cursor.clone();
+            async move { client.list_tools(cursor).await }
+        })
+    }
+
+    /// Every page, from one member (cursors belong to a server).
+    fn list_all_tools(&self) -> impl Future<Output = Result<Vec<Tool>, Error>> + Send {
+        self.with_member(|client| async move { client.list_all_tools().await })
+    }
+
+    /// Calls the tool on a member chosen by the pool's [`Strategy`], through that member's own
+    /// [`call_tool_with`](ClientApi::call_tool_with).
+    fn call_tool_with(
+        &self,
+        params: &CallToolRequestParams,
+        options: CallOptions,
+    ) -> impl Future<Output = Result<CallToolResult, Error>> + Send {
+        self.with_member(move |client| {
+            let options = options.clone();
+            async move { client.call_tool_with(params, options).await }
+        })
+    }
+}
+
+impl Inner {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // Every section under this lock leaves the state consistent, so poisoning is ignored.
+        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Checks out a live member other than `exclude`, chosen by the strategy; it counts as busy
+    /// until the checkout is dropped.
+    fn checkout(&self, exclude: Option<MemberId>) -> Result<Checkout, Error> {
+        let mut state = self.lock();
+        if state.closed {
+            return Err(pool_closed());
+        }
+        let live: Vec<usize> = (state.members.iter().enumerate())
+            .filter(|(_, m)| Some(m.id) != exclude && m.status() == MemberStatus::Live)
+            .map(|(index, _)| index)
+            .collect();
+        if live.is_empty() {
+            return Err(no_live_member(state.members.len()));
+        }
+        let turn = state.cursor;
+        state.cursor = state.cursor.wrapping_add(1);
+        let chosen = match self.config.strategy {
+            Strategy::RoundRobin => live[turn % live.len()],
+            Strategy::Random => live[(self.random() % live.len() as u64) as usize],
+            Strategy::LeastBusy => {
+                let busy = |index: usize| state.members[index].counters.in_flight.load(Ordering::Relaxed);
+                let start = turn % live.len();
+                let mut best = live[start];
+                for k in 1..live.len() {
+                    let index = live[(start + k) % live.len()];
+                    if busy(index) < busy(best) {
+                        best = index;
+                    }
+                }
+                best
+            }
+        };
+        let member = &state.members[chosen];
+        let client = member.client.clone().ok_or_else(|| no_live_member(state.members.len()))?;
+        member.counters.in_flight.fetch_add(1, Ordering::Relaxed);
+        Ok(Checkout { id: member.id, client, member: member.counters.clone(), pool: self.counters.clone() })
+    }
+
+    /// Sends through a chosen member at once (`send` must send when called, as
+    /// [`Client::request`] does), and once more through another member if the first refused
+    /// before sending anything (it was closing).
+    fn send<T, F>(
+        &self,
+        send: &mut dyn FnMut(&Client) -> F,
+    ) -> impl Future<Output = Result<T, Error>> + Send + 'static + use<T, F>
+    where
+        T: Send,
+        F: Future<Output = Result<T, Error>> + Send + 'static,
+    {
+        let checkout = match self.checkout(None) {
+            Ok(checkout) => checkout,
+            Err(error) => return Outcome::Failed(self.counters.clone(), error).resolve(),
+        };
+        let id = checkout.id;
+        let future = send(&checkout.client);
+        let refusal = Arc::new(Mutex::new(None));
+        let mut first = Box::pin(routed(checkout, future, Some(refusal.clone())));
+        // The first poll shows a refusal by the engine, made before anything was sent. The
+        // response, if any, comes later, and wakes the caller's waker once it polls.
+        let _pending = first.as_mut().poll(&mut Context::from_waker(Waker::noop()));
+        let refused = refusal.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).take();
+        let Some(error) = refused else { return Outcome::Routed(first).resolve() };
+        drop(first);
+        match self.checkout(Some(id)) {
+            Ok(other) => {
+                self.counters.retried.fetch_add(1, Ordering::Relaxed);
+                let future = send(&other.client);
+                Outcome::Routed(Box::pin(routed(other, future, None))).resolve()
+            }
+            Err(_) => Outcome::Failed(self.counters.clone(), error).resolve(),
+        }
+    }
+
+    /// Counts a request that found no member.
+    fn refused<T>(&self, error: Error) -> Result<T, Error> {
+        self.counters.requests.fetch_add(1, Ordering::Relaxed);
+        self.counters.failed.fetch_add(1, Ordering::Relaxed);
+        Err(error)
+    }
+
+    /// A splitmix64 step: good enough to spread requests, no crate needed.
+    fn random(&self) -> u64 {
+        let mut z =
+            self.rng.fetch_add(0x9E37_79B9_7F4A_7C15, Ordering::Relaxed).wrapping_add(0x9E37_79B9_7F4A_7C15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// The connection of member `id` (generation `generation`) ended. Returns what the
+    /// supervisor needs to restart it, or `None` if it is not to be restarted (and is removed).
+    fn member_lost(&self, id: MemberId, generation: u64) -> Option<(Arc<ConnectFn>, u32)> {
+        let mut state = self.lock();
+        let index = state.members.iter().position(|m| m.id == id && m.generation == generation)?;
+        let member = &mut state.members[index];
+        let client = member.client.take()?;
+        let pid = client.server_pid();
+        let reason = match client.status() {
+            Status::Closed(reason) => reason.to_string(),
+            _ => String::from("driver ended"),
+        };
+        let stable = STABLE_AFTER.max(self.config.backoff_max);
+        if member.connected_at.elapsed() >= stable {
+            member.attempts = 0;
+        }
+        let plan = (member.connect.clone(), member.attempts);
+        state.deaths += 1;
+        if !self.config.restart || state.closed {
+            state.members.remove(index);
+            state.lost += 1;
+            drop(state);
+            tracing::info!(member = %id, pid = ?pid, %reason, "pool member lost its connection; removed");
+            return None;
+        }
+        drop(state);
+        tracing::info!(member = %id, pid = ?pid, %reason, "pool member lost its connection; restarting");
+        Some(plan)
+    }
+
+    /// Installs the new connection of a restarted member; its new generation, or `None` if the
+    /// member is gone (removed, pool closed).
+    fn member_restarted(&self, id: MemberId, client: &Client, attempts: u32) -> Option<u64> {
+        let mut state = self.lock();
+        if state.closed {
+            return None;
+        }
+        let member = state.members.iter_mut().find(|m| m.id == id)?;
+        member.client = Some(client.clone());
+        member.generation += 1;
+        member.connected_at = Instant::now();
+        member.attempts = attempts;
+        member.restarts += 1;
+        let generation = member.generation;
+        state.restarts += 1;
+        drop(state);
+        tracing::info!(member = %id, pid = ?client.server_pid(), attempts, "pool member restarted");
+        Some(generation)
+    }
+
+    /// Removes a member whose restart attempts all failed.
+    fn give_up(&self, id: MemberId, attempts: u32) {
+        let mut state = self.lock();
+        let Some(index) = state.members.iter().position(|m| m.id == id) else { return };
+        state.members.remove(index);
+        state.lost += 1;
+        drop(state);
+        tracing::warn!(member = %id, attempts, "pool member removed: every restart attempt failed");
+    }
+}
+
+impl Member {
+    fn status(&self) -> MemberStatus {
+        match &self.client {
+            None => MemberStatus::Restarting,
+            Some(client) => match client.status() {
+                Status::Ready => MemberStatus::Live,
+                // A connector may hand over a client still in its handshake: not live yet.
+                Status::Initializing => MemberStatus::Restarting,
+                Status::Closed(_) => MemberStatus::Dead,
+                _ => MemberStatus::Restarting,
+            },
+        }
+    }
+
+    fn info(&self) -> MemberInfo {
+        MemberInfo {
+            id: self.id,
+            status: self.status(),
+            in_flight: self.counters.in_flight.load(Ordering::Relaxed),
+            requests: self.counters.requests.load(Ordering::Relaxed),
+            failed: self.counters.failed.load(Ordering::Relaxed),
+            transactions: self.counters.transactions.load(Ordering::Relaxed),
+            restarts: self.restarts,
+            server_pid: self.client.as_ref().and_then(Client::server_pid),
+            connection: self.client.as_ref().map(Client::stats),
+        }
+    }
+}
+
+/// One member checked out for a request or a transaction: it counts as busy until dropped.
+struct Checkout {
+    id: MemberId,
+    client: Client,
+    member: Arc<MemberCounters>,
+    pool: Arc<PoolCounters>,
+}
+
+impl Checkout {
+    /// Counts a finished request.
+    fn finish<T>(self, result: Result<T, Error>) -> Result<T, Error> {
+        self.member.requests.fetch_add(1, Ordering::Relaxed);
+        self.pool.requests.fetch_add(1, Ordering::Relaxed);
+        if result.is_err() {
+            self.member.failed.fetch_add(1, Ordering::Relaxed);
+            self.pool.failed.fetch_add(1, Ordering::Relaxed);
+        }
+        result
+    }
+}
+
+impl Drop for Checkout {
+    fn drop(&mut self) {
+        self.member.in_flight.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// A request as [`Inner::send`] left it.
+enum Outcome<G> {
+    /// No member could take it.
+    Failed(Arc<PoolCounters>, Error),
+    /// A member took it: see [`routed`].
+    Routed(Pin<Box<G>>),
+}
+
+impl<G> Outcome<G> {
+    /// The request's result. (Written out rather than as an `async fn`, whose future could
+    /// only be `'static` if `T` were known to be.)
+    #[allow(clippy::manual_async_fn, reason = "the explicit `'static` bound is the point")]
+    fn resolve<T>(self) -> impl Future<Output = Result<T, Error>> + Send + 'static + use<T, G>
+    where
+        G: Future<Output = Result<T, Error>> + Send + 'static,
+    {
+        async move {
+            match self {
+                Outcome::Failed(counters, error) => {
+                    counters.requests.fetch_add(1, Ordering::Relaxed);
+                    counters.failed.fetch_add(1, Ordering::Relaxed);
+                    Err(error)
+                }
+                Outcome::Routed(future) => future.await,
+            }
+        }
+    }
+}
+
+/// The life of a request sent through `checkout`, whose response `future` resolves with.
+///
+/// [`Inner::send`] polls it once at once, with a no-op waker. On that first poll, a refusal
+/// that [`not_sent`] recognises goes to `refusal` (when given) and the future stays pending (it
+/// is then dropped and the request sent elsewhere); any other outcome waits for a second poll,
+/// so the first never completes. (The outcome is held across a yield, inside the coroutine,
+/// rather than in a field: `T` is not known to be `'static`, and the coroutine's upvars must
+/// be. Written out rather than as an `async fn` for the same reason.)
+#[allow(clippy::manual_async_fn, reason = "the explicit `'static` bound is the point")]
+fn routed<T, F>(
+    checkout: Checkout,
+    future: F,
+    refusal: Option<Arc<Mutex<Option<Error>>>>,
+) -> impl Future<Output = Result<T, Error>> + Send + 'static + use<T, F>
+where
+    T: Send,
+    F: Future<Output = Result<T, Error>> + Send + 'static,
+{
+    async move {
+        let mut future = std::pin::pin!(future);
+        let result = match future::poll_once(future.as_mut()).await {
+            None => future.await,
+            Some(Err(error)) if refusal.is_some() && not_sent(&error) => {
+                if let Some(refusal) = refusal {
+                    *refusal.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(error);
+                }
+                return future::pending().await;
+            }
+            Some(result) => {
+                future::yield_now().await;
+                result
+            }
+        };
+        checkout.finish(result)
+    }
+}
+
+/// Whether the error is a refusal by the engine of a connection that is closing or not ready:
+/// nothing reached the server, so another member may take the request.
+fn not_sent(error: &Error) -> bool {
+    matches!(error, Error::Usage(UsageError::Closed(_) | UsageError::NotReady))
+}
+
+fn pool_closed() -> Error {
+    Error::Usage(UsageError::Closed(CloseReason::Local))
+}
+
+fn no_live_member(members: usize) -> Error {
+    Error::NoLiveMember { members }
+}
+
+/// Makes a connection with `connect` and waits for its handshake.
+async fn connect_once(connect: &Arc<ConnectFn>) -> Result<Client, Error> {
+    let client = connect().await?;
+    client.ready().await?;
+    Ok(client)
+}
+
+/// Resolves with `true` when the member's stop channel closes (it was removed, or the pool was
+/// closed or dropped).
+async fn stopped(stop: &async_channel::Receiver<()>) -> bool {
+    let _ = stop.recv().await;
+    true
+}
+
+/// The life of one member, after its first connection: wait for the connection to end, then
+/// restart it (or have it removed), until the member is removed or the pool goes away.
+async fn supervise(
+    pool: Weak<Inner>,
+    id: MemberId,
+    mut generation: u64,
+    mut client: Client,
+    stop: async_channel::Receiver<()>,
+) {
+    loop {
+        let ended = future::or(
+            async {
+                client.closed().await;
+                false
+            },
+            stopped(&stop),
+        )
+        .await;
+        // Our handle must not keep the connection open once the pool has let go of it.
+        drop(client);
+        if ended {
+            return;
+        }
+        let Some(inner) = pool.upgrade() else { return };
+        let config = inner.config;
+        let Some((connect, attempts)) = inner.member_lost(id, generation) else { return };
+        drop(inner);
+        match restart(&pool, id, &config, &connect, attempts, &stop).await {
+            Some((new_client, new_generation)) => {
+                client = new_client;
+                generation = new_generation;
+            }
+            None => return,
+        }
+    }
+}
+
+/// Reconnects member `id` with backoff; its new connection and generation, or `None` if it
+/// was removed (every attempt failed, or the application removed it, or the pool went away).
+async fn restart(
+    pool: &Weak<Inner>,
+    id: MemberId,
+    config: &Config,
+    connect: &Arc<ConnectFn>,
+    mut attempts: u32,
+    stop: &async_channel::Receiver<()>,
+) -> Option<(Client, u64)> {
+    loop {
+        if attempts >= config.max_restart_attempts {
+            pool.upgrade()?.give_up(id, attempts);
+            return None;
+        }
+        let delay = backoff(config, attempts);
+        let wait = async {
+            Timer::after(delay).await;
+            false
+        };
+        if future::or(wait, stopped(stop)).await {
+            return None;
+        }
+        attempts += 1;
+        let attempt = async { Some(connect_once(connect).await) };
+        let outcome = future::or(attempt, async {
+            stopped(stop).await;
+            None
+        })
+        .await?;
+        // Dropping a new client here (the pool is gone) closes its connection.
+        let inner = pool.upgrade()?;
+        match outcome {
+            Ok(client) => {
+                let generation = inner.member_restarted(id, &client, attempts)?;
+                return Some((client, generation));
+            }
+            Err(error) => {
+                tracing::debug!(member = %id, attempt = attempts, %error, "pool member restart failed");
+            }
+        }
+    }
+}
+
+/// The wait before restart attempt `attempts` (counting from 0): doubling, capped.
+fn backoff(config: &Config, attempts: u32) -> Duration {
+    let factor = 2u32.saturating_pow(attempts);
+    config.backoff_initial.saturating_mul(factor).min(config.backoff_max)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::task::Poll;
+
+    use super::*;
+
+    /// A client that is never driven: enough to fill a checkout.
+    fn checkout() -> (Checkout, Arc<MemberCounters>) {
+        let builder = ClientBuilder::new(mcp_sansio::schema::Implementation::new("t", "0"));
+        let (client, _driver) = builder.connect(futures_lite::io::empty(), futures_lite::io::sink());
+        let member = Arc::new(MemberCounters::default());
+        member.in_flight.store(1, Ordering::Relaxed);
+        let checkout = Checkout { id: MemberId(0), client, member: member.clone(), pool: Arc::default() };
+        (checkout, member)
+    }
+
+    fn poll_now<F: Future>(future: Pin<&mut F>) -> Poll<F::Output> {
+        future.poll(&mut Context::from_waker(Waker::noop()))
+    }
+
+    #[test]
+    fn a_refusal_at_the_first_poll_is_reported_and_never_completes() {
+        let (checkout, member) = checkout();
+        let refusal = Arc::new(Mutex::new(None));
+        let refused = future::ready(Err::<u32, _>(Error::Usage(UsageError::NotReady)));
+        let mut routed = Box::pin(routed(checkout, refused, Some(refusal.clone())));
+        assert!(poll_now(routed.as_mut()).is_pending());
+        assert!(matches!(refusal.lock().unwrap().take(), Some(Error::Usage(UsageError::NotReady))));
+        drop(routed);
+        assert_eq!(member.in_flight.load(Ordering::Relaxed), 0, "dropping the checkout frees the member");
+        assert_eq!(member.requests.load(Ordering::Relaxed), 0, "a refused attempt is not counted");
+    }
+
+    #[test]
+    fn an_answer_at_the_first_poll_waits_for_the_second() {
+        let (checkout, member) = checkout();
+        let refusal = Arc::new(Mutex::new(None));
+        let mut routed =
+            Box::pin(routed(checkout, future::ready(Ok::<u32, Error>(7)), Some(refusal.clone())));
+        assert!(poll_now(routed.as_mut()).is_pending());
+        assert!(refusal.lock().unwrap().is_none());
+        assert!(matches!(poll_now(routed.as_mut()), Poll::Ready(Ok(7))));
+        assert_eq!(member.requests.load(Ordering::Relaxed), 1);
+        drop(routed);
+        assert_eq!(member.in_flight.load(Ordering::Relaxed), 0);
+    }
+
+    #[test]
+    fn a_refusal_is_an_error_when_no_retry_is_left() {
+        let (checkout, member) = checkout();
+        let refused = future::ready(Err::<u32, _>(Error::Usage(UsageError::Closed(CloseReason::Eof))));
+        let mut routed = Box::pin(routed(checkout, refused, None));
+        assert!(poll_now(routed.as_mut()).is_pending());
+        assert!(matches!(poll_now(routed.as_mut()), Poll::Ready(Err(Error::Usage(UsageError::Closed(_))))));
+        assert_eq!(member.failed.load(Ordering::Relaxed), 1);
+    }
+
+    #[test]
+    fn backoff_doubles_up_to_its_cap() {
+        let config = PoolBuilder::default().config;
+        let waits: Vec<u128> = (0..8).map(|n| backoff(&config, n).as_millis()).collect();
+        assert_eq!(waits, [100, 200, 400, 800, 1600, 3200, 5000, 5000]);
+        assert_eq!(backoff(&config, u32::MAX), Duration::from_secs(5));
+    }
+
+    #[test]
+    fn random_picks_spread() {
+        let pool = Pool::new(Strategy::Random);
+        let mut counts = [0u32; 4];
+        for _ in 0..4000 {
+            counts[(pool.inner.random() % 4) as usize] += 1;
+        }
+        assert!(counts.iter().all(|&n| (800..1200).contains(&n)), "{counts:?}");
+    }
+}
