@@ -261,7 +261,7 @@ pub enum CloseReason {
     /// A keep-alive ping went unanswered: the server is presumed dead.
     #[error("keep-alive ping unanswered within {0:?}")]
     KeepAliveTimeout(Duration),
-    /// The transport failed (reported by the driver with `close_with`).
+    /// The transport failed (reported by the driver with `transport_error`).
     #[error("transport error: {0}")]
     Transport(String),
 }

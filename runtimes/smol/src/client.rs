@@ -330,9 +330,9 @@ impl Client {
 
     /// Sends a typed request and decodes its result.
     ///
-    /// The request is sent when this is called, not when the future is first polled (unlike
-    /// the `async fn` helpers below). The returned future owns everything it needs
-    /// (`'static`), so it can be spawned; dropping it cancels the request.
+    /// The request is sent when this is called, not when the future is first polled. The
+    /// returned future owns everything it needs (`'static`), so it can be spawned; dropping it
+    /// cancels the request. (The same as [`ClientApi::request`], callable without the trait.)
     pub fn request<R: Request>(
         &self,
         params: &R::Params,
