@@ -15,7 +15,8 @@ use std::task::{Context, Poll, Waker};
 use futures_lite::Stream;
 use mcp_sansio::ServerNotification;
 use mcp_sansio::schema::{
-    LoggingMessageNotificationParams, ProgressNotificationParams, ResourceUpdatedNotificationParams,
+    ElicitationCompleteNotificationParams, LoggingMessageNotificationParams, ProgressNotificationParams,
+    ResourceUpdatedNotificationParams,
 };
 use serde_json::value::RawValue;
 
@@ -74,6 +75,7 @@ pub trait NotificationHandler: Send + Sync + 'static {
             ServerNotification::LoggingMessage(message) => self.on_log(message),
             ServerNotification::ResourceUpdated(params) => self.on_resource_updated(params),
             ServerNotification::Progress(params) => self.on_progress(params),
+            ServerNotification::ElicitationComplete(params) => self.on_elicitation_complete(params),
             ServerNotification::Other { method, params } => self.on_other(method, params.as_deref()),
             other => {
                 if let Some(list) = ListKind::of(other) {
@@ -101,6 +103,11 @@ pub trait NotificationHandler: Send + Sync + 'static {
     /// `notifications/progress` for no call in flight (a call's own progress goes to its
     /// [`CallOptions::on_progress`](crate::CallOptions::on_progress)).
     fn on_progress(&self, params: &ProgressNotificationParams) {
+        let _ = params;
+    }
+
+    /// `notifications/elicitation/complete` (2025-11-25): a URL-mode elicitation finished.
+    fn on_elicitation_complete(&self, params: &ElicitationCompleteNotificationParams) {
         let _ = params;
     }
 
