@@ -34,7 +34,7 @@ use serde_json::json;
 fn main() -> Result<ExitCode, Box<dyn Error>> {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
-        Some("--serve") => return serve_demo(args.split_off(1)),
+        Some("--serve") => return Ok(mcp_demo_server::main_with_args(args.split_off(1))),
         Some("--proxy") => return proxy(&args[1..]),
         _ => {}
     }
@@ -141,13 +141,4 @@ fn proxy(args: &[String]) -> Result<ExitCode, Box<dyn Error>> {
     let writer = TraceWriter::create(out, header)?;
     let status = record::run_stdio_proxy(command, writer)?;
     Ok(ExitCode::from(u8::try_from(status.code().unwrap_or(1)).unwrap_or(1)))
-}
-
-/// The server side, when this binary is started with `--serve [demo server flags]`.
-fn serve_demo(flags: Vec<String>) -> Result<ExitCode, Box<dyn Error>> {
-    match mcp_demo_server::Options::parse(flags)? {
-        mcp_demo_server::Command::Run(options) => mcp_demo_server::run_stdio(options)?,
-        mcp_demo_server::Command::Help => print!("{}", mcp_demo_server::USAGE),
-    }
-    Ok(ExitCode::SUCCESS)
 }

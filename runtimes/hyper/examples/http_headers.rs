@@ -129,14 +129,7 @@ fn start_demo_server() -> Result<(String, Child), Box<dyn Error>> {
 /// The server side, when this binary is started with `--serve-http [demo server flags]`:
 /// Streamable HTTP on a free port of 127.0.0.1; the URL is printed as the first line.
 fn serve_demo_http(flags: Vec<String>) -> Result<(), Box<dyn Error>> {
-    match mcp_demo_server::Options::parse(flags)? {
-        mcp_demo_server::Command::Run(mut options) => {
-            options.http.get_or_insert_with(|| "127.0.0.1:0".to_owned());
-            Ok(mcp_demo_server::run_http(options)?)
-        }
-        mcp_demo_server::Command::Help => {
-            print!("{}", mcp_demo_server::USAGE);
-            Ok(())
-        }
-    }
+    let args = ["--http".to_owned(), "127.0.0.1:0".to_owned()].into_iter().chain(flags);
+    let status = mcp_demo_server::main_with_args(args);
+    if status == std::process::ExitCode::SUCCESS { Ok(()) } else { Err("the demo server failed".into()) }
 }

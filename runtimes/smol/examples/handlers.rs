@@ -190,11 +190,6 @@ async fn session(
 
 /// The server side, when this binary is started with `--serve [demo server flags]`.
 fn serve_demo(flags: Vec<String>) -> Result<(), Box<dyn Error>> {
-    match mcp_demo_server::Options::parse(flags)? {
-        mcp_demo_server::Command::Run(options) => Ok(mcp_demo_server::run_stdio(options)?),
-        mcp_demo_server::Command::Help => {
-            print!("{}", mcp_demo_server::USAGE);
-            Ok(())
-        }
-    }
+    let status = mcp_demo_server::main_with_args(flags);
+    if status == std::process::ExitCode::SUCCESS { Ok(()) } else { Err("the demo server failed".into()) }
 }
