@@ -277,7 +277,7 @@ impl ClientBuilder {
 /// `notifications/cancelled`. When the last handle is dropped, the connection closes and the
 /// server process is shut down by the driver.
 pub struct Client {
-    shared: Arc<Shared>,
+    pub(crate) shared: Arc<Shared>,
 }
 
 impl Clone for Client {
@@ -341,12 +341,26 @@ impl Client {
     where
         R::Result: Send,
     {
-        let started =
-            self.start(R::METHOD, options, |conn, now, options| conn.send::<R>(now, params, options));
-        async move {
-            let raw = started?.await?;
+        let sent = self.send::<R>(params, options);
+        async move { sent?.await }
+    }
+
+    /// Sends a typed request: the engine's refusal at once (nothing was sent), or the future
+    /// of the decoded result.
+    pub(crate) fn send<R: Request>(
+        &self,
+        params: &R::Params,
+        options: CallOptions,
+    ) -> Result<impl Future<Output = Result<R::Result, Error>> + Send + 'static + use<R>, Error>
+    where
+        R::Result: Send,
+    {
+        let response =
+            self.start(R::METHOD, options, |conn, now, options| conn.send::<R>(now, params, options))?;
+        Ok(async move {
+            let raw = response.await?;
             serde_json::from_str(raw.get()).map_err(|source| Error::Decode { method: R::METHOD, source })
-        }
+        })
     }
 
     /// Sends a request with raw JSON params and returns the raw JSON result (for methods the

@@ -14,7 +14,6 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
-use std::task::{Context, Waker};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use async_io::Timer;
@@ -649,7 +648,11 @@ impl ClientApi for Pool {
     where
         R::Result: Send,
     {
-        self.inner.send(&mut |client| client.request::<R>(params, options.clone()))
+        let sent = self.inner.send(|client| client.send::<R>(params, options.clone()));
+        async move {
+            let (checkout, response) = sent?;
+            checkout.finish(response.await)
+        }
     }
 
     /// Fetches every page from one member (cursors belong to a server).
@@ -711,7 +714,7 @@ impl Inner {
             .map(|(index, _)| index)
             .collect();
         if live.is_empty() {
-            return Err(no_live_member(state.members.len()));
+            return Err(Error::NoLiveMember { members: state.members.len() });
         }
         let turn = state.cursor;
         state.cursor = state.cursor.wrapping_add(1);
@@ -732,43 +735,30 @@ impl Inner {
             }
         };
         let member = &state.members[chosen];
-        let client = member.client.clone().ok_or_else(|| no_live_member(state.members.len()))?;
+        let client =
+            member.client.clone().ok_or_else(|| Error::NoLiveMember { members: state.members.len() })?;
         member.counters.in_flight.fetch_add(1, Ordering::Relaxed);
         Ok(Checkout { id: member.id, client, member: member.counters.clone(), pool: self.counters.clone() })
     }
 
-    /// Sends through a chosen member at once (`send` must send when called, as
-    /// [`Client::request`] does), and once more through another member if the first refused
-    /// before sending anything (it was closing).
-    fn send<T, F>(
-        &self,
-        send: &mut dyn FnMut(&Client) -> F,
-    ) -> impl Future<Output = Result<T, Error>> + Send + 'static + use<T, F>
-    where
-        T: Send,
-        F: Future<Output = Result<T, Error>> + Send + 'static,
-    {
-        let checkout = match self.checkout(None) {
-            Ok(checkout) => checkout,
-            Err(error) => return Outcome::Failed(self.counters.clone(), error).resolve(),
+    /// Sends through a chosen member at once with `send`, and once more through another
+    /// member if the first refused before sending anything (it was closing). The checkout
+    /// counts the request when it is finished.
+    fn send<F>(&self, mut send: impl FnMut(&Client) -> Result<F, Error>) -> Result<(Checkout, F), Error> {
+        let first = self.checkout(None).or_else(|error| self.refused(error))?;
+        let refusal = match send(&first.client) {
+            Ok(response) => return Ok((first, response)),
+            Err(error) if not_sent(&error) => error,
+            Err(error) => return first.finish(Err(error)),
         };
-        let id = checkout.id;
-        let future = send(&checkout.client);
-        let refusal = Arc::new(Mutex::new(None));
-        let mut first = Box::pin(routed(checkout, future, Some(refusal.clone())));
-        // The first poll shows a refusal by the engine, made before anything was sent. The
-        // response, if any, comes later, and wakes the caller's waker once it polls.
-        let _pending = first.as_mut().poll(&mut Context::from_waker(Waker::noop()));
-        let refused = refusal.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).take();
-        let Some(error) = refused else { return Outcome::Routed(first).resolve() };
+        let id = first.id;
+        // A refused attempt is not counted; the member is free again.
         drop(first);
-        match self.checkout(Some(id)) {
-            Ok(other) => {
-                self.counters.retried.fetch_add(1, Ordering::Relaxed);
-                let future = send(&other.client);
-                Outcome::Routed(Box::pin(routed(other, future, None))).resolve()
-            }
-            Err(_) => Outcome::Failed(self.counters.clone(), error).resolve(),
+        let Ok(other) = self.checkout(Some(id)) else { return self.refused(refusal) };
+        self.counters.retried.fetch_add(1, Ordering::Relaxed);
+        match send(&other.client) {
+            Ok(response) => Ok((other, response)),
+            Err(error) => other.finish(Err(error)),
         }
     }
 
@@ -905,72 +895,6 @@ impl Drop for Checkout {
     }
 }
 
-/// A request as [`Inner::send`] left it.
-enum Outcome<G> {
-    /// No member could take it.
-    Failed(Arc<PoolCounters>, Error),
-    /// A member took it: see [`routed`].
-    Routed(Pin<Box<G>>),
-}
-
-impl<G> Outcome<G> {
-    /// The request's result. (Written out rather than as an `async fn`, whose future could
-    /// only be `'static` if `T` were known to be.)
-    #[allow(clippy::manual_async_fn, reason = "the explicit `'static` bound is the point")]
-    fn resolve<T>(self) -> impl Future<Output = Result<T, Error>> + Send + 'static + use<T, G>
-    where
-        G: Future<Output = Result<T, Error>> + Send + 'static,
-    {
-        async move {
-            match self {
-                Outcome::Failed(counters, error) => {
-                    counters.requests.fetch_add(1, Ordering::Relaxed);
-                    counters.failed.fetch_add(1, Ordering::Relaxed);
-                    Err(error)
-                }
-                Outcome::Routed(future) => future.await,
-            }
-        }
-    }
-}
-
-/// The life of a request sent through `checkout`, whose response `future` resolves with.
-///
-/// [`Inner::send`] polls it once at once, with a no-op waker. On that first poll, a refusal
-/// that [`not_sent`] recognises goes to `refusal` (when given) and the future stays pending (it
-/// is then dropped and the request sent elsewhere); any other outcome waits for a second poll,
-/// so the first never completes. (The outcome is held across a yield, inside the coroutine,
-/// rather than in a field: `T` is not known to be `'static`, and the coroutine's upvars must
-/// be. Written out rather than as an `async fn` for the same reason.)
-#[allow(clippy::manual_async_fn, reason = "the explicit `'static` bound is the point")]
-fn routed<T, F>(
-    checkout: Checkout,
-    future: F,
-    refusal: Option<Arc<Mutex<Option<Error>>>>,
-) -> impl Future<Output = Result<T, Error>> + Send + 'static + use<T, F>
-where
-    T: Send,
-    F: Future<Output = Result<T, Error>> + Send + 'static,
-{
-    async move {
-        let mut future = std::pin::pin!(future);
-        let result = match future::poll_once(future.as_mut()).await {
-            None => future.await,
-            Some(Err(error)) if refusal.is_some() && not_sent(&error) => {
-                if let Some(refusal) = refusal {
-                    *refusal.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(error);
-                }
-                return future::pending().await;
-            }
-            Some(result) => {
-                future::yield_now().await;
-                result
-            }
-        };
-        checkout.finish(result)
-    }
-}
-
 /// Whether the error is a refusal by the engine of a connection that is closing or not ready:
 /// nothing reached the server, so another member may take the request.
 fn not_sent(error: &Error) -> bool {
@@ -979,10 +903,6 @@ fn not_sent(error: &Error) -> bool {
 
 fn pool_closed() -> Error {
     Error::Usage(UsageError::Closed(CloseReason::Local))
-}
-
-fn no_live_member(members: usize) -> Error {
-    Error::NoLiveMember { members }
 }
 
 /// Makes a connection with `connect` and waits for its handshake.
@@ -1088,59 +1008,67 @@ fn backoff(config: &Config, attempts: u32) -> Duration {
 
 #[cfg(test)]
 mod tests {
-    use std::task::Poll;
-
     use super::*;
 
-    /// A client that is never driven: enough to fill a checkout.
-    fn checkout() -> (Checkout, Arc<MemberCounters>) {
-        let builder = ClientBuilder::new(mcp_sansio::schema::Implementation::new("t", "0"));
+    /// A client whose engine finished its handshake but that is never driven: a live member
+    /// that sends nothing anywhere.
+    fn live_client() -> Client {
+        let builder = ClientBuilder::new(mcp_sansio::schema::Implementation::new("t", "0"))
+            .configure(|c| c.with_versions(&[mcp_sansio::ProtocolVersion::V2025_11_25]));
+        // The driver is never run: the engine is fed by hand below.
         let (client, _driver) = builder.connect(futures_lite::io::empty(), futures_lite::io::sink());
-        let member = Arc::new(MemberCounters::default());
-        member.in_flight.store(1, Ordering::Relaxed);
-        let checkout = Checkout { id: MemberId(0), client, member: member.clone(), pool: Arc::default() };
-        (checkout, member)
+        let answer = br#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}
+"#;
+        client.shared.lock().conn().feed(Instant::now(), answer);
+        assert_eq!(client.status(), Status::Ready);
+        client
     }
 
-    fn poll_now<F: Future>(future: Pin<&mut F>) -> Poll<F::Output> {
-        future.poll(&mut Context::from_waker(Waker::noop()))
+    fn pool_of(members: usize) -> (Pool, Vec<MemberId>) {
+        let pool = Pool::new(Strategy::RoundRobin);
+        let ids = smol::block_on(async {
+            let mut ids = Vec::new();
+            for _ in 0..members {
+                ids.push(pool.add(|| async { Ok(live_client()) }).await.unwrap());
+            }
+            ids
+        });
+        (pool, ids)
+    }
+
+    fn counters(pool: &Pool, id: MemberId) -> MemberInfo {
+        pool.members().into_iter().find(|m| m.id == id).unwrap()
     }
 
     #[test]
-    fn a_refusal_at_the_first_poll_is_reported_and_never_completes() {
-        let (checkout, member) = checkout();
-        let refusal = Arc::new(Mutex::new(None));
-        let refused = future::ready(Err::<u32, _>(Error::Usage(UsageError::NotReady)));
-        let mut routed = Box::pin(routed(checkout, refused, Some(refusal.clone())));
-        assert!(poll_now(routed.as_mut()).is_pending());
-        assert!(matches!(refusal.lock().unwrap().take(), Some(Error::Usage(UsageError::NotReady))));
-        drop(routed);
-        assert_eq!(member.in_flight.load(Ordering::Relaxed), 0, "dropping the checkout frees the member");
-        assert_eq!(member.requests.load(Ordering::Relaxed), 0, "a refused attempt is not counted");
-    }
-
-    #[test]
-    fn an_answer_at_the_first_poll_waits_for_the_second() {
-        let (checkout, member) = checkout();
-        let refusal = Arc::new(Mutex::new(None));
-        let mut routed =
-            Box::pin(routed(checkout, future::ready(Ok::<u32, Error>(7)), Some(refusal.clone())));
-        assert!(poll_now(routed.as_mut()).is_pending());
-        assert!(refusal.lock().unwrap().is_none());
-        assert!(matches!(poll_now(routed.as_mut()), Poll::Ready(Ok(7))));
-        assert_eq!(member.requests.load(Ordering::Relaxed), 1);
-        drop(routed);
-        assert_eq!(member.in_flight.load(Ordering::Relaxed), 0);
+    fn a_refusal_goes_to_another_member_and_the_refused_attempt_is_not_counted() {
+        let (pool, ids) = pool_of(2);
+        let mut tried = Vec::new();
+        let sent = pool.inner.send(|client| {
+            tried.push(client.clone());
+            if tried.len() == 1 { Err(Error::Usage(UsageError::NotReady)) } else { Ok(future::ready(7)) }
+        });
+        let (checkout, response) = sent.unwrap();
+        assert_eq!(tried.len(), 2);
+        let refused = if checkout.id == ids[0] { ids[1] } else { ids[0] };
+        assert_eq!((counters(&pool, refused).in_flight, counters(&pool, refused).requests), (0, 0));
+        assert_eq!(counters(&pool, checkout.id).in_flight, 1, "the checkout holds its member");
+        let answered = checkout.id;
+        assert!(matches!(checkout.finish(Ok(smol::block_on(response))), Ok(7)));
+        assert_eq!((counters(&pool, answered).in_flight, counters(&pool, answered).requests), (0, 1));
+        assert_eq!(pool.stats().retried, 1);
     }
 
     #[test]
     fn a_refusal_is_an_error_when_no_retry_is_left() {
-        let (checkout, member) = checkout();
-        let refused = future::ready(Err::<u32, _>(Error::Usage(UsageError::Closed(CloseReason::Eof))));
-        let mut routed = Box::pin(routed(checkout, refused, None));
-        assert!(poll_now(routed.as_mut()).is_pending());
-        assert!(matches!(poll_now(routed.as_mut()), Poll::Ready(Err(Error::Usage(UsageError::Closed(_))))));
-        assert_eq!(member.failed.load(Ordering::Relaxed), 1);
+        let (pool, ids) = pool_of(1);
+        let sent = pool
+            .inner
+            .send(|_| Err::<future::Ready<u32>, _>(Error::Usage(UsageError::Closed(CloseReason::Eof))));
+        assert!(matches!(sent, Err(Error::Usage(UsageError::Closed(_)))));
+        let stats = pool.stats();
+        assert_eq!((stats.requests, stats.failed, stats.retried), (1, 1, 0));
+        assert_eq!(counters(&pool, ids[0]).in_flight, 0);
     }
 
     #[test]
