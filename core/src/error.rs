@@ -43,6 +43,15 @@ pub enum UsageError {
         /// What replaces it, if anything.
         replacement: Option<&'static str>,
     },
+    /// The transport cannot carry this message (a notification of ours on 2026-07-28
+    /// Streamable HTTP, where only requests are posted). Nothing was sent.
+    #[error("{what} cannot be sent over {transport}")]
+    TransportCannotCarry {
+        /// The message's method.
+        what: String,
+        /// The transport, for the message.
+        transport: &'static str,
+    },
 }
 
 impl UsageError {

@@ -23,9 +23,13 @@ pub enum Event {
         /// The negotiated version.
         protocol_version: ProtocolVersion,
     },
-    /// A request sent with `send_request` finished: with the raw `result`, or an error.
+    /// One of the application's requests finished (sent with
+    /// [`send`](crate::ClientConnection::send) or
+    /// [`send_request`](crate::ClientConnection::send_request)): with the raw `result`, or an
+    /// error. Every id those returned ends in exactly one of these, whatever happens (answer,
+    /// timeout, cancellation, transport failure, close).
     Response {
-        /// The id `send_request` returned.
+        /// The id `send` or `send_request` returned.
         id: RequestId,
         /// The raw `result` member, or why there is none.
         result: Result<Box<RawValue>, RequestError>,

@@ -115,16 +115,19 @@ pub mod http;
 mod ids;
 pub mod jsonrpc;
 pub mod schema;
-mod subscriptions;
+mod transmit;
+mod transport;
 mod version;
 
 pub use config::{
     ClientConfig, DEFAULT_HANDSHAKE_TIMEOUT, DEFAULT_MAX_MESSAGE_SIZE, DEFAULT_MAX_TOTAL,
     DEFAULT_REQUEST_TIMEOUT, RequestOptions,
 };
-pub use connection::{ClientConnection, Stats, Status, Transmit};
+pub use connection::{ClientConnection, Stats, Status};
 pub use error::UsageError;
 pub use event::{CloseReason, Event, RequestError, ServerNotification, ServerRequest};
 pub use ids::{ProgressToken, RequestId};
 pub use jsonrpc::{ErrorObject, InvalidMessage, McpError};
+pub use transmit::{OutgoingRequest, Transmit, TransmitKind};
+pub use transport::{Commands, TransportEvent};
 pub use version::{ProtocolVersion, UnknownVersion};

@@ -15,6 +15,7 @@ use mcp_sansio::{ClientConfig, CloseReason, Event, RequestError, RequestId, Requ
 use serde_json::{Value, json};
 
 const URL: &str = "http://127.0.0.1:8931/mcp";
+const S: Duration = Duration::from_secs(1);
 
 /// A session and a scripted server's view of it.
 struct Net {
@@ -87,16 +88,13 @@ impl Net {
 
     fn events(&mut self) -> Vec<Event> {
         self.pump();
-        std::iter::from_fn(|| self.session.connection_mut().poll_event()).collect()
+        std::iter::from_fn(|| self.session.poll_event()).collect()
     }
 
     fn list_tools(&mut self) -> RequestId {
         let params = PaginatedRequestParams::default();
-        let id = self
-            .session
-            .connection_mut()
-            .send::<ListTools>(self.now, &params, RequestOptions::default())
-            .unwrap();
+        let id =
+            self.session.commands().send::<ListTools>(self.now, &params, RequestOptions::default()).unwrap();
         self.pump();
         id
     }
@@ -578,7 +576,7 @@ fn timed_out_requests_abort_their_stream() {
     let mut net = Net::ready(HttpConfig::new(URL).standalone_stream(false));
     let params = PaginatedRequestParams::default();
     let options = RequestOptions::default().timeout(Duration::from_secs(2));
-    let id = net.session.connection_mut().send::<ListTools>(net.now, &params, options).unwrap();
+    let id = net.session.commands().send::<ListTools>(net.now, &params, options).unwrap();
     let post = net.next();
     net.head(&post, 200, "text/event-stream", None);
     net.advance(Duration::from_secs(2));
@@ -600,7 +598,7 @@ fn close_sends_delete_and_finishes() {
     net.head(&get, 200, "text/event-stream", None);
     let id = net.list_tools();
     let post = net.next();
-    net.session.connection_mut().close(net.now);
+    net.session.commands().close(net.now);
     let delete = net.next();
     assert_eq!(delete.method(), HttpMethod::Delete);
     assert_eq!(delete.header("mcp-session-id"), Some("s1"));
@@ -618,7 +616,7 @@ fn close_sends_delete_and_finishes() {
     // A server that never answers the DELETE does not hold the close up beyond close_timeout.
     let mut net =
         Net::ready(HttpConfig::new(URL).standalone_stream(false).close_timeout(Duration::from_secs(3)));
-    net.session.connection_mut().close(net.now);
+    net.session.commands().close(net.now);
     let _delete = net.next();
     net.advance(Duration::from_secs(3));
     net.pump();
@@ -738,7 +736,7 @@ fn server_requests_on_a_post_stream_are_answered_by_post() {
     );
     let events = net.events();
     let Some(Event::Request { id, .. }) = events.last() else { panic!("{events:?}") };
-    net.session.connection_mut().respond(id, Ok(&json!({"roots": []}))).unwrap();
+    net.session.commands().respond(id, Ok(&json!({"roots": []}))).unwrap();
     let answer = net.next();
     assert_eq!(answer.method(), HttpMethod::Post);
     assert_eq!(id_of(&answer), json!("srv-1"));
@@ -880,7 +878,7 @@ fn modern_requests_carry_version_method_and_name_headers_and_no_session() {
 
     let params = mcp_sansio::schema::CallToolRequestParams::new("get_wéather");
     net.session
-        .connection_mut()
+        .commands()
         .send::<mcp_sansio::schema::CallTool>(net.now, &params, RequestOptions::default())
         .unwrap();
     let call = net.next();
@@ -890,11 +888,11 @@ fn modern_requests_carry_version_method_and_name_headers_and_no_session() {
     assert_eq!(call.header("mcp-session-id"), None);
     let read = mcp_sansio::schema::ReadResourceRequestParams::new("file:///a b.txt");
     net.session
-        .connection_mut()
+        .commands()
         .send::<mcp_sansio::schema::ReadResource>(net.now, &read, RequestOptions::default())
         .unwrap();
     assert_eq!(net.next().header("mcp-name"), Some("file:///a b.txt"));
-    net.session.connection_mut().close(net.now);
+    net.session.commands().close(net.now);
     net.pump();
     assert!(net.nothing_sent(), "no DELETE without a session");
     assert!(net.session.is_finished());
@@ -952,7 +950,7 @@ fn an_input_required_round_over_http_ends_its_stream_cleanly_and_retries_with_he
     let params = mcp_sansio::schema::CallToolRequestParams::new("confirm_me");
     let id = net
         .session
-        .connection_mut()
+        .commands()
         .send::<mcp_sansio::schema::CallTool>(net.now, &params, RequestOptions::default())
         .unwrap();
     let first = net.next();
@@ -962,7 +960,7 @@ fn an_input_required_round_over_http_ends_its_stream_cleanly_and_retries_with_he
     let events = net.events();
     let [Event::Request { id: input, .. }] = &events[..] else { panic!("{events:?}") };
     assert!(net.aborted.is_empty());
-    net.session.connection_mut().respond(input, Ok(&json!({"action": "accept", "content": {}}))).unwrap();
+    net.session.commands().respond(input, Ok(&json!({"action": "accept", "content": {}}))).unwrap();
     let retry = net.next();
     assert_eq!(id_of(&retry), json!(2));
     assert_eq!(retry.header("mcp-name"), Some("confirm_me"));
@@ -1021,7 +1019,7 @@ fn call_tool(net: &mut Net, name: &str, arguments: Value) -> RequestId {
     let mut params = mcp_sansio::schema::CallToolRequestParams::new(name);
     params.arguments = serde_json::from_value(arguments).unwrap();
     net.session
-        .connection_mut()
+        .commands()
         .send::<mcp_sansio::schema::CallTool>(net.now, &params, RequestOptions::default())
         .unwrap()
 }
@@ -1151,7 +1149,7 @@ fn listen_streams_over_http_are_aborted_not_cancelled_and_reopened_when_they_bre
     let params = json!({"uri": "demo://a"}).to_string();
     let sub = net
         .session
-        .connection_mut()
+        .commands()
         .send_request(net.now, "resources/subscribe", Some(params.as_bytes()), RequestOptions::default())
         .unwrap();
     let second = net.next();
@@ -1222,9 +1220,79 @@ fn cancelling_a_modern_request_aborts_its_stream_and_posts_nothing() {
     let id = call_tool(&mut net, "slow", json!({}));
     let call = net.next();
     net.head(&call, 200, "text/event-stream", None);
-    net.session.connection_mut().cancel(net.now, &id, Some("no longer needed")).unwrap();
+    net.session.commands().cancel(net.now, &id, Some("no longer needed")).unwrap();
     net.pump();
     assert_eq!(net.aborted, [call.stream()]);
     assert!(net.nothing_sent(), "no notifications/cancelled over HTTP in 2026-07-28");
     assert!(matches!(&responses(&net.events())[..], [(got, Err(RequestError::Cancelled(_)))] if *got == id));
+}
+
+#[test]
+fn the_servers_retry_is_clamped_to_the_max_reconnect_delay() {
+    // A server asking for a one-hour `retry` must not hold the request that long: the
+    // configured ceiling (here 2 s) wins.
+    let http =
+        HttpConfig::new(URL).standalone_stream(false).reconnect_delay(Duration::from_millis(100), 2 * S);
+    let mut net = Net::ready(http);
+    let id = net.list_tools();
+    let post = net.next();
+    net.head(&post, 200, "text/event-stream", None);
+    net.body(&post, "id: ev-1\nretry: 3600000\ndata: \n\n");
+    net.end(&post);
+    assert_eq!(net.session.poll_timeout(), Some(net.now + 2 * S));
+    net.advance(2 * S);
+    let get = net.next();
+    assert_eq!((get.method(), get.header("last-event-id")), (HttpMethod::Get, Some("ev-1")));
+    net.head(&get, 200, "text/event-stream", None);
+    net.body(&get, &sse(Some("message"), Some("ev-2"), &result_line(1, json!({"tools": []}))));
+    assert_eq!(responses(&net.events()), vec![(id, Ok(json!({"tools": []})))]);
+}
+
+#[test]
+fn a_reinitialization_that_never_answers_closes_after_the_handshake_timeout() {
+    let config = config().with_handshake_timeout(5 * S).with_request_timeout(3600 * S);
+    let mut net = Net::with_config(HttpConfig::new(URL).standalone_stream(false), config);
+    let init = net.next();
+    net.head(&init, 200, "application/json", Some("s1"));
+    net.body(&init, &init_result("2025-11-25", full_server_capabilities()));
+    net.end(&init);
+    let notice = net.next();
+    net.reply(&notice, 202, "", "");
+    net.events();
+    let id = net.list_tools();
+    let post = net.next();
+    net.reply(&post, 404, "", "");
+    let reinit = net.next();
+    assert_eq!(method_of(&reinit), "initialize");
+    // The server takes the request, sends a head, and then nothing.
+    net.head(&reinit, 200, "text/event-stream", Some("s2"));
+    net.advance(5 * S - Duration::from_millis(1));
+    assert!(net.events().is_empty(), "within the handshake timeout");
+    net.advance(Duration::from_millis(1));
+    let events = net.events();
+    assert_eq!(responses(&events)[0].0, id);
+    assert!(
+        matches!(events.last(), Some(Event::Closed(CloseReason::Transport(why))) if why.contains("re-initializing failed") && why.contains("5s")),
+        "{events:?}"
+    );
+    assert!(net.aborted.contains(&reinit.stream()));
+}
+
+#[test]
+fn notifications_cannot_be_sent_over_modern_http_and_say_so() {
+    let mut net = modern_ready();
+    let refused = net.session.commands().notify("notifications/custom", None);
+    assert!(
+        matches!(&refused, Err(mcp_sansio::UsageError::TransportCannotCarry { what, .. }) if what == "notifications/custom"),
+        "{refused:?}"
+    );
+    assert!(net.nothing_sent());
+    // A version that has no such notification at all says that first.
+    let refused = net.session.commands().notify("notifications/roots/list_changed", None);
+    assert!(matches!(refused, Err(mcp_sansio::UsageError::NotInVersion { .. })), "{refused:?}");
+    // Over legacy Streamable HTTP, notifications are posted.
+    let mut legacy = Net::ready(HttpConfig::new(URL).standalone_stream(false));
+    legacy.session.commands().notify("notifications/custom", Some(b"{\"a\":1}")).unwrap();
+    let post = legacy.next();
+    assert_eq!(method_of(&post), "notifications/custom");
 }

@@ -265,3 +265,28 @@ fn progress_for_another_request_does_not_extend_this_one() {
     );
     assert!(h.conn.is_pending(&b));
 }
+
+#[test]
+fn durations_from_the_caller_saturate_instead_of_panicking() {
+    // Duration::MAX used to overflow `now + timeout` inside the engine, after the request
+    // was queued: a panic on caller input, and a request on the wire without its entry.
+    let mut h = Harness::new(config().with_keep_alive(Duration::MAX));
+    h.ready("2025-11-25");
+    let options = RequestOptions::default().timeout(Duration::MAX).max_total(Duration::MAX).with_progress();
+    let id = call(&mut h, options);
+    assert!(h.conn.is_pending(&id));
+    let deadline = h.conn.poll_timeout().expect("the request still has a deadline");
+    assert!(deadline > h.now + Duration::from_secs(50 * 365 * 24 * 3600), "far away: {deadline:?}");
+    // Progress moves the deadline without overflowing either.
+    h.server(&progress_line(num(&id), 1.0));
+    h.advance(Duration::from_secs(3600));
+    h.server(&result_line(num(&id), json!({"content": []})));
+    let events = h.events();
+    assert!(
+        events.iter().any(|e| matches!(e, Event::Response { id: got, result: Ok(_) } if *got == id)),
+        "{events:?}"
+    );
+    let huge = RequestOptions::default().timeout(Duration::from_secs(u64::MAX));
+    let other = call(&mut h, huge);
+    assert!(h.conn.is_pending(&other));
+}

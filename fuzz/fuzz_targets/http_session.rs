@@ -222,7 +222,7 @@ impl<'a> Run<'a> {
                 other => panic!("unknown action {other:?}"),
             }
         }
-        while let Some(event) = self.session.connection_mut().poll_event() {
+        while let Some(event) = self.session.poll_event() {
             n += 1;
             assert!(n < MAX_ACTIONS, "poll_event does not run dry");
             self.contract.event(event);
@@ -386,7 +386,7 @@ impl<'a> Run<'a> {
                     options = options.timeout(Duration::from_millis(ms.into()));
                 }
                 let params = params.to_string();
-                let sent = self.session.connection_mut().send_request(
+                let sent = self.session.commands().send_request(
                     self.now,
                     method,
                     Some(params.as_bytes()),
@@ -404,14 +404,14 @@ impl<'a> Run<'a> {
                     .nth(usize::from(pick) % self.contract.outstanding.len().max(1))
                     .cloned()
                 {
-                    let _ = self.session.connection_mut().cancel(self.now, &id, None);
+                    let _ = self.session.commands().cancel(self.now, &id, None);
                 }
             }
             Op::Respond { pick, ok } => {
                 if !self.contract.server_requests.is_empty() {
                     let i = usize::from(pick) % self.contract.server_requests.len();
                     let id = self.contract.server_requests.remove(i).expect("in range");
-                    let conn = self.session.connection_mut();
+                    let conn = self.session.commands();
                     let _ = if ok {
                         conn.respond(&id, Ok(&json!({"roots": []})))
                     } else {
@@ -419,7 +419,7 @@ impl<'a> Run<'a> {
                     };
                 }
             }
-            Op::Close => self.session.connection_mut().close(self.now),
+            Op::Close => self.session.commands().close(self.now),
         }
         self.pump();
     }
@@ -480,7 +480,7 @@ fuzz_target!(|input: Input<'_>| {
     }
 
     // Close, and run the clock out: the session must finish.
-    run.session.connection_mut().close(run.now);
+    run.session.commands().close(run.now);
     run.pump();
     for _ in 0..256 {
         if run.session.is_finished() {

@@ -7,7 +7,7 @@
 //! resumption, session expiry, the legacy fallback and the `DELETE` on close.
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::time::{Duration, Instant};
 
 use serde::Deserialize;
@@ -17,10 +17,13 @@ use super::request::{HttpAction, HttpConfig, HttpMethod, HttpRequest, StreamId};
 use super::sse::{SseDecoder, SseError, SseEvent};
 use super::tool_headers::ToolHeaders;
 use super::url;
+use crate::connection::deadline_after;
 use crate::connection::{ClientConnection, Status};
-use crate::event::RequestError;
+use crate::event::{Event, RequestError};
 use crate::schema::InitializeResult;
-use crate::{ClientConfig, ProtocolVersion};
+use crate::transmit::{OutgoingRequest, TransmitKind};
+use crate::transport::{Commands, TransportEvent};
+use crate::{ClientConfig, ProtocolVersion, RequestId};
 
 /// How much of an error response's body is kept: enough for a JSON-RPC error object.
 const ERROR_BODY_LIMIT: usize = 4096;
@@ -45,13 +48,16 @@ const MAX_ONE_WAY_POSTS: usize = 8;
 const ACCEPT_POST: &str = "application/json, text/event-stream";
 const ACCEPT_SSE: &str = "text/event-stream";
 
+/// What a 2026-07-28 session cannot post (only requests go over HTTP there).
+const MODERN_HTTP: &str = "2026-07-28 Streamable HTTP";
+
 /// A message for the server, waiting to be posted or kept for a retry.
 #[derive(Debug, Clone)]
 struct Outgoing {
     /// One JSON-RPC message, without a trailing newline.
     body: Vec<u8>,
-    /// Its id, when it is a request awaiting a response.
-    request: Option<i64>,
+    /// What the connection said of it, when it is a request awaiting a response.
+    request: Option<OutgoingRequest>,
     /// Already re-sent once after the session expired.
     retried: bool,
     /// 2026-07-28: already re-sent once after a `-32020` header mismatch and a fresh tool list.
@@ -93,6 +99,28 @@ enum GetKind {
     Resume(Outgoing),
 }
 
+impl Outgoing {
+    /// The request's wire id, when it is a request.
+    fn id(&self) -> Option<i64> {
+        self.request.as_ref().map(OutgoingRequest::wire)
+    }
+
+    fn method(&self) -> Option<&str> {
+        self.request.as_ref().map(OutgoingRequest::method)
+    }
+}
+
+/// 2026-07-28: a `tools/call` refused with `-32020` (header mismatch) while the tool list is
+/// fetched again (a request of the session's own, page by page), to re-send the call with the
+/// headers the tools now ask for.
+#[derive(Debug)]
+struct Refresh {
+    /// The refused call.
+    call: Outgoing,
+    /// The server's refusal, which stands if the list cannot be had.
+    refusal: Vec<u8>,
+}
+
 /// What an exchange is for.
 #[derive(Debug)]
 enum Role {
@@ -103,14 +131,6 @@ enum Role {
         answered: bool,
         /// It is the `initialize` request of the connection.
         initialize: bool,
-        /// 2026-07-28: a `tools/list`, whose result teaches the tools' `Mcp-Param-*` headers.
-        lists_tools: bool,
-    },
-    /// 2026-07-28: the tool list fetched again after a `tools/call` was refused with `-32020`
-    /// (header mismatch), to re-send the call with the headers the tools now ask for.
-    ToolsRefresh {
-        /// The refused call and the server's refusal, until the call is re-sent.
-        refused: Option<(Outgoing, Vec<u8>)>,
     },
     /// A server-sent-event stream: the standalone one, or a resumption.
     Get {
@@ -197,17 +217,19 @@ enum End<'a> {
 ///
 /// # Driving it
 ///
-/// The connection is reached with [`connection`](Self::connection) and
-/// [`connection_mut`](Self::connection_mut): commands (`send`, `cancel`, `close`, …) and events
-/// go through it as on any transport. After every input or command, a driver:
+/// Commands (`send`, `cancel`, `close`, …) go through [`commands`](Self::commands), getters
+/// through [`connection`](Self::connection); neither can feed the connection or take its
+/// transmits behind the session's back. The session uses only the connection's public API: a
+/// transport written outside this crate can be built the same way. After every input or
+/// command, a driver:
 /// 1. drains [`poll_action`](Self::poll_action): executes each [`HttpAction::Send`] concurrently,
 ///    drops the exchange named by each [`HttpAction::Abort`];
 /// 2. reports each response with [`handle_response_head`](Self::handle_response_head),
 ///    [`handle_response_body`](Self::handle_response_body) and
 ///    [`handle_response_end`](Self::handle_response_end) or
 ///    [`handle_response_error`](Self::handle_response_error);
-/// 3. delivers the connection's events, and arms one timer at [`poll_timeout`](Self::poll_timeout)
-///    that calls [`handle_timeout`](Self::handle_timeout);
+/// 3. delivers the events of [`poll_event`](Self::poll_event), and arms one timer at
+///    [`poll_timeout`](Self::poll_timeout) that calls [`handle_timeout`](Self::handle_timeout);
 /// 4. stops once [`is_finished`](Self::is_finished): the connection closed and the `DELETE` (if
 ///    any) was answered or timed out.
 #[derive(Debug)]
@@ -237,10 +259,19 @@ pub struct HttpSession {
     reinit: Option<Reinit>,
     /// Set once the connection closed: when to stop waiting for the `DELETE`.
     closing: bool,
-    /// Scratch for decoded events.
-    events: Vec<Result<SseEvent, SseError>>,
+    /// Scratch for decoded event-stream items.
+    sse_items: Vec<Result<SseEvent, SseError>>,
+    /// The connection's events, once the session has seen them.
+    events: VecDeque<Event>,
     /// 2026-07-28: the tools' `Mcp-Param-*` annotations, from the `tool/list` results seen.
     tool_headers: ToolHeaders,
+    /// 2026-07-28: the application's `tools/list` requests in flight (by the id their response
+    /// event carries), whose results teach the tools' headers and lose the tools with invalid
+    /// ones.
+    tool_lists: BTreeSet<RequestId>,
+    /// 2026-07-28: the session's own `tools/list` requests (by id), each with the call it
+    /// fetches new headers for.
+    refreshes: BTreeMap<RequestId, Refresh>,
 }
 
 impl HttpSession {
@@ -274,19 +305,57 @@ impl HttpSession {
             gate: None,
             reinit: None,
             closing: false,
-            events: Vec::new(),
+            sse_items: Vec::new(),
+            events: VecDeque::new(),
             tool_headers: ToolHeaders::default(),
+            tool_lists: BTreeSet::new(),
+            refreshes: BTreeMap::new(),
         }
     }
 
-    /// The connection: getters and events.
+    /// The connection, for its getters.
     pub fn connection(&self) -> &ClientConnection {
         &self.conn
     }
 
-    /// The connection, for commands (`send`, `cancel`, `close`, …) and for draining events.
-    pub fn connection_mut(&mut self) -> &mut ClientConnection {
-        &mut self.conn
+    /// The connection's commands (`send`, `cancel`, `close`, …). On a 2026-07-28 session,
+    /// notifications are refused ([`UsageError::TransportCannotCarry`](crate::UsageError)):
+    /// only requests are posted there.
+    pub fn commands(&mut self) -> Commands<'_> {
+        let modern = self.modern();
+        let commands = self.conn.commands();
+        if modern { commands.refuse_notifications(MODERN_HTTP) } else { commands }
+    }
+
+    /// The next event, in order: the connection's, less the answers to the session's own
+    /// requests.
+    #[must_use]
+    pub fn poll_event(&mut self) -> Option<Event> {
+        if let Some(event) = self.events.pop_front() {
+            return Some(event);
+        }
+        // Events a command made since the last input (a cancellation, a close).
+        while let Some(event) = self.conn.poll_event() {
+            if let Some(event) = self.screen(event, None) {
+                return Some(event);
+            }
+        }
+        None
+    }
+
+    /// Whether messages go out under 2026-07-28 rules.
+    fn modern(&self) -> bool {
+        self.conn.wire_version().is_some_and(ProtocolVersion::is_modern)
+    }
+
+    /// Whether the connection still awaits a response with this wire id.
+    fn awaits(&self, id: i64) -> bool {
+        self.conn.awaits(&RequestId::Number(id))
+    }
+
+    /// The transport cannot deliver the response to request `id`.
+    fn fail(&mut self, now: Instant, id: i64, error: RequestError) {
+        self.conn.handle_transport(now, TransportEvent::RequestFailed { id: RequestId::Number(id), error });
     }
 
     /// The session id the server assigned, if any.
@@ -345,7 +414,11 @@ impl HttpSession {
             if answered || matches!(stream.role, Role::Delete) {
                 continue;
             }
-            let why = format!("no response from the server within {:?}", self.config.connect_timeout);
+            let limit = match stream.role {
+                Role::Reinitialize => self.conn.config().handshake_timeout,
+                _ => self.config.connect_timeout,
+            };
+            let why = format!("no response from the server within {limit:?}");
             self.finish_stream(now, stream, End::Failed(&why));
         }
         let mut i = 0;
@@ -388,8 +461,11 @@ impl HttpSession {
             }
         }
         s.status = Some(status);
-        s.deadline = None;
-        let _ = now;
+        if !matches!(s.role, Role::Reinitialize) {
+            // The re-initialization keeps its deadline for the whole answer (see
+            // `session_expired`); every other exchange waited for its head only.
+            s.deadline = None;
+        }
         let success = (200..300).contains(&status);
         let sse = content_type == "text/event-stream";
         s.body = match &s.role {
@@ -397,20 +473,12 @@ impl HttpSession {
             Role::Delete | Role::ReinitializedNotice => Body::Ignore,
             Role::Post { out, .. } if out.request.is_none() => Body::Ignore,
             Role::Post { .. } if matches!(self.mode, Mode::Legacy { .. }) => Body::Ignore,
-            Role::Post { .. }
-            | Role::Reinitialize
-            | Role::ToolsRefresh { .. }
-            | Role::Get { .. }
-            | Role::LegacyGet
-                if sse =>
-            {
+            Role::Post { .. } | Role::Reinitialize | Role::Get { .. } | Role::LegacyGet if sse => {
                 let max = self.conn.config().max_message_size;
                 s.decoder.get_or_insert_with(|| SseDecoder::new(max));
                 Body::Sse
             }
-            Role::Post { .. } | Role::Reinitialize | Role::ToolsRefresh { .. }
-                if content_type == "application/json" =>
-            {
+            Role::Post { .. } | Role::Reinitialize if content_type == "application/json" => {
                 Body::Json(Vec::new())
             }
             _ => Body::Unexpected(content_type),
@@ -436,6 +504,7 @@ impl HttpSession {
             }
             _ => {}
         }
+        self.pump(now);
     }
 
     /// A chunk of the response body of exchange `stream`.
@@ -448,9 +517,10 @@ impl HttpSession {
                     let len = buf.len() + chunk.len();
                     let why =
                         format!("the response body exceeds the maximum message size ({len} > {max} bytes)");
-                    self.conn.report_oversized(len);
+                    self.conn.handle_transport(now, TransportEvent::Oversized { len });
                     self.actions.push_back(HttpAction::Abort(stream));
-                    return self.finish_stream(now, s, End::Failed(&why));
+                    self.finish_stream(now, s, End::Failed(&why));
+                    return self.pump(now);
                 }
                 buf.extend_from_slice(chunk);
             }
@@ -460,22 +530,24 @@ impl HttpSession {
                 if buf.len() >= ERROR_BODY_LIMIT {
                     // Enough to explain the error; the rest is not worth waiting for.
                     self.actions.push_back(HttpAction::Abort(stream));
-                    return self.finish_stream(now, s, End::Complete);
+                    self.finish_stream(now, s, End::Complete);
+                    return self.pump(now);
                 }
             }
             Body::Sse => {
-                let mut events = std::mem::take(&mut self.events);
+                let mut items = std::mem::take(&mut self.sse_items);
                 if let Some(decoder) = s.decoder.as_mut() {
-                    decoder.feed(chunk, &mut |item| events.push(item));
+                    decoder.feed(chunk, &mut |item| items.push(item));
                 }
-                for item in events.drain(..) {
+                for item in items.drain(..) {
                     self.on_sse_item(now, &mut s, item);
                 }
-                self.events = events;
+                self.sse_items = items;
             }
             Body::AwaitingHead | Body::Ignore | Body::Unexpected(_) => {}
         }
         self.put_back(stream, s);
+        self.pump(now);
     }
 
     /// Returns a stream taken out of the table for processing; if the session started closing
@@ -515,25 +587,35 @@ impl HttpSession {
                 self.begin_close(now);
             }
             while self.conn.poll_transmit().is_some() {}
-            return;
+            return self.pump(now);
         }
+        let modern = self.modern();
         while let Some(transmit) = self.conn.poll_transmit() {
-            let request = transmit.request();
-            let mut body = transmit.into_bytes();
-            if body.last() == Some(&b'\n') {
-                body.pop();
-            }
-            let initialize =
-                self.initialize.is_none() && request.is_some_and(|id| self.conn.is_initialize(id));
-            if let (true, Some(id)) = (initialize, request) {
-                self.initialize = Some((id, body.clone()));
-            }
-            if request.is_none() && self.conn.modern_version().is_some() {
+            let (body, kind) = transmit.into_parts();
+            let request = match kind {
+                TransmitKind::Request(request) => request,
                 // 2026-07-28 over HTTP: a request is cancelled by closing its stream (done
-                // below, once the connection no longer awaits it), not by `notifications/cancelled`.
-                continue;
+                // below, once the connection no longer awaits it), not by a notification.
+                TransmitKind::Cancellation { .. } if modern => continue,
+                // Only requests are posted on 2026-07-28 (the commands refuse notifications).
+                other if modern => {
+                    tracing::warn!(?other, "a message that 2026-07-28 over HTTP cannot carry was dropped");
+                    continue;
+                }
+                _ => {
+                    self.dispatch(now, Outgoing { body, request: None, retried: false, refreshed: false });
+                    continue;
+                }
+            };
+            let initialize = request.method() == "initialize";
+            if initialize {
+                self.initialize = Some((request.wire(), body.clone()));
             }
-            let out = Outgoing { body, request, retried: false, refreshed: false };
+            let call = request.call_id();
+            if modern && request.method() == "tools/list" && !self.refreshes.contains_key(&call) {
+                self.tool_lists.insert(call);
+            }
+            let out = Outgoing { body, request: Some(request), retried: false, refreshed: false };
             if initialize {
                 self.post(now, out, true);
             } else {
@@ -541,18 +623,12 @@ impl HttpSession {
             }
         }
         // Exchanges whose request finished without them (timeout, cancel) are no longer needed.
-        let conn = &self.conn;
         let orphaned: Vec<StreamId> = self
             .streams
             .iter()
             .filter(|(_, s)| match &s.role {
-                Role::Post { out: Outgoing { request: Some(id), .. }, answered: false, .. } => {
-                    !conn.awaits(*id)
-                }
-                Role::Get { kind: GetKind::Resume(out), .. }
-                | Role::ToolsRefresh { refused: Some((out, _)) } => {
-                    out.request.is_some_and(|id| !conn.awaits(id))
-                }
+                Role::Post { out, answered: false, .. } => out.id().is_some_and(|id| !self.awaits(id)),
+                Role::Get { kind: GetKind::Resume(out), .. } => out.id().is_some_and(|id| !self.awaits(id)),
                 _ => false,
             })
             .map(|(&id, _)| id)
@@ -561,8 +637,9 @@ impl HttpSession {
             self.streams.remove(&id);
             self.actions.push_back(HttpAction::Abort(id));
         }
+        let conn = &self.conn;
         self.reconnects.retain(|r| match &r.kind {
-            GetKind::Resume(out) => out.request.is_some_and(|id| conn.awaits(id)),
+            GetKind::Resume(out) => out.id().is_some_and(|id| conn.awaits(&RequestId::Number(id))),
             GetKind::Standalone => true,
         });
         if self.gate.is_some_and(|(id, _)| !self.streams.contains_key(&id)) {
@@ -571,7 +648,7 @@ impl HttpSession {
         if self.gate.is_none() && self.reinit.is_none() && matches!(self.mode, Mode::Streamable) {
             // What waited for the standalone stream's head (see `gate`).
             while let Some(out) = self.held.pop_front() {
-                if out.request.is_none_or(|id| self.conn.awaits(id)) {
+                if out.id().is_none_or(|id| self.awaits(id)) {
                     self.post(now, out, false);
                 }
             }
@@ -586,7 +663,7 @@ impl HttpSession {
             }
         }
         if self.standalone == Standalone::Idle
-            && self.conn.modern_version().is_none()
+            && !modern
             && self.config.standalone_stream
             && matches!(self.mode, Mode::Streamable)
             && self.reinit.is_none()
@@ -595,6 +672,42 @@ impl HttpSession {
             let decoder = SseDecoder::new(self.conn.config().max_message_size);
             self.open_get(now, GetKind::Standalone, 0, decoder);
         }
+        self.pump(now);
+    }
+
+    /// Moves the connection's events into the session's queue, taking the answers to the
+    /// session's own requests out and filtering the application's 2026-07-28 tool lists.
+    fn pump(&mut self, now: Instant) {
+        while let Some(event) = self.conn.poll_event() {
+            if let Some(event) = self.screen(event, Some(now)) {
+                self.events.push_back(event);
+            }
+        }
+    }
+
+    /// What the session does with one of the connection's events: `None` if it was for the
+    /// session itself. Without `now` (a command's event, drained by `poll_event`), an answer to
+    /// the session's own request can only be a failure of a closing connection: dropped.
+    fn screen(&mut self, event: Event, now: Option<Instant>) -> Option<Event> {
+        let Event::Response { id, result } = event else { return Some(event) };
+        if let Some(refresh) = self.refreshes.remove(&id) {
+            if let Some(now) = now {
+                self.on_refresh_answer(now, refresh, result);
+            }
+            return None;
+        }
+        let result = match result {
+            Ok(raw) if self.tool_lists.remove(&id) => {
+                // Tools whose `Mcp-Param-*` annotations are invalid are left out (refused
+                // locally if called).
+                Ok(self.tool_headers.learn(&raw).unwrap_or(raw))
+            }
+            other => {
+                self.tool_lists.remove(&id);
+                other
+            }
+        };
+        Some(Event::Response { id, result })
     }
 
     /// Sends a message now, or holds it until the session can take it.
@@ -649,8 +762,7 @@ impl HttpSession {
             if let Some(id) = &self.session_id {
                 headers.push((Cow::Borrowed("Mcp-Session-Id"), id.clone()));
             }
-            let version = self.conn.modern_version().or_else(|| self.conn.protocol_version());
-            if let Some(v) = version.filter(|&v| v >= ProtocolVersion::V2025_06_18) {
+            if let Some(v) = self.conn.wire_version().filter(|&v| v >= ProtocolVersion::V2025_06_18) {
                 headers.push((Cow::Borrowed("MCP-Protocol-Version"), v.as_str().to_owned()));
             }
         }
@@ -674,111 +786,83 @@ impl HttpSession {
             Mode::Legacy { endpoint: None, .. } => return self.held.push_back(out),
         };
         let mut headers = self.post_headers();
-        let mut lists_tools = false;
         let mut listens = false;
-        if self.conn.modern_version().is_some() {
+        if let (true, Some(request)) = (self.modern(), &out.request) {
             // 2026-07-28: the method, the name it acts on and annotated tool arguments in
-            // headers, for routing.
-            let routing = Routing::of(&out.body);
-            if let Some(method) = routing.method.as_deref() {
-                if let Some(name) = routing.name.as_deref() {
-                    if method == "tools/call" {
-                        if let (Some(why), Some(id)) = (self.tool_headers.rejection(name), out.request) {
-                            let error =
-                                RequestError::ToolRejected { tool: name.to_owned(), reason: why.to_owned() };
-                            return self.conn.fail_request(now, id, error);
-                        }
-                        let params = self.tool_headers.headers(name, routing.arguments);
-                        headers.extend(params.into_iter().map(|(n, v)| (Cow::Owned(n), v)));
+            // headers, for routing; the connection said what they are.
+            let method = request.method();
+            if let Some(name) = request.name() {
+                if method == "tools/call" {
+                    if let Some(why) = self.tool_headers.rejection(name) {
+                        let error =
+                            RequestError::ToolRejected { tool: name.to_owned(), reason: why.to_owned() };
+                        let event = TransportEvent::RequestFailed { id: request.id(), error };
+                        return self.conn.handle_transport(now, event);
                     }
-                    headers.push((Cow::Borrowed("Mcp-Name"), header_value(name)));
+                    let params = self.tool_headers.headers(name, request.tool_arguments());
+                    headers.extend(params.into_iter().map(|(n, v)| (Cow::Owned(n), v)));
                 }
-                headers.push((Cow::Borrowed("Mcp-Method"), header_value(method)));
-                lists_tools = method == "tools/list";
-                listens = method == "subscriptions/listen";
+                headers.push((Cow::Borrowed("Mcp-Name"), header_value(name)));
             }
+            headers.push((Cow::Borrowed("Mcp-Method"), header_value(method)));
+            listens = method == "subscriptions/listen";
         }
         // A request's own deadline bounds the wait for its response; everything else gets the
         // connect timeout, and so does the head of a listen stream, which has no deadline.
-        let deadline = (out.request.is_none() || listens).then(|| now + self.config.connect_timeout);
+        let deadline =
+            (out.request.is_none() || listens).then(|| deadline_after(now, self.config.connect_timeout));
         let mut out = out;
         // Only a request may need re-sending (after a session expiry); the rest is moved.
         let body = if out.request.is_some() { out.body.clone() } else { std::mem::take(&mut out.body) };
-        let role = Role::Post { out, answered: false, initialize, lists_tools };
+        let role = Role::Post { out, answered: false, initialize };
         self.start_exchange(HttpMethod::Post, url, headers, body, role, deadline);
     }
 
-    /// 2026-07-28: the response stream of request `id` broke before the response, which loses
-    /// the request; it is sent again under a new id (a bounded number of times). Returns whether
-    /// it was.
-    fn reissue(&mut self, now: Instant, out: &Outgoing, id: i64) -> bool {
-        #[derive(Deserialize)]
-        struct Request<'a> {
-            method: Cow<'a, str>,
-            #[serde(borrow, default)]
-            params: Option<&'a RawValue>,
-        }
-        let Ok(request) = serde_json::from_slice::<Request<'_>>(&out.body) else { return false };
-        let Some(new) = self.conn.reissue(id) else { return false };
-        tracing::debug!(id, new, "the response stream broke: the request is sent again under a new id");
-        let mut body = Vec::with_capacity(out.body.len() + 8);
-        crate::jsonrpc::encode_request(
-            &mut body,
-            &crate::RequestId::Number(new),
-            &request.method,
-            request.params.map(|p| p.get().as_bytes()),
-        );
-        if body.last() == Some(&b'\n') {
-            body.pop();
-        }
-        let again = Outgoing { body, request: Some(new), retried: out.retried, refreshed: out.refreshed };
-        self.post(now, again, false);
-        true
-    }
-
     /// A `tools/call` was refused for its headers (`-32020`): fetch the tool list (page `cursor`)
-    /// to learn what the tools ask for now; the call is re-sent once that is done.
-    fn refresh_tools(&mut self, now: Instant, refused: (Outgoing, Vec<u8>), cursor: Option<&str>) {
-        let id = format!("mcp-sansio-tools-refresh-{}", self.next_stream);
-        let Some(body) = self.conn.modern_request_body(&id, "tools/list", cursor) else {
-            let (out, buf) = refused;
-            return self.refuse(now, out, 400, &buf);
-        };
+    /// with a request of the session's own, to learn what the tools ask for now; the call is
+    /// re-sent once that is done.
+    fn refresh_tools(&mut self, now: Instant, refresh: Refresh, cursor: Option<&str>) {
         tracing::debug!(?cursor, "the server refused a tool call's headers: fetching the tool list again");
-        let mut headers = self.post_headers();
-        headers.push((Cow::Borrowed("Mcp-Method"), "tools/list".to_owned()));
-        let url = self.config.url.clone();
-        let role = Role::ToolsRefresh { refused: Some(refused) };
-        self.start_exchange(HttpMethod::Post, url, headers, body, role, None);
+        let params = cursor.map(|cursor| serde_json::json!({ "cursor": cursor }).to_string());
+        match self.conn.send_for_transport(now, "tools/list", params.as_deref().map(str::as_bytes)) {
+            Ok(id) => {
+                self.refreshes.insert(id, refresh);
+            }
+            Err(error) => {
+                tracing::debug!(%error, "the tool list cannot be fetched: the refusal stands");
+                self.refuse(now, refresh.call, 400, &refresh.refusal);
+            }
+        }
     }
 
-    /// A page of the refreshed tool list arrived: learn from it, then fetch the next page or
-    /// re-send the refused call.
-    fn on_tools_refresh(&mut self, now: Instant, s: &mut Stream, message: &[u8]) {
-        #[derive(Deserialize)]
-        struct Response<'a> {
-            #[serde(borrow)]
-            result: Option<&'a RawValue>,
-        }
+    /// A page of the refreshed tool list arrived (or the request failed): learn from it, then
+    /// fetch the next page or re-send the refused call.
+    fn on_refresh_answer(
+        &mut self,
+        now: Instant,
+        refresh: Refresh,
+        result: Result<Box<RawValue>, RequestError>,
+    ) {
         #[derive(Deserialize)]
         struct Page {
             #[serde(rename = "nextCursor", default)]
             next_cursor: Option<String>,
         }
-        let Role::ToolsRefresh { refused } = &mut s.role else { return };
-        let Some((mut out, buf)) = refused.take() else { return };
-        let result = serde_json::from_slice::<Response<'_>>(message).ok().and_then(|r| r.result);
-        let Some(result) = result else {
+        if !refresh.call.id().is_some_and(|id| self.awaits(id)) {
+            // The call finished meanwhile (timed out, cancelled).
+            return;
+        }
+        let Ok(result) = result else {
             // Not a list: the refusal stands.
-            return self.refuse(now, out, 400, &buf);
+            return self.refuse(now, refresh.call, 400, &refresh.refusal);
         };
-        let _ = self.tool_headers.learn(result);
-        s.deadline = Some(now + self.config.connect_timeout);
+        let _ = self.tool_headers.learn(&result);
         match serde_json::from_str::<Page>(result.get()).ok().and_then(|p| p.next_cursor) {
-            Some(cursor) => self.refresh_tools(now, (out, buf), Some(&cursor)),
+            Some(cursor) => self.refresh_tools(now, refresh, Some(&cursor)),
             None => {
-                out.refreshed = true;
-                self.post(now, out, false);
+                let mut call = refresh.call;
+                call.refreshed = true;
+                self.post(now, call, false);
             }
         }
     }
@@ -786,7 +870,7 @@ impl HttpSession {
     /// A request was refused with an error status: fail it with the server's JSON-RPC error
     /// when the body is one, else with the status.
     fn refuse(&mut self, now: Instant, out: Outgoing, status: u16, buf: &[u8]) {
-        let Some(id) = out.request.filter(|&id| self.conn.awaits(id)) else {
+        let Some(id) = out.id().filter(|&id| self.awaits(id)) else {
             tracing::warn!(status, "the server refused a notification or an answer");
             return;
         };
@@ -794,29 +878,11 @@ impl HttpSession {
         if is_response_to(buf, id) {
             self.conn.feed_message(now, buf);
         }
-        if self.conn.awaits(id) {
-            self.conn.fail_request(now, id, RequestError::HttpStatus { status, body: excerpt(buf) });
+        if self.awaits(id) {
+            let error = RequestError::HttpStatus { status, body: excerpt(buf) };
+            self.conn
+                .handle_transport(now, TransportEvent::RequestFailed { id: RequestId::Number(id), error });
         }
-    }
-
-    /// The tools/list result in `message` (a response to `id`) without the tools whose
-    /// `Mcp-Param-*` annotations are invalid; `None` when it stands as it is.
-    fn filter_tool_list(&mut self, message: &[u8], id: i64) -> Option<Vec<u8>> {
-        #[derive(Deserialize)]
-        struct Response<'a> {
-            #[serde(borrow)]
-            result: Option<&'a RawValue>,
-        }
-        if !is_response_to(message, id) {
-            return None;
-        }
-        let result = serde_json::from_slice::<Response<'_>>(message).ok()?.result?;
-        let filtered = self.tool_headers.learn(result)?;
-        let mut rewritten = Vec::with_capacity(message.len());
-        rewritten.extend_from_slice(format!(r#"{{"jsonrpc":"2.0","id":{id},"result":"#).as_bytes());
-        rewritten.extend_from_slice(filtered.get().as_bytes());
-        rewritten.push(b'}');
-        Some(rewritten)
     }
 
     fn open_get(&mut self, now: Instant, kind: GetKind, attempts: u32, decoder: SseDecoder) {
@@ -835,7 +901,8 @@ impl HttpSession {
         if let Some(last) = decoder.last_event_id() {
             headers.push((Cow::Borrowed("Last-Event-ID"), last.to_owned()));
         }
-        let deadline = matches!(kind, GetKind::Standalone).then(|| now + self.config.connect_timeout);
+        let deadline =
+            matches!(kind, GetKind::Standalone).then(|| deadline_after(now, self.config.connect_timeout));
         let url = self.config.url.clone();
         let fresh = matches!(kind, GetKind::Standalone) && attempts == 0;
         let role = Role::Get { kind, attempts };
@@ -844,14 +911,16 @@ impl HttpSession {
             s.decoder = Some(decoder);
         }
         if fresh {
-            self.gate = Some((stream, now + GATE_LIMIT.min(self.config.connect_timeout)));
+            self.gate = Some((stream, deadline_after(now, GATE_LIMIT.min(self.config.connect_timeout))));
         }
         tracing::debug!(%stream, attempts, "opening an event stream");
     }
 
     fn on_sse_item(&mut self, now: Instant, s: &mut Stream, item: Result<SseEvent, SseError>) {
         match item {
-            Err(SseError::EventTooLarge { len_at_least, .. }) => self.conn.report_oversized(len_at_least),
+            Err(SseError::EventTooLarge { len_at_least, .. }) => {
+                self.conn.handle_transport(now, TransportEvent::Oversized { len: len_at_least })
+            }
             Ok(event) => {
                 if event.event == "endpoint" {
                     if matches!(s.role, Role::LegacyGet) {
@@ -874,31 +943,21 @@ impl HttpSession {
         if matches!(s.role, Role::Reinitialize) && init_id.is_some_and(|id| is_response_to(message, id)) {
             return self.on_reinitialize_result(now, message);
         }
-        if matches!(s.role, Role::ToolsRefresh { .. }) {
-            return self.on_tools_refresh(now, s, message);
-        }
-        let filtered = match &s.role {
-            Role::Post { out: Outgoing { request: Some(id), .. }, lists_tools: true, .. } => {
-                self.filter_tool_list(message, *id)
-            }
-            _ => None,
-        };
-        self.conn.feed_message(now, filtered.as_deref().unwrap_or(message));
-        let conn = &self.conn;
+        self.conn.feed_message(now, message);
+        let connect_timeout = self.config.connect_timeout;
+        let awaits = |id: i64| self.conn.awaits(&RequestId::Number(id));
         match &mut s.role {
-            Role::Post { out: Outgoing { request: Some(id), .. }, answered, .. }
-                if !*answered && !conn.awaits(*id) =>
-            {
+            Role::Post { out, answered, .. } if !*answered && out.id().is_some_and(|id| !awaits(id)) => {
                 *answered = true;
                 // Read the rest so the connection can be reused, but not forever.
-                s.deadline = Some(now + self.config.connect_timeout);
+                s.deadline = Some(deadline_after(now, connect_timeout));
             }
             Role::Get { kind, attempts, .. } => {
                 // A message is progress: the reconnection counter starts again.
                 *attempts = 0;
-                if let GetKind::Resume(Outgoing { request: Some(id), .. }) = kind {
-                    if !conn.awaits(*id) {
-                        s.deadline = Some(now + self.config.connect_timeout);
+                if let GetKind::Resume(out) = kind {
+                    if out.id().is_some_and(|id| !awaits(id)) {
+                        s.deadline = Some(deadline_after(now, connect_timeout));
                     }
                 }
             }
@@ -921,14 +980,8 @@ impl HttpSession {
             decoder.finish(&mut |_| {});
         }
         match s.role {
-            Role::Post { out, answered, initialize, .. } => {
+            Role::Post { out, answered, initialize } => {
                 self.finish_post(now, s.status, s.body, s.decoder, out, answered, initialize, end)
-            }
-            Role::ToolsRefresh { refused } => {
-                // Ended before the list arrived: the refusal stands.
-                if let Some((out, buf)) = refused {
-                    self.refuse(now, out, 400, &buf);
-                }
             }
             Role::Get { kind, attempts } => {
                 // Set when the GET opened.
@@ -939,10 +992,8 @@ impl HttpSession {
             Role::Reinitialize => {
                 if self.reinit.as_ref().is_some_and(|r| !r.answered) && !self.conn.is_closed() {
                     let why = describe_failure(s.status, &s.body, &end);
-                    self.conn.transport_error(
-                        now,
-                        format!("the server forgot the session and re-initializing failed: {why}"),
-                    );
+                    let detail = format!("the server forgot the session and re-initializing failed: {why}");
+                    self.conn.handle_transport(now, TransportEvent::Closed { detail });
                 }
             }
             Role::ReinitializedNotice => self.reinitialized(now),
@@ -975,12 +1026,12 @@ impl HttpSession {
         initialize: bool,
         end: End<'_>,
     ) {
-        let pending = out.request.filter(|&id| self.conn.awaits(id));
+        let pending = out.id().filter(|&id| self.awaits(id));
         let Some(status) = status else {
             // No response at all: the connection failed or the headers never came.
             let End::Failed(why) = end else { return };
             match pending {
-                Some(id) => self.conn.fail_request(now, id, RequestError::Transport(why.to_owned())),
+                Some(id) => self.fail(now, id, RequestError::Transport(why.to_owned())),
                 None => tracing::warn!(error = why, "a message to the server was lost"),
             }
             return;
@@ -996,12 +1047,14 @@ impl HttpSession {
             if streamable && self.session_id.is_some() && session_gone(status, &buf) {
                 return self.session_expired(now, out);
             }
-            let modern = streamable && self.conn.modern_version().is_some();
-            if modern && pending.is_some() && !out.refreshed && header_mismatch(&buf) {
-                let routing = Routing::of(&out.body);
-                if routing.method.as_deref() == Some("tools/call") {
-                    return self.refresh_tools(now, (out, buf), None);
-                }
+            let modern = streamable && self.modern();
+            if modern
+                && pending.is_some()
+                && !out.refreshed
+                && out.method() == Some("tools/call")
+                && header_mismatch(&buf)
+            {
+                return self.refresh_tools(now, Refresh { call: out, refusal: buf }, None);
             }
             return self.refuse(now, out, status, &buf);
         }
@@ -1021,7 +1074,7 @@ impl HttpSession {
                     "" => "no content type".to_owned(),
                     other => format!("content type {other:?}"),
                 };
-                self.conn.fail_request(
+                self.fail(
                     now,
                     id,
                     RequestError::Transport(format!(
@@ -1030,9 +1083,6 @@ impl HttpSession {
                 )
             }
             (body, _) => {
-                if self.conn.modern_version().is_some() && self.reissue(now, &out, id) {
-                    return;
-                }
                 let why = match (end, &body) {
                     // A whole JSON body that was not the response (not JSON, not JSON-RPC, or
                     // another id): say so, rather than blame the stream.
@@ -1051,7 +1101,10 @@ impl HttpSession {
                          event id to resume it"
                     ),
                 };
-                self.conn.fail_request(now, id, RequestError::Transport(why));
+                // A 2026-07-28 request is sent again by the connection; any other fails.
+                let error = RequestError::Transport(why);
+                self.conn
+                    .handle_transport(now, TransportEvent::ResponseLost { id: RequestId::Number(id), error });
             }
         }
     }
@@ -1068,7 +1121,7 @@ impl HttpSession {
         end: End<'_>,
     ) {
         if let GetKind::Resume(out) = &kind {
-            if !out.request.is_some_and(|id| self.conn.awaits(id)) {
+            if !out.id().is_some_and(|id| self.awaits(id)) {
                 return;
             }
         }
@@ -1103,8 +1156,8 @@ impl HttpSession {
                         }
                         _ => RequestError::Transport(format!("resuming the response stream failed: {why}")),
                     };
-                    if let Some(id) = out.request {
-                        self.conn.fail_request(now, id, error);
+                    if let Some(id) = out.id() {
+                        self.fail(now, id, error);
                     }
                 }
             }
@@ -1122,8 +1175,8 @@ impl HttpSession {
                     self.standalone = Standalone::Off;
                 }
                 GetKind::Resume(out) => {
-                    if let Some(id) = out.request {
-                        self.conn.fail_request(now, id, RequestError::Transport(what));
+                    if let Some(id) = out.id() {
+                        self.fail(now, id, RequestError::Transport(what));
                     }
                 }
             }
@@ -1138,26 +1191,29 @@ impl HttpSession {
         if self.closing {
             return;
         }
-        let delay = decoder.retry().unwrap_or_else(|| {
-            let factor = 2u32.saturating_pow(attempts.saturating_sub(1).min(16));
-            self.config.reconnect_delay.saturating_mul(factor).min(self.config.max_reconnect_delay)
-        });
+        // The server's `retry` is honoured up to the configured ceiling: a server asking for
+        // hours would otherwise hold a resumption (and its request) that long.
+        let delay =
+            decoder.retry().map(|retry| retry.min(self.config.max_reconnect_delay)).unwrap_or_else(|| {
+                let factor = 2u32.saturating_pow(attempts.saturating_sub(1).min(16));
+                self.config.reconnect_delay.saturating_mul(factor).min(self.config.max_reconnect_delay)
+            });
         tracing::debug!(?delay, attempts, "event stream to be re-opened");
         if matches!(kind, GetKind::Standalone) {
             self.standalone = Standalone::Active;
         }
-        self.reconnects.push(Reconnect { at: now + delay, kind, attempts, decoder });
+        self.reconnects.push(Reconnect { at: deadline_after(now, delay), kind, attempts, decoder });
     }
 
     /// The server forgot the session: start a new one and re-send `out` once.
     fn session_expired(&mut self, now: Instant, out: Outgoing) {
-        let pending = out.request.filter(|&id| self.conn.awaits(id));
+        let pending = out.id().filter(|&id| self.awaits(id));
         if let Some(id) = pending {
             if out.retried {
                 let error = RequestError::Transport(
                     "the server forgot the session again right after a re-initialization".to_owned(),
                 );
-                self.conn.fail_request(now, id, error);
+                self.fail(now, id, error);
             }
         }
         let retry = pending.is_some() && !out.retried;
@@ -1182,7 +1238,10 @@ impl HttpSession {
             let mut headers = self.post_headers();
             headers.retain(|(name, _)| !name.eq_ignore_ascii_case("mcp-protocol-version"));
             let url = self.config.url.clone();
-            self.start_exchange(HttpMethod::Post, url, headers, body, Role::Reinitialize, None);
+            // The whole exchange gets the handshake's time: a server that takes the request and
+            // never answers must not hold every request of the session forever.
+            let deadline = Some(deadline_after(now, self.conn.config().handshake_timeout));
+            self.start_exchange(HttpMethod::Post, url, headers, body, Role::Reinitialize, deadline);
         }
         if retry {
             if let Some(reinit) = self.reinit.as_mut() {
@@ -1218,10 +1277,8 @@ impl HttpSession {
         };
         if let Err(why) = outcome {
             self.reinit = None;
-            return self.conn.transport_error(
-                now,
-                format!("the server forgot the session; re-initializing failed: {why}"),
-            );
+            let detail = format!("the server forgot the session; re-initializing failed: {why}");
+            return self.conn.handle_transport(now, TransportEvent::Closed { detail });
         }
         tracing::debug!(session = self.session_id.is_some(), "re-initialized");
         if let Some(reinit) = self.reinit.as_mut() {
@@ -1229,7 +1286,7 @@ impl HttpSession {
         }
         let headers = self.post_headers();
         let url = self.config.url.clone();
-        let deadline = Some(now + self.config.connect_timeout);
+        let deadline = Some(deadline_after(now, self.config.connect_timeout));
         let mut body = Vec::new();
         crate::jsonrpc::encode_notification(&mut body, "notifications/initialized", None);
         if body.last() == Some(&b'\n') {
@@ -1242,7 +1299,7 @@ impl HttpSession {
     fn reinitialized(&mut self, now: Instant) {
         let Some(reinit) = self.reinit.take() else { return };
         for out in reinit.retry {
-            if out.request.is_some_and(|id| self.conn.awaits(id)) {
+            if out.id().is_some_and(|id| self.awaits(id)) {
                 self.post(now, out, false);
             }
         }
@@ -1260,7 +1317,7 @@ impl HttpSession {
         let mut headers = self.base_headers(ACCEPT_SSE);
         headers.push((Cow::Borrowed("Accept"), ACCEPT_SSE.to_owned()));
         let url = self.config.url.clone();
-        let deadline = Some(now + self.config.connect_timeout);
+        let deadline = Some(deadline_after(now, self.config.connect_timeout));
         self.start_exchange(HttpMethod::Get, url, headers, Vec::new(), Role::LegacyGet, deadline);
     }
 
@@ -1303,51 +1360,9 @@ impl HttpSession {
         if let (Mode::Streamable, Some(_)) = (&self.mode, &self.session_id) {
             let headers = self.base_headers(ACCEPT_POST);
             let url = self.config.url.clone();
-            let deadline = Some(now + self.config.close_timeout);
+            let deadline = Some(deadline_after(now, self.config.close_timeout));
             self.start_exchange(HttpMethod::Delete, url, headers, Vec::new(), Role::Delete, deadline);
         }
-    }
-}
-
-/// What the 2026-07-28 headers of an outgoing message are made from.
-#[derive(Debug, Default)]
-struct Routing<'a> {
-    /// The method (`Mcp-Method`).
-    method: Option<Cow<'a, str>>,
-    /// `Mcp-Name`: `params.name` of `tools/call` and `prompts/get`, `params.uri` of
-    /// `resources/read`.
-    name: Option<Cow<'a, str>>,
-    /// A tool call's arguments (for `Mcp-Param-*`).
-    arguments: Option<&'a RawValue>,
-}
-
-impl<'a> Routing<'a> {
-    fn of(body: &'a [u8]) -> Self {
-        #[derive(Deserialize)]
-        struct Params<'a> {
-            #[serde(borrow, default)]
-            name: Option<Cow<'a, str>>,
-            #[serde(borrow, default)]
-            uri: Option<Cow<'a, str>>,
-            #[serde(borrow, default)]
-            arguments: Option<&'a RawValue>,
-        }
-        #[derive(Deserialize)]
-        struct Message<'a> {
-            #[serde(borrow, default)]
-            method: Option<Cow<'a, str>>,
-            #[serde(borrow, default)]
-            params: Option<Params<'a>>,
-        }
-        let Ok(message) = serde_json::from_slice::<Message<'_>>(body) else { return Self::default() };
-        let Some(method) = message.method else { return Self::default() };
-        let (name, arguments) = match (&*method, message.params) {
-            ("tools/call", Some(params)) => (params.name, params.arguments),
-            ("prompts/get", Some(params)) => (params.name, None),
-            ("resources/read", Some(params)) => (params.uri, None),
-            _ => (None, None),
-        };
-        Self { method: Some(method), name, arguments }
     }
 }
 
@@ -1477,17 +1492,6 @@ mod tests {
         assert_eq!(header_value("us west 1"), "us west 1");
         assert_eq!(header_value("\tindented"), "=?base64?CWluZGVudGVk?=");
         assert_eq!(header_value("=?base64?literal?="), "=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?=");
-        let read = br#"{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"demo://x"}}"#;
-        let routing = Routing::of(read);
-        assert_eq!(
-            (routing.method.as_deref(), routing.name.as_deref()),
-            (Some("resources/read"), Some("demo://x"))
-        );
-        let call =
-            br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{"a":1}}}"#;
-        assert_eq!(Routing::of(call).arguments.map(RawValue::get), Some(r#"{"a":1}"#));
-        let routing = Routing::of(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#);
-        assert_eq!((routing.method, routing.name), (None, None));
         assert!(header_mismatch(br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32020,"message":"m"}}"#));
         assert!(!header_mismatch(br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"m"}}"#));
     }

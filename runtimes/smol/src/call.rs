@@ -155,8 +155,8 @@ impl Drop for ResponseFuture {
         // Synchronous bookkeeping only: the driver writes the cancellation.
         let mut state = self.shared.lock();
         state.calls.remove(&id);
-        if state.conn().is_pending(&id) {
-            let _ = state.conn().cancel(Instant::now(), &id, Some("the caller dropped the request"));
+        if state.engine.conn().is_pending(&id) {
+            let _ = state.commands().cancel(Instant::now(), &id, Some("the caller dropped the request"));
             state.wake_driver();
         }
     }

@@ -12,7 +12,9 @@ use mcp_sansio::schema::{
     ListPrompts, ListResources, ListTools, ListToolsResult, Paginated, PaginatedRequest,
     PaginatedRequestParams, Prompt, Request, Resource, ServerCapabilities, Tool,
 };
-use mcp_sansio::{ClientConfig, ClientConnection, ProtocolVersion, ServerNotification, Status, UsageError};
+use mcp_sansio::{
+    ClientConfig, ClientConnection, Commands, ProtocolVersion, ServerNotification, Status, UsageError,
+};
 
 use crate::Error;
 use crate::api::{ClientApi, paginate};
@@ -290,8 +292,8 @@ impl Drop for Client {
     fn drop(&mut self) {
         let mut state = self.shared.lock();
         state.handles -= 1;
-        if state.handles == 0 && !state.conn().is_closed() {
-            state.conn().close(Instant::now());
+        if state.handles == 0 && !state.engine.conn().is_closed() {
+            state.commands().close(Instant::now());
             state.wake_driver();
         }
     }
@@ -314,7 +316,7 @@ impl Client {
     pub async fn ready(&self) -> Result<(), Error> {
         poll_fn(|cx| {
             let mut state = self.shared.lock();
-            match state.conn().status() {
+            match state.engine.conn().status() {
                 Status::Ready => Poll::Ready(Ok(())),
                 Status::Closed(reason) => Poll::Ready(Err(Error::Connect(reason))),
                 _ => {
@@ -380,7 +382,7 @@ impl Client {
     /// Sends a notification to the server (e.g. `notifications/roots/list_changed`).
     pub fn notify(&self, method: &str, params: Option<&serde_json::value::RawValue>) -> Result<(), Error> {
         let mut state = self.shared.lock();
-        state.conn().notify(method, params.map(|p| p.get().as_bytes()))?;
+        state.commands().notify(method, params.map(|p| p.get().as_bytes()))?;
         state.wake_driver();
         Ok(())
     }
@@ -390,13 +392,13 @@ impl Client {
         method: &str,
         options: CallOptions,
         send: impl FnOnce(
-            &mut ClientConnection,
+            &mut Commands<'_>,
             Instant,
             mcp_sansio::RequestOptions,
         ) -> Result<mcp_sansio::RequestId, UsageError>,
     ) -> Result<ResponseFuture, Error> {
         let mut state = self.shared.lock();
-        let id = send(state.conn(), Instant::now(), options.request)?;
+        let id = send(&mut state.commands(), Instant::now(), options.request)?;
         state.calls.insert(id.clone(), Slot { waker: None, result: None, on_progress: options.on_progress });
         state.wake_driver();
         drop(state);
@@ -461,8 +463,8 @@ impl Client {
     /// [`Error::Usage`]: the method does not exist there.
     pub async fn discover(&self) -> Result<DiscoverResult, Error> {
         {
-            let mut state = self.shared.lock();
-            let conn = state.conn();
+            let state = self.shared.lock();
+            let conn = state.engine.conn();
             if conn.discover_is_fresh(Instant::now()) {
                 if let Some(discover) = conn.discover_result() {
                     return Ok(discover.clone());
@@ -474,34 +476,34 @@ impl Client {
 
     /// The server's `serverInfo`, once ready.
     pub fn server_info(&self) -> Option<Implementation> {
-        self.shared.lock().conn().server_info().cloned()
+        self.shared.lock().engine.conn().server_info().cloned()
     }
 
     /// The server's capabilities, once ready.
     pub fn server_capabilities(&self) -> Option<ServerCapabilities> {
-        self.shared.lock().conn().server_capabilities().cloned()
+        self.shared.lock().engine.conn().server_capabilities().cloned()
     }
 
     /// The server's `instructions`, if any.
     pub fn instructions(&self) -> Option<String> {
-        self.shared.lock().conn().instructions().map(str::to_owned)
+        self.shared.lock().engine.conn().instructions().map(str::to_owned)
     }
 
     /// The negotiated protocol version, once ready.
     pub fn protocol_version(&self) -> Option<ProtocolVersion> {
-        self.shared.lock().conn().protocol_version()
+        self.shared.lock().engine.conn().protocol_version()
     }
 
     /// Where the connection is in its life.
     pub fn status(&self) -> Status {
-        self.shared.lock().conn().status()
+        self.shared.lock().engine.conn().status()
     }
 
     /// Counters of this connection: requests tracked, completed, failed, timed out and
     /// cancelled; messages and bytes received; parse errors, invalid, late and unknown
     /// messages. The engine keeps them ([`ClientConnection::stats`]); this is a copy.
     pub fn stats(&self) -> mcp_sansio::Stats {
-        self.shared.lock().conn().stats()
+        self.shared.lock().engine.conn().stats()
     }
 
     /// How many of this handle's calls (and its clones') await their response now.
@@ -523,7 +525,7 @@ impl Client {
     pub async fn close(&self) {
         {
             let mut state = self.shared.lock();
-            state.conn().close(Instant::now());
+            state.commands().close(Instant::now());
             state.wake_driver();
         }
         self.closed().await;

@@ -238,7 +238,7 @@ impl Driver {
                     }
                 }
             }
-            while let Some(event) = state.conn().poll_event() {
+            while let Some(event) = state.engine.poll_event() {
                 self.events.push(event);
             }
             for event in self.events.drain(..) {
@@ -375,12 +375,16 @@ impl Driver {
             Poll::Pending => false,
             Poll::Ready(Ok(0)) => {
                 self.reader = None;
-                self.shared.lock().conn().feed_eof(now);
+                if let Some(conn) = self.shared.lock().engine.stream_mut() {
+                    conn.feed_eof(now);
+                }
                 true
             }
             Poll::Ready(Ok(n)) => {
                 self.reader_news.again();
-                self.shared.lock().conn().feed(now, &self.read_buf[..n]);
+                if let Some(conn) = self.shared.lock().engine.stream_mut() {
+                    conn.feed(now, &self.read_buf[..n]);
+                }
                 true
             }
             Poll::Ready(Err(e)) if e.kind() == io::ErrorKind::Interrupted => {
@@ -389,7 +393,7 @@ impl Driver {
             }
             Poll::Ready(Err(e)) => {
                 self.reader = None;
-                self.shared.lock().conn().transport_error(now, format!("reading from the server: {e}"));
+                self.shared.lock().commands().transport_error(now, format!("reading from the server: {e}"));
                 true
             }
         }
@@ -450,7 +454,7 @@ impl Driver {
             self.answer_marks.clear();
             self.queued_answers = 0;
             self.needs_flush = false;
-            self.shared.lock().conn().transport_error(now, format!("writing to the server: {e}"));
+            self.shared.lock().commands().transport_error(now, format!("writing to the server: {e}"));
             progressed = true;
         }
         progressed
@@ -549,8 +553,8 @@ impl Driver {
                 let (id, _) = self.tasks.swap_remove(i);
                 let mut state = self.shared.lock();
                 let sent = match outcome {
-                    Ok(raw) => state.conn().respond(&id, Ok(&*raw)),
-                    Err(error) => state.conn().respond::<RawValue>(&id, Err(error)),
+                    Ok(raw) => state.commands().respond(&id, Ok(&*raw)),
+                    Err(error) => state.commands().respond::<RawValue>(&id, Err(error)),
                 };
                 if let Err(error) = sent {
                     tracing::debug!(%id, %error, "answer to a server request not sent");

@@ -1019,7 +1019,9 @@ mod tests {
         let (client, _driver) = builder.connect(futures_lite::io::empty(), futures_lite::io::sink());
         let answer = br#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}
 "#;
-        client.shared.lock().conn().feed(Instant::now(), answer);
+        if let Some(conn) = client.shared.lock().engine.stream_mut() {
+            conn.feed(Instant::now(), answer);
+        }
         assert_eq!(client.status(), Status::Ready);
         client
     }

@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use mcp_sansio::http::HttpSession;
 use mcp_sansio::schema::ProgressNotificationParams;
-use mcp_sansio::{ClientConnection, RequestError, RequestId};
+use mcp_sansio::{ClientConnection, Commands, RequestError, RequestId};
 use serde_json::value::RawValue;
 
 use crate::cache::ListCache;
@@ -65,10 +65,28 @@ impl Engine {
         }
     }
 
-    pub(crate) fn conn_mut(&mut self) -> &mut ClientConnection {
+    /// The connection's commands (the HTTP session's, which refuse what HTTP cannot carry).
+    pub(crate) fn commands(&mut self) -> Commands<'_> {
         match self {
-            Engine::Stream(conn) => conn,
-            Engine::Http(session) => session.connection_mut(),
+            Engine::Stream(conn) => conn.commands(),
+            Engine::Http(session) => session.commands(),
+        }
+    }
+
+    /// The next event for the application.
+    pub(crate) fn poll_event(&mut self) -> Option<mcp_sansio::Event> {
+        match self {
+            Engine::Stream(conn) => conn.poll_event(),
+            Engine::Http(session) => session.poll_event(),
+        }
+    }
+
+    /// The bare connection of a byte-stream transport, for its inputs (`None` for HTTP, whose
+    /// session takes the responses).
+    pub(crate) fn stream_mut(&mut self) -> Option<&mut ClientConnection> {
+        match self {
+            Engine::Stream(conn) => Some(conn),
+            Engine::Http(_) => None,
         }
     }
 
@@ -127,9 +145,9 @@ impl Shared {
 }
 
 impl State {
-    /// The connection (inside the HTTP session, for HTTP).
-    pub(crate) fn conn(&mut self) -> &mut ClientConnection {
-        self.engine.conn_mut()
+    /// The connection's commands (through the HTTP session, for HTTP).
+    pub(crate) fn commands(&mut self) -> Commands<'_> {
+        self.engine.commands()
     }
 
     /// Remembers the driver's waker, to wake it after a command queued output.

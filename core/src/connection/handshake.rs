@@ -1,0 +1,353 @@
+//! The connection's phases and how it moves between them: the 2026-07-28 `server/discover`
+//! probe, the `initialize` handshake, version negotiation and the fallback between the eras,
+//! the ready session, the keep-alive `ping`.
+//!
+//! ```text
+//!  new ──► Discovering ──(discover result)──────────────► Ready (modern)
+//!   │         │  └─(-32022 naming a mutual version: once)─► Discovering
+//!   │         └─(anything else, timeout, transport failure: when legacy is accepted)─┐
+//!   └────────────────────────────────────────────────────────► Initializing ──► Ready (legacy)
+//!  every phase ──(close, EOF, fatal failure)──► Closed
+//! ```
+
+use std::borrow::Cow;
+use std::time::{Duration, Instant};
+
+use serde_json::value::RawValue;
+
+use super::pending::{Pending, PendingKind, Timing};
+use super::{ClientConnection, deadline_after, empty_object};
+use crate::error::UsageError;
+use crate::event::{CloseReason, Event};
+use crate::jsonrpc::{self, ErrorObject, error_codes};
+use crate::schema::{self, InitializeRequestParams, InitializeResult, ServerCapabilities};
+use crate::transmit::TransmitKind;
+use crate::{ProtocolVersion, RequestId};
+
+/// What the connection knows once the handshake is done.
+#[derive(Debug)]
+pub(super) struct Session {
+    pub(super) version: ProtocolVersion,
+    pub(super) capabilities: ServerCapabilities,
+    pub(super) server_info: Option<schema::Implementation>,
+    pub(super) instructions: Option<String>,
+    pub(super) init: Option<InitializeResult>,
+    pub(super) discover: Option<schema::DiscoverResult>,
+    /// 2026-07-28: when the discover result stops being fresh (`ttlMs` after it arrived).
+    pub(super) discover_fresh_until: Option<Instant>,
+    /// 2026-07-28: the `_meta` every request carries.
+    pub(super) meta: Option<schema::JsonObject>,
+}
+
+/// Where the connection is in its life.
+#[derive(Debug)]
+pub(super) enum Phase {
+    /// 2026-07-28: `server/discover` sent (a probe when legacy versions are accepted too).
+    Discovering {
+        requested: ProtocolVersion,
+        /// Already sent again once after `-32022`.
+        retried: bool,
+    },
+    /// `initialize` sent.
+    Initializing {
+        requested: ProtocolVersion,
+    },
+    Ready(Box<Session>),
+    Closed(CloseReason),
+}
+
+/// What a 2026-07-28 connection does with a method that era removed.
+pub(super) enum Removed {
+    /// Refused locally, naming the replacement if there is one.
+    Gone(Option<&'static str>),
+    /// `logging/setLevel`: the level moves into each request's `_meta`.
+    LogLevel,
+}
+
+pub(super) fn removed_in_modern(method: &str) -> Option<Removed> {
+    match method {
+        "ping" => Some(Removed::Gone(Some("any request: every request is answered or times out"))),
+        "logging/setLevel" => Some(Removed::LogLevel),
+        _ => None,
+    }
+}
+
+impl ClientConnection {
+    /// Queues the first request: `server/discover` when a 2026-07-28 version is accepted, else
+    /// `initialize`.
+    pub(super) fn start_handshake(&mut self, now: Instant) {
+        match self.config.versions.iter().copied().find(|v| v.is_modern()) {
+            Some(modern) => self.start_discover(now, modern, false),
+            None => self.start_initialize(now, self.preferred_legacy()),
+        }
+    }
+
+    /// Queues `initialize` for `requested`.
+    fn start_initialize(&mut self, now: Instant, requested: ProtocolVersion) {
+        self.phase = Phase::Initializing { requested };
+        let params = InitializeRequestParams {
+            protocol_version: requested.as_str().to_owned(),
+            capabilities: self.config.capabilities.clone(),
+            client_info: self.config.client_info.clone(),
+            meta: None,
+        };
+        let mut params_json = Vec::new();
+        // Plain data structs serialize infallibly into a Vec.
+        let _ = serde_json::to_writer(&mut params_json, &params);
+        let timing = Timing::fixed(self.config.handshake_timeout);
+        let pending = Pending::new(PendingKind::Initialize, now, Some(timing));
+        self.start_request(pending, Cow::Borrowed("initialize"), Some(&params_json), None);
+    }
+
+    /// Queues `server/discover` for `requested`: a probe with the (short) discover timeout when
+    /// legacy versions are accepted too, else the first request with the handshake timeout.
+    fn start_discover(&mut self, now: Instant, requested: ProtocolVersion, retried: bool) {
+        self.phase = Phase::Discovering { requested, retried };
+        let meta = self.modern_meta(requested);
+        let mut params = Vec::new();
+        let _ = serde_json::to_writer(&mut params, &serde_json::json!({ "_meta": meta }));
+        // The probe never waits longer than the whole handshake may take: a caller who sets a
+        // handshake timeout shorter than the discover timeout must not wait for the latter
+        // before `initialize` even starts (a silent server then took discover_timeout plus the
+        // handshake timeout to fail, with an error naming the handshake timeout).
+        let timeout = if self.accepts_legacy() {
+            self.config.discover_timeout.min(self.config.handshake_timeout)
+        } else {
+            self.config.handshake_timeout
+        };
+        let pending = Pending::new(PendingKind::Discover, now, Some(Timing::fixed(timeout)));
+        self.start_request(pending, Cow::Borrowed("server/discover"), Some(&params), None);
+    }
+
+    /// The legacy version to request, in the configuration's order of preference.
+    fn preferred_legacy(&self) -> ProtocolVersion {
+        self.config
+            .versions
+            .iter()
+            .copied()
+            .find(|v| !v.is_modern())
+            .unwrap_or(ProtocolVersion::LATEST_LEGACY)
+    }
+
+    /// Whether the configuration accepts an `initialize`-era version.
+    fn accepts_legacy(&self) -> bool {
+        self.config.versions.iter().any(|v| !v.is_modern())
+    }
+
+    /// The `_meta` every 2026-07-28 request carries: version, capabilities, client info.
+    pub(super) fn modern_meta(&self, version: ProtocolVersion) -> schema::JsonObject {
+        let mut meta = schema::JsonObject::new();
+        meta.insert(schema::META_PROTOCOL_VERSION.into(), version.as_str().into());
+        let capabilities = serde_json::to_value(&self.config.capabilities).unwrap_or_default();
+        meta.insert(schema::META_CLIENT_CAPABILITIES.into(), capabilities);
+        let info = serde_json::to_value(&self.config.client_info).unwrap_or_default();
+        meta.insert(schema::META_CLIENT_INFO.into(), info);
+        meta
+    }
+
+    /// When the next keep-alive `ping` is due: `keep_alive` after the last message received,
+    /// while none is out (2026-07-28 has no `ping`).
+    pub(super) fn keep_alive_at(&self) -> Option<Instant> {
+        match (self.config.keep_alive, self.keep_alive_ping, &self.phase) {
+            (Some(interval), None, Phase::Ready(session)) if !session.version.is_modern() => {
+                Some(deadline_after(self.last_received, interval))
+            }
+            _ => None,
+        }
+    }
+
+    /// `logging/setLevel` on a 2026-07-28 connection: the level goes into every later
+    /// request's `_meta` instead, and the call succeeds at once without a message.
+    pub(super) fn set_modern_log_level(
+        &mut self,
+        now: Instant,
+        params: Option<&[u8]>,
+    ) -> Result<RequestId, UsageError> {
+        let params: schema::SetLevelRequestParams = serde_json::from_slice(params.unwrap_or(b"{}"))
+            .map_err(|e| UsageError::InvalidParams(e.to_string()))?;
+        self.log_level = Some(params.level);
+        let id = self.pending.settled();
+        self.stats.requests_tracked += 1;
+        let pending = Pending::new(PendingKind::User, now, None);
+        self.finish(id, pending, Ok(empty_object().to_owned()));
+        Ok(RequestId::Number(id.0))
+    }
+
+    /// No answer to the probe within its timeout.
+    pub(super) fn discover_timed_out(&mut self, now: Instant, timeout: Duration) {
+        // A legacy server that ignores unknown requests before `initialize` (or a modern one
+        // too slow for the probe).
+        if let (Phase::Discovering { .. }, true) = (&self.phase, self.accepts_legacy()) {
+            tracing::debug!("no answer to server/discover: falling back to initialize");
+            return self.start_initialize(now, self.preferred_legacy());
+        }
+        self.shut(CloseReason::HandshakeTimeout(timeout));
+    }
+
+    pub(super) fn on_discover_result(&mut self, now: Instant, result: Result<&RawValue, ErrorObject>) {
+        let Phase::Discovering { requested, retried } = self.phase else { return };
+        match result {
+            Ok(raw) => {
+                let discover = match serde_json::from_str::<schema::DiscoverResult>(raw.get()) {
+                    Ok(discover) => discover,
+                    Err(e) => {
+                        let reason = CloseReason::InvalidInitializeResult(format!("server/discover: {e}"));
+                        return self.not_modern(now, reason);
+                    }
+                };
+                let supported: Vec<ProtocolVersion> =
+                    discover.supported_versions.iter().filter_map(|v| v.parse().ok()).collect();
+                let version = if discover.supported_versions.is_empty() || supported.contains(&requested) {
+                    Some(requested)
+                } else {
+                    self.mutual_modern(&supported)
+                };
+                match version {
+                    Some(version) => self.ready_modern(now, version, discover),
+                    None => self.after_unsupported(now, requested, &discover.supported_versions),
+                }
+            }
+            Err(error) if error.code == error_codes::UNSUPPORTED_PROTOCOL_VERSION => {
+                let offered = offered_versions(&error);
+                let supported: Vec<ProtocolVersion> = offered.iter().filter_map(|v| v.parse().ok()).collect();
+                match self.mutual_modern(&supported) {
+                    // Retried once, even with the same version (the server asked for a retry).
+                    Some(version) if !retried => self.start_discover(now, version, true),
+                    _ => self.after_unsupported(now, requested, &offered),
+                }
+            }
+            // A modern server that refused: not a reason to try the legacy handshake.
+            Err(error)
+                if error.code == error_codes::HEADER_MISMATCH
+                    || error.code == error_codes::MISSING_REQUIRED_CLIENT_CAPABILITY =>
+            {
+                self.shut(CloseReason::InitializeRefused(error))
+            }
+            // Anything else: a legacy server (which answers unknown methods as it likes).
+            Err(error) => self.not_modern(now, CloseReason::InitializeRefused(error)),
+        }
+    }
+
+    /// The server is not a modern one: `initialize` if legacy versions are accepted.
+    pub(super) fn not_modern(&mut self, now: Instant, reason: CloseReason) {
+        if self.accepts_legacy() {
+            tracing::debug!(%reason, "not a 2026-07-28 server: falling back to initialize");
+            self.start_initialize(now, self.preferred_legacy());
+        } else {
+            self.shut(reason);
+        }
+    }
+
+    /// A modern server that offers no modern version the client accepts.
+    fn after_unsupported(&mut self, now: Instant, requested: ProtocolVersion, offered: &[String]) {
+        let legacy_offered =
+            offered.iter().filter_map(|v| v.parse::<ProtocolVersion>().ok()).any(|v| !v.is_modern());
+        if self.accepts_legacy() && (offered.is_empty() || legacy_offered) {
+            return self.start_initialize(now, self.preferred_legacy());
+        }
+        let accepted = self.config.versions.iter().map(|v| v.as_str()).collect::<Vec<_>>().join(", ");
+        self.shut(CloseReason::UnsupportedVersion { requested, offered: offered.join(", "), accepted });
+    }
+
+    /// The first modern version in the client's order of preference that `supported` has.
+    pub(super) fn mutual_modern(&self, supported: &[ProtocolVersion]) -> Option<ProtocolVersion> {
+        self.config.versions.iter().copied().find(|v| v.is_modern() && supported.contains(v))
+    }
+
+    fn ready_modern(&mut self, now: Instant, version: ProtocolVersion, discover: schema::DiscoverResult) {
+        let session = Session {
+            version,
+            capabilities: discover.capabilities.clone(),
+            server_info: discover.server_info(),
+            instructions: discover.instructions.clone(),
+            init: None,
+            meta: Some(self.modern_meta(version)),
+            discover_fresh_until: Some(fresh_until(now, &discover)),
+            discover: Some(discover),
+        };
+        tracing::debug!(%version, "ready (2026-07-28, no initialize)");
+        self.phase = Phase::Ready(Box::new(session));
+        self.events.push_back(Event::Ready { protocol_version: version });
+        self.update_listen(now);
+    }
+
+    /// The answer to a `server/discover` the application sent on a ready modern connection: it
+    /// replaces what the connection knows of the server.
+    pub(super) fn on_rediscover(&mut self, now: Instant, raw: &RawValue) {
+        let Ok(discover) = serde_json::from_str::<schema::DiscoverResult>(raw.get()) else { return };
+        let Phase::Ready(session) = &mut self.phase else { return };
+        session.capabilities = discover.capabilities.clone();
+        session.server_info = discover.server_info().or(session.server_info.take());
+        session.instructions = discover.instructions.clone();
+        session.discover_fresh_until = Some(fresh_until(now, &discover));
+        session.discover = Some(discover);
+        // The server may offer other notifications now.
+        self.update_listen(now);
+    }
+
+    /// The server refused our version with `-32022` naming `supported`: when it names another
+    /// modern version this client speaks, the session moves to it. Returns the version to send
+    /// requests under from now on.
+    pub(super) fn switch_version(&mut self, supported: &[ProtocolVersion]) -> Option<ProtocolVersion> {
+        let version = self.mutual_modern(supported)?;
+        let meta = self.modern_meta(version);
+        let Phase::Ready(session) = &mut self.phase else { return None };
+        if session.version != version {
+            tracing::info!(from = %session.version, to = %version, "the server refused the protocol version; switching");
+            session.version = version;
+            session.meta = Some(meta);
+        }
+        Some(version)
+    }
+
+    pub(super) fn on_initialize_result(&mut self, result: Result<&RawValue, ErrorObject>) {
+        let Phase::Initializing { requested } = self.phase else { return };
+        let init = match result {
+            Err(error) => return self.shut(CloseReason::InitializeRefused(error)),
+            Ok(raw) => match serde_json::from_str::<InitializeResult>(raw.get()) {
+                Ok(init) => init,
+                Err(e) => return self.shut(CloseReason::InvalidInitializeResult(e.to_string())),
+            },
+        };
+        let version = match init.protocol_version.parse::<ProtocolVersion>() {
+            Ok(v) if self.config.versions.contains(&v) && !v.is_modern() => v,
+            _ => {
+                let accepted = self.config.versions.iter().map(|v| v.as_str()).collect::<Vec<_>>().join(", ");
+                return self.shut(CloseReason::UnsupportedVersion {
+                    requested,
+                    offered: init.protocol_version,
+                    accepted,
+                });
+            }
+        };
+        let mut bytes = Vec::new();
+        jsonrpc::encode_notification(&mut bytes, "notifications/initialized", None);
+        self.queue(bytes, TransmitKind::Notification { method: Cow::Borrowed("notifications/initialized") });
+        tracing::debug!(%version, server = %init.server_info.name, "initialized");
+        let session = Session {
+            version,
+            capabilities: init.capabilities.clone(),
+            server_info: Some(init.server_info.clone()),
+            instructions: init.instructions.clone(),
+            init: Some(init),
+            discover: None,
+            discover_fresh_until: None,
+            meta: None,
+        };
+        self.phase = Phase::Ready(Box::new(session));
+        self.events.push_back(Event::Ready { protocol_version: version });
+    }
+}
+
+/// The versions a `-32022` error says the server supports (`data.supported`; whatever of it is
+/// readable, leniently: the error is acted on even when `data.requested` is missing).
+pub(super) fn offered_versions(error: &ErrorObject) -> Vec<String> {
+    let supported = error.data.as_ref().and_then(|d| d.get("supported")).and_then(|s| s.as_array());
+    supported.map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect()).unwrap_or_default()
+}
+
+/// When a discover result received at `now` stops being fresh.
+fn fresh_until(now: Instant, discover: &schema::DiscoverResult) -> Instant {
+    let ttl = u64::try_from(discover.ttl_ms.unwrap_or(0)).unwrap_or(0);
+    deadline_after(now, Duration::from_millis(ttl))
+}

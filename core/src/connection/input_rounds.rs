@@ -1,0 +1,288 @@
+//! 2026-07-28 requests that go on after an answer: multi round-trip input (`input_required`),
+//! a version refusal (`-32022`) naming another version, and a re-send after a transport lost
+//! the response.
+//!
+//! Such a request keeps its call id; each send gets a fresh wire id from the pending table.
+//! Between input rounds nothing of it is in flight (it is parked); its deadline covers the
+//! whole exchange.
+
+use std::borrow::Cow;
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Instant;
+
+use serde_json::value::RawValue;
+
+use super::handshake::offered_versions;
+use super::pending::{CallId, Pending, WireId};
+use super::{ClientConnection, server_request};
+use crate::capability;
+use crate::error::UsageError;
+use crate::event::{Event, RequestError};
+use crate::jsonrpc::{ErrorObject, error_codes};
+use crate::transmit::Route;
+use crate::{ProtocolVersion, RequestId, schema};
+
+/// How often a 2026-07-28 request is sent again after its response was lost (a version refusal
+/// only sends it again once).
+const MAX_REISSUES: u8 = 2;
+
+/// A 2026-07-28 request that may be sent again: with `inputResponses` (multi round-trip), or
+/// as it was under a new id.
+#[derive(Debug)]
+pub(crate) struct Retry {
+    method: Cow<'static, str>,
+    /// The params as first sent (with `_meta`).
+    params: Vec<u8>,
+    /// The params of the latest round, when they differ from the first (they carry
+    /// `inputResponses`): what a re-send after a lost response sends again.
+    round_params: Option<Vec<u8>>,
+    route: Option<Box<Route>>,
+    rounds: u32,
+    /// The round in progress: the opaque state to echo and the answers gathered so far.
+    state: Option<Box<RawValue>>,
+    waiting: BTreeSet<String>,
+    answers: schema::JsonObject,
+}
+
+impl Retry {
+    pub(crate) fn new(method: Cow<'static, str>, params: Vec<u8>, route: Option<Box<Route>>) -> Self {
+        Retry {
+            method,
+            params,
+            round_params: None,
+            route,
+            rounds: 0,
+            state: None,
+            waiting: BTreeSet::new(),
+            answers: schema::JsonObject::new(),
+        }
+    }
+
+    /// Whether the method may answer `input_required` (only these three may).
+    fn takes_input(&self) -> bool {
+        matches!(&*self.method, "tools/call" | "resources/read" | "prompts/get")
+    }
+}
+
+impl ClientConnection {
+    /// An answer arrived for the application's request `id` (out of the table): a 2026-07-28
+    /// request may go on instead of finishing. Returns the request back when it finishes with
+    /// this answer.
+    pub(super) fn before_answer(
+        &mut self,
+        now: Instant,
+        id: CallId,
+        pending: Pending,
+        result: &Result<&RawValue, ErrorObject>,
+    ) -> Option<Pending> {
+        let Some(retry) = pending.retry.as_ref() else { return Some(pending) };
+        match result {
+            Ok(raw) if retry.takes_input() && raw.get().contains("\"input_required\"") => {
+                self.on_input_required(id, pending, raw)
+            }
+            Err(error)
+                if error.code == error_codes::UNSUPPORTED_PROTOCOL_VERSION && pending.reissues == 0 =>
+            {
+                self.after_version_refusal(id, pending, error)
+            }
+            Ok(raw) if retry.method == "server/discover" => {
+                self.on_rediscover(now, raw);
+                Some(pending)
+            }
+            _ => Some(pending),
+        }
+    }
+
+    /// A 2026-07-28 `input_required` result for request `n`: hands the input requests to the
+    /// application (as [`Event::Request`]s) and retries once they are all answered. Returns the
+    /// pending request back when the result is not `input_required` after all.
+    fn on_input_required(&mut self, n: CallId, mut pending: Pending, raw: &RawValue) -> Option<Pending> {
+        #[derive(serde::Deserialize)]
+        struct InputRequired<'a> {
+            #[serde(rename = "resultType")]
+            result_type: Option<&'a str>,
+            #[serde(rename = "inputRequests", borrow, default)]
+            input_requests: Option<BTreeMap<String, &'a RawValue>>,
+            #[serde(rename = "requestState", borrow, default)]
+            request_state: Option<&'a RawValue>,
+        }
+        #[derive(serde::Deserialize)]
+        struct Input<'a> {
+            method: String,
+            #[serde(borrow, default)]
+            params: Option<&'a RawValue>,
+        }
+        let parsed = match serde_json::from_str::<InputRequired<'_>>(raw.get()) {
+            Ok(parsed) if parsed.result_type == Some("input_required") => parsed,
+            _ => return Some(pending),
+        };
+        let max_rounds = self.config.max_input_rounds;
+        let retry = pending.retry.as_mut()?;
+        retry.rounds += 1;
+        if retry.rounds > max_rounds {
+            self.finish(n, pending, Err(RequestError::TooManyInputRounds(max_rounds)));
+            return None;
+        }
+        retry.state = parsed.request_state.map(RawValue::to_owned);
+        retry.answers.clear();
+        retry.waiting.clear();
+        let mut requests = Vec::new();
+        for (key, raw_input) in parsed.input_requests.unwrap_or_default() {
+            let invalid =
+                |why: String| RequestError::InvalidInputRequest(format!("input request {key:?}{why}"));
+            let input = match serde_json::from_str::<Input<'_>>(raw_input.get()) {
+                Ok(input) => input,
+                Err(e) => {
+                    self.finish(n, pending, Err(invalid(format!(": {e}"))));
+                    return None;
+                }
+            };
+            if !capability::client_declared(&input.method, &self.config.capabilities) {
+                let why = format!(" is {}, a capability the client did not declare", input.method);
+                self.finish(n, pending, Err(invalid(why)));
+                return None;
+            }
+            match server_request(&input.method, input.params) {
+                Some(Ok(request)) => requests.push((key, request)),
+                Some(Err(e)) => {
+                    self.finish(n, pending, Err(invalid(format!(": {e}"))));
+                    return None;
+                }
+                None => {
+                    let why = format!(": unknown kind {}", input.method);
+                    self.finish(n, pending, Err(invalid(why)));
+                    return None;
+                }
+            }
+        }
+        let retry = pending.retry.as_mut()?;
+        for (key, request) in requests {
+            let id = RequestId::String(format!("input/{}/{key}", n.0));
+            retry.waiting.insert(key.clone());
+            self.inputs.insert(id.clone(), (n, key));
+            self.events.push_back(Event::Request { id, request });
+        }
+        let ready = retry.waiting.is_empty();
+        // This round is over on the wire: until the retry goes out, nothing is in flight. The
+        // whole exchange stays under the request's deadline.
+        pending.park();
+        self.pending.insert(n, pending);
+        if ready {
+            self.send_round(n);
+        }
+        None
+    }
+
+    /// The application answered input request `key` of request `owner` (2026-07-28).
+    pub(super) fn answer_input(
+        &mut self,
+        owner: CallId,
+        key: String,
+        outcome: Result<serde_json::Result<serde_json::Value>, ErrorObject>,
+    ) -> Result<(), UsageError> {
+        let value = match outcome {
+            Ok(Ok(value)) => value,
+            Ok(Err(e)) => return Err(UsageError::InvalidParams(e.to_string())),
+            Err(error) => {
+                // No per-input error exists on the wire: the request is abandoned.
+                if let Some(pending) = self.pending.remove(owner) {
+                    self.finish(owner, pending, Err(RequestError::InputRefused(error)));
+                }
+                return Ok(());
+            }
+        };
+        let Some(retry) = self.pending.get_mut(owner).and_then(|p| p.retry.as_mut()) else { return Ok(()) };
+        retry.waiting.remove(&key);
+        retry.answers.insert(key, value);
+        if retry.waiting.is_empty() {
+            self.send_round(owner);
+        }
+        Ok(())
+    }
+
+    /// Sends request `n` again under a new wire id, with the inputs gathered and the state to
+    /// echo (when there are any).
+    fn send_round(&mut self, n: CallId) {
+        let Some(retry) = self.pending.get_mut(n).and_then(|p| p.retry.as_mut()) else { return };
+        let mut params: schema::JsonObject = serde_json::from_slice(&retry.params).unwrap_or_default();
+        if !retry.answers.is_empty() {
+            params.insert(
+                "inputResponses".into(),
+                serde_json::Value::Object(std::mem::take(&mut retry.answers)),
+            );
+        }
+        if let Some(state) = retry.state.take() {
+            if let Ok(value) = serde_json::from_str::<serde_json::Value>(state.get()) {
+                params.insert("requestState".into(), value);
+            }
+        }
+        let params = serde_json::to_vec(&params).unwrap_or_else(|_| b"{}".to_vec());
+        let (method, route) = (retry.method.clone(), retry.route.clone());
+        retry.round_params = Some(params);
+        let Some(wire) = self.pending.rewire(n) else { return };
+        let Some(retry) = self.pending.get(n).and_then(|p| p.retry.as_ref()) else { return };
+        let params = retry.round_params.clone();
+        self.queue_request(n, wire, method, params.as_deref(), route);
+    }
+
+    /// The transport lost the response to `wire`: a 2026-07-28 request is sent again as it was
+    /// under a new id (at most [`MAX_REISSUES`] times). Returns whether it was.
+    pub(super) fn send_again(&mut self, wire: WireId) -> bool {
+        let Some(n) = self.pending.owner(wire) else { return false };
+        let Some(pending) = self.pending.get_mut(n) else { return false };
+        let sendable = pending.kind.answers_caller() && pending.retry.is_some();
+        if !sendable || pending.reissues >= MAX_REISSUES {
+            return false;
+        }
+        pending.reissues += 1;
+        let Some(new) = self.pending.rewire(n) else { return false };
+        let Some(retry) = self.pending.get(n).and_then(|p| p.retry.as_ref()) else { return false };
+        let params = retry.round_params.clone().unwrap_or_else(|| retry.params.clone());
+        let (method, route) = (retry.method.clone(), retry.route.clone());
+        tracing::debug!(
+            id = wire.0,
+            new = new.0,
+            "the response was lost: the request is sent again under a new id"
+        );
+        self.queue_request(n, new, method, Some(&params), route);
+        true
+    }
+
+    /// A 2026-07-28 request refused with `-32022`: when the server names another version this
+    /// client speaks, the connection moves to it and the request is sent again with it (the
+    /// server may have been upgraded under a live connection). Returns the request back when
+    /// there is no such version.
+    fn after_version_refusal(
+        &mut self,
+        n: CallId,
+        mut pending: Pending,
+        error: &ErrorObject,
+    ) -> Option<Pending> {
+        let supported: Vec<ProtocolVersion> =
+            offered_versions(error).iter().filter_map(|v| v.parse().ok()).collect();
+        let Some(version) = self.switch_version(&supported) else { return Some(pending) };
+        let Some(retry) = pending.retry.as_mut() else { return Some(pending) };
+        let Ok(mut params) = serde_json::from_slice::<schema::JsonObject>(&retry.params) else {
+            return Some(pending);
+        };
+        if let Some(serde_json::Value::Object(meta)) = params.get_mut("_meta") {
+            meta.insert(schema::META_PROTOCOL_VERSION.into(), version.as_str().into());
+        }
+        match serde_json::to_vec(&params) {
+            Ok(params) => retry.params = params,
+            Err(_) => return Some(pending),
+        }
+        pending.reissues += 1;
+        pending.park();
+        self.pending.insert(n, pending);
+        self.send_round(n);
+        None
+    }
+
+    /// Drops the input requests of request `id` (now finished).
+    pub(super) fn forget_inputs(&mut self, id: CallId) {
+        if !self.inputs.is_empty() {
+            self.inputs.retain(|_, (owner, _)| *owner != id);
+        }
+    }
+}

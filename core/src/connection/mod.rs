@@ -1,0 +1,961 @@
+//! [`ClientConnection`]: the client side of one MCP session, as a state machine.
+//!
+//! This file holds the connection's public surface (getters, inputs, commands, outputs) and the
+//! dispatch of what arrives. The parts live beside it, each an `impl ClientConnection` block
+//! over its own state: `pending.rs` (the table of requests awaiting something), `handshake.rs`
+//! (the phases: discover, initialize, ready, closed), `input_rounds.rs` (2026-07-28 multi
+//! round-trip input and re-sending), `subscriptions.rs` (the 2026-07-28 listen stream),
+//! `meta.rs` (`_meta` and params helpers).
+
+mod handshake;
+mod input_rounds;
+mod meta;
+mod pending;
+mod subscriptions;
+
+use std::borrow::Cow;
+use std::collections::{BTreeMap, VecDeque};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use serde_json::value::RawValue;
+
+use crate::capability;
+use crate::config::{ClientConfig, RequestOptions};
+use crate::error::UsageError;
+use crate::event::{CloseReason, Event, RequestError, ServerNotification, ServerRequest};
+use crate::framing::{Frame, LineFramer};
+use crate::jsonrpc::{self, ErrorObject, InvalidMessage, Message};
+use crate::schema::{self, CancelledNotificationParams, InitializeResult, Request, ServerCapabilities};
+use crate::transmit::{Route, Transmit, TransmitKind};
+use crate::transport::{Commands, TransportEvent};
+use crate::{ProtocolVersion, RequestId};
+
+use handshake::{Phase, Session};
+use meta::{decode_params, empty_object, one_line_json, with_meta};
+use pending::{CallId, Expiry, Pending, PendingKind, PendingTable, Timing, WireId};
+use subscriptions::Listen;
+
+/// Where the connection is in its life.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Status {
+    /// The handshake is in progress: `server/discover` or `initialize` sent (possibly both, one
+    /// after the other, when a dual-era client falls back), waiting for the answer.
+    Initializing,
+    /// Handshake done: requests flow.
+    Ready,
+    /// Over, for this reason.
+    Closed(CloseReason),
+}
+
+/// Counters of what the engine saw and discarded; for diagnostics and tests.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Stats {
+    /// Messages received (a batch counts each element).
+    pub messages_received: u64,
+    /// Bytes received: every byte fed, framing included.
+    pub bytes_received: u64,
+    /// Messages sent.
+    pub messages_sent: u64,
+    /// Invalid messages discarded (including oversized ones).
+    pub invalid_messages: u64,
+    /// Messages discarded because they were not JSON at all (a subset of `invalid_messages`).
+    pub parse_errors: u64,
+    /// Messages discarded for exceeding `max_message_size`.
+    pub oversized_messages: u64,
+    /// Responses to ids the engine issued but no longer waits for (timed out, cancelled, answered twice).
+    pub late_responses: u64,
+    /// Responses to ids the engine never issued.
+    pub unknown_responses: u64,
+    /// Requests that timed out, the engine's own (`initialize`, keep-alive `ping`) included.
+    pub timeouts: u64,
+    /// The application's requests: every id handed out by [`ClientConnection::send`] and
+    /// [`ClientConnection::send_request`]. Each ends in exactly one of the four outcomes below,
+    /// or is still pending.
+    pub requests_tracked: u64,
+    /// The application's requests answered with a result.
+    pub requests_completed: u64,
+    /// The application's requests that failed: an error answer, a lost transport, a closed
+    /// connection.
+    pub requests_failed: u64,
+    /// The application's requests that hit their idle timeout or their cap on total time.
+    pub requests_timed_out: u64,
+    /// The application's requests cancelled with [`ClientConnection::cancel`].
+    pub requests_cancelled: u64,
+}
+
+/// A server→client request handed to the application and not answered yet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ServerRequestState {
+    /// Waiting for the application's answer.
+    Open,
+    /// The server cancelled it: the answer, when it comes, is not written.
+    CancelledByServer,
+}
+
+/// The client side of one MCP connection: a deterministic state machine with no I/O.
+///
+/// # Methods, by kind
+/// - **Getters** (`&self`): [`status`](Self::status), [`protocol_version`](Self::protocol_version),
+///   [`server_info`](Self::server_info), [`server_capabilities`](Self::server_capabilities),
+///   [`instructions`](Self::instructions), [`stats`](Self::stats), [`pending`](Self::pending),
+///   and for transports [`wire_version`](Self::wire_version) and [`awaits`](Self::awaits).
+/// - **Inputs**: [`feed`](Self::feed) (stdio bytes), [`feed_message`](Self::feed_message) (one
+///   framed message), [`feed_eof`](Self::feed_eof), [`handle_timeout`](Self::handle_timeout),
+///   [`handle_transport`](Self::handle_transport) (what a transport layer learnt).
+/// - **Commands**, checked, returning [`UsageError`] when refused (nothing is sent then):
+///   [`send`](Self::send) / [`send_request`](Self::send_request), [`notify`](Self::notify),
+///   [`respond`](Self::respond), [`cancel`](Self::cancel), [`close`](Self::close).
+/// - **Outputs**: [`poll_transmit`](Self::poll_transmit), [`poll_event`](Self::poll_event),
+///   [`poll_timeout`](Self::poll_timeout).
+///
+/// # Driving it
+/// After every input or command, a driver: writes every [`Transmit`] from `poll_transmit` (in
+/// order), delivers every [`Event`] from `poll_event`, and arms one timer at `poll_timeout`,
+/// calling `handle_timeout` when it fires. Early or spurious `handle_timeout` calls are harmless.
+/// Once [`Event::Closed`] is delivered, the driver flushes the remaining transmits and closes the
+/// transport. The crate docs show the loop.
+///
+/// # Time
+/// Every `now` comes from the driver's clock and must not go backwards. A `now` earlier than
+/// one already given is not an error and never panics: deadlines are compared with it as they
+/// are, so a clock stepping back only delays what was due. Durations saturate: a timeout of
+/// [`Duration::MAX`] is a deadline a century away, not an overflow.
+///
+/// The connection starts the handshake in [`new`](Self::new): the first transmit is the
+/// `server/discover` or `initialize` request. Requests can be sent after [`Event::Ready`].
+#[derive(Debug)]
+pub struct ClientConnection {
+    config: ClientConfig,
+    phase: Phase,
+    framer: LineFramer,
+    /// Every request of ours awaiting something: ids, wire ids, deadlines.
+    pending: PendingTable,
+    /// Server→client requests handed to the application and not answered yet.
+    server_requests: BTreeMap<RequestId, ServerRequestState>,
+    transmits: VecDeque<Transmit>,
+    events: VecDeque<Event>,
+    last_received: Instant,
+    keep_alive_ping: Option<CallId>,
+    /// 2026-07-28: the log level sent in every request's `_meta` (`logging/setLevel` is gone).
+    log_level: Option<schema::LoggingLevel>,
+    /// 2026-07-28: the ids under which input requests were handed to the application as
+    /// [`Event::Request`] → (the request they belong to, the server's key).
+    inputs: BTreeMap<RequestId, (CallId, String)>,
+    /// 2026-07-28: the `subscriptions/listen` stream.
+    listen: Listen,
+    scratch: Vec<u8>,
+    stats: Stats,
+}
+
+/// `now + duration`, saturating: a deadline past what [`Instant`] can hold is a century away.
+pub(crate) fn deadline_after(now: Instant, duration: Duration) -> Instant {
+    const CENTURY: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
+    now.checked_add(duration.min(CENTURY))
+        .or_else(|| now.checked_add(Duration::from_secs(3600)))
+        .unwrap_or(now)
+}
+
+impl ClientConnection {
+    /// Creates a connection and queues its first request: `initialize`, or `server/discover`
+    /// when 2026-07-28 is among the accepted versions (see [`ClientConfig::versions`]).
+    pub fn new(config: ClientConfig, now: Instant) -> Self {
+        let requested = config.versions.first().copied().unwrap_or(ProtocolVersion::LATEST_LEGACY);
+        let mut conn = Self {
+            framer: LineFramer::new(config.max_message_size),
+            phase: Phase::Initializing { requested },
+            pending: PendingTable::default(),
+            server_requests: BTreeMap::new(),
+            transmits: VecDeque::new(),
+            events: VecDeque::new(),
+            last_received: now,
+            keep_alive_ping: None,
+            log_level: None,
+            inputs: BTreeMap::new(),
+            listen: Listen::default(),
+            scratch: Vec::new(),
+            stats: Stats::default(),
+            config,
+        };
+        conn.start_handshake(now);
+        conn
+    }
+
+    /// The connection's commands alone, as a transport layer lends them out (see [`Commands`]).
+    pub fn commands(&mut self) -> Commands<'_> {
+        Commands::new(self)
+    }
+
+    // ----- getters -----
+
+    /// Where the connection is in its life.
+    pub fn status(&self) -> Status {
+        match &self.phase {
+            Phase::Initializing { .. } | Phase::Discovering { .. } => Status::Initializing,
+            Phase::Ready(_) => Status::Ready,
+            Phase::Closed(reason) => Status::Closed(reason.clone()),
+        }
+    }
+
+    /// Whether the connection is closed.
+    pub fn is_closed(&self) -> bool {
+        matches!(self.phase, Phase::Closed(_))
+    }
+
+    /// The negotiated protocol version, once ready.
+    pub fn protocol_version(&self) -> Option<ProtocolVersion> {
+        self.session().map(|s| s.version)
+    }
+
+    /// The version the messages are sent under now, for transports that also carry it outside
+    /// the message (HTTP's `MCP-Protocol-Version`): the probed version while `server/discover`
+    /// is out, the negotiated one once ready; `None` during `initialize` and once closed.
+    pub fn wire_version(&self) -> Option<ProtocolVersion> {
+        match &self.phase {
+            Phase::Discovering { requested, .. } => Some(*requested),
+            Phase::Ready(session) => Some(session.version),
+            Phase::Initializing { .. } | Phase::Closed(_) => None,
+        }
+    }
+
+    /// The server's `serverInfo`, once ready.
+    pub fn server_info(&self) -> Option<&schema::Implementation> {
+        self.session().and_then(|s| s.server_info.as_ref())
+    }
+
+    /// The server's capabilities, once ready.
+    pub fn server_capabilities(&self) -> Option<&ServerCapabilities> {
+        self.session().map(|s| &s.capabilities)
+    }
+
+    /// The server's `instructions`, if it gave any.
+    pub fn instructions(&self) -> Option<&str> {
+        self.session().and_then(|s| s.instructions.as_deref())
+    }
+
+    /// The whole `initialize` result, once ready.
+    pub fn initialize_result(&self) -> Option<&InitializeResult> {
+        self.session().and_then(|s| s.init.as_ref())
+    }
+
+    /// The `server/discover` result, once ready on a 2026-07-28 connection (the latest, when
+    /// the application sent `server/discover` again).
+    pub fn discover_result(&self) -> Option<&schema::DiscoverResult> {
+        self.session().and_then(|s| s.discover.as_ref())
+    }
+
+    /// Whether the discover result is still fresh at `now`: its `ttlMs` (absent or negative: 0)
+    /// has not passed since it arrived. A stale one is still the best knowledge there is; send
+    /// `server/discover` again (allowed on a 2026-07-28 connection) to refresh it, which also
+    /// updates the server's capabilities, info and instructions.
+    pub fn discover_is_fresh(&self, now: Instant) -> bool {
+        self.session().and_then(|s| s.discover_fresh_until).is_some_and(|until| now < until)
+    }
+
+    /// The configuration the connection was made with.
+    pub fn config(&self) -> &ClientConfig {
+        &self.config
+    }
+
+    /// Counters of messages seen and discarded.
+    pub fn stats(&self) -> Stats {
+        self.stats
+    }
+
+    /// Bytes of an incomplete incoming line held by the framer (bounded by `max_message_size`).
+    pub fn buffered_bytes(&self) -> usize {
+        self.framer.buffered()
+    }
+
+    /// How many requests (the application's and the engine's own) await something.
+    pub fn pending(&self) -> usize {
+        self.pending.len()
+    }
+
+    /// Whether the application's request `id` (as `send` returned it) is still pending.
+    pub fn is_pending(&self, id: &RequestId) -> bool {
+        match id {
+            RequestId::Number(n) => self.pending.get(CallId(*n)).is_some_and(|p| p.kind == PendingKind::User),
+            RequestId::String(_) => false,
+        }
+    }
+
+    /// Whether a response with this wire id is awaited: a request of any kind (the
+    /// application's, the handshake's, a keep-alive `ping`, a listen stream) went out under it
+    /// and is not over. A transport asks this to know whether an exchange is still needed.
+    pub fn awaits(&self, id: &RequestId) -> bool {
+        match id {
+            RequestId::Number(n) => self.pending.awaits(WireId(*n)),
+            RequestId::String(_) => false,
+        }
+    }
+
+    /// The session, or why commands cannot be sent now.
+    fn ready_session(&self) -> Result<&Session, UsageError> {
+        match &self.phase {
+            Phase::Initializing { .. } | Phase::Discovering { .. } => Err(UsageError::NotReady),
+            Phase::Closed(reason) => Err(UsageError::Closed(reason.clone())),
+            Phase::Ready(session) => Ok(session),
+        }
+    }
+
+    fn session(&self) -> Option<&Session> {
+        match &self.phase {
+            Phase::Ready(session) => Some(session),
+            _ => None,
+        }
+    }
+
+    // ----- inputs -----
+
+    /// Feeds bytes read from a byte-stream transport (stdio). Any chunking works.
+    pub fn feed(&mut self, now: Instant, bytes: &[u8]) {
+        if self.is_closed() {
+            return;
+        }
+        self.stats.bytes_received += bytes.len() as u64;
+        let mut framer = std::mem::replace(&mut self.framer, LineFramer::new(0));
+        framer.feed(bytes, &mut |frame| self.on_frame(now, frame));
+        self.framer = framer;
+        self.pending.check();
+    }
+
+    /// Feeds one complete message (an HTTP JSON body, an SSE `data` field): no newline framing.
+    pub fn feed_message(&mut self, now: Instant, message: &[u8]) {
+        if self.is_closed() {
+            return;
+        }
+        self.stats.bytes_received += message.len() as u64;
+        if message.len() > self.config.max_message_size {
+            self.on_frame(now, Frame::Oversized { len: message.len() });
+        } else {
+            self.on_frame(now, Frame::Message(message));
+        }
+        self.pending.check();
+    }
+
+    /// The peer closed its output: an unterminated last line is still processed, then every
+    /// pending request fails and the connection closes with [`CloseReason::Eof`].
+    pub fn feed_eof(&mut self, now: Instant) {
+        if self.is_closed() {
+            return;
+        }
+        let mut framer = std::mem::replace(&mut self.framer, LineFramer::new(0));
+        framer.finish(&mut |frame| self.on_frame(now, frame));
+        self.framer = framer;
+        self.transmits.clear();
+        self.shut(CloseReason::Eof);
+    }
+
+    /// Processes every deadline at or before `now`. Calls before any deadline do nothing.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        while !self.is_closed() {
+            let Some((id, pending, expiry)) = self.pending.pop_expired(now) else { break };
+            self.stats.timeouts += 1;
+            self.on_expired(now, id, pending, expiry);
+        }
+        if self.keep_alive_at().is_some_and(|at| at <= now) {
+            let timing = Timing::fixed(self.config.request_timeout);
+            let pending = Pending::new(PendingKind::KeepAlive, now, Some(timing));
+            self.keep_alive_ping = Some(self.start_request(pending, Cow::Borrowed("ping"), None, None));
+        }
+        if self.listen.again_at.is_some_and(|at| at <= now) && !self.is_closed() {
+            self.listen.again_at = None;
+            self.update_listen(now);
+        }
+        self.pending.check();
+    }
+
+    /// What a transport layer learnt about the messages it carries (see [`TransportEvent`]).
+    pub fn handle_transport(&mut self, now: Instant, event: TransportEvent) {
+        if self.is_closed() {
+            return;
+        }
+        match event {
+            TransportEvent::RequestFailed { id: RequestId::Number(wire), error } => {
+                self.fail_request(now, WireId(wire), error);
+            }
+            TransportEvent::ResponseLost { id: RequestId::Number(wire), error } => {
+                if !self.send_again(WireId(wire)) {
+                    self.fail_request(now, WireId(wire), error);
+                }
+            }
+            TransportEvent::RequestFailed { .. } | TransportEvent::ResponseLost { .. } => {}
+            TransportEvent::Oversized { len } => self.on_frame_oversized(len),
+            TransportEvent::Closed { detail } => self.transport_error(now, detail),
+        }
+        self.pending.check();
+    }
+
+    /// The transport lost request `wire`: the request fails with `error`. Losing `initialize`
+    /// or a keep-alive `ping` closes the connection, since nothing can go on without them.
+    fn fail_request(&mut self, now: Instant, wire: WireId, error: RequestError) {
+        let Some((id, pending)) = self.pending.take_by_wire(wire) else { return };
+        match pending.kind {
+            PendingKind::User | PendingKind::Transport => {
+                tracing::debug!(id = id.0, %error, "request failed by the transport");
+                self.finish(id, pending, Err(error));
+            }
+            PendingKind::Discover => {
+                // No answer that a modern server would give: try the legacy handshake.
+                self.not_modern(now, CloseReason::Transport(format!("server/discover failed: {error}")));
+            }
+            PendingKind::Listen => self.listen_lost(now, id, error),
+            PendingKind::Initialize | PendingKind::KeepAlive => {
+                let what =
+                    if pending.kind == PendingKind::Initialize { "initialize" } else { "keep-alive ping" };
+                self.shut(CloseReason::Transport(format!("{what} failed: {error}")));
+            }
+        }
+    }
+
+    /// A deadline passed for request `id` (already out of the table).
+    fn on_expired(&mut self, now: Instant, id: CallId, pending: Pending, expiry: Expiry) {
+        match pending.kind {
+            PendingKind::Initialize => self.shut(CloseReason::HandshakeTimeout(pending.timeout())),
+            PendingKind::Discover => self.discover_timed_out(now, pending.timeout()),
+            PendingKind::KeepAlive => self.shut(CloseReason::KeepAliveTimeout(pending.timeout())),
+            // Listen streams have no deadline.
+            PendingKind::Listen => {}
+            PendingKind::User | PendingKind::Transport => {
+                let (error, reason) = match expiry {
+                    Expiry::Cap(max_total) => {
+                        (RequestError::MaxTotalExceeded(max_total), "maximum total time exceeded")
+                    }
+                    Expiry::Idle(timeout) => (RequestError::Timeout(timeout), "timed out"),
+                };
+                tracing::debug!(id = id.0, reason, "request failed by deadline");
+                if let Some(wire) = pending.wire() {
+                    self.send_cancelled(wire, Some(reason));
+                }
+                self.finish(id, pending, Err(error));
+            }
+        }
+    }
+
+    // ----- commands -----
+
+    /// Sends a typed request. Returns the id that its [`Event::Response`] will carry.
+    ///
+    /// ```
+    /// # use std::time::Instant;
+    /// # use mcp_sansio::{ClientConfig, ClientConnection, RequestOptions, UsageError};
+    /// # use mcp_sansio::schema::{CallTool, CallToolRequestParams, Implementation};
+    /// # let mut conn = ClientConnection::new(ClientConfig::new(Implementation::new("x", "1")), Instant::now());
+    /// let params = CallToolRequestParams::new("echo");
+    /// // Before the handshake finished, the engine refuses:
+    /// let refused = conn.send::<CallTool>(Instant::now(), &params, RequestOptions::default());
+    /// assert_eq!(refused, Err(UsageError::NotReady));
+    /// ```
+    pub fn send<R: Request>(
+        &mut self,
+        now: Instant,
+        params: &R::Params,
+        options: RequestOptions,
+    ) -> Result<RequestId, UsageError> {
+        let mut json = std::mem::take(&mut self.scratch);
+        json.clear();
+        let serialized = serde_json::to_writer(&mut json, params);
+        let result = match serialized {
+            Ok(()) => {
+                self.send_checked(now, Cow::Borrowed(R::METHOD), Some(&json), options, PendingKind::User)
+            }
+            Err(e) => Err(UsageError::InvalidParams(e.to_string())),
+        };
+        self.scratch = json;
+        self.pending.check();
+        result
+    }
+
+    /// Sends a request with raw JSON params (a JSON object, or `None` for no params).
+    ///
+    /// Checked first: the params must be valid JSON, the connection ready, and the server must
+    /// have declared the capability the method needs (methods the engine does not know are let
+    /// through).
+    pub fn send_request(
+        &mut self,
+        now: Instant,
+        method: &str,
+        params: Option<&[u8]>,
+        options: RequestOptions,
+    ) -> Result<RequestId, UsageError> {
+        let params = params.map(one_line_json).transpose()?;
+        let method = Cow::Owned(method.to_owned());
+        let sent = self.send_checked(now, method, params.as_deref(), options, PendingKind::User);
+        self.pending.check();
+        sent
+    }
+
+    /// Sends a request that a transport layer makes for its own needs (an HTTP session fetching
+    /// the tool list again to learn new headers). It is checked and sent like
+    /// [`send_request`](Self::send_request) and ends in an [`Event::Response`] like it, which the
+    /// transport takes for itself; it does not count among the application's requests in
+    /// [`Stats`].
+    pub fn send_for_transport(
+        &mut self,
+        now: Instant,
+        method: &str,
+        params: Option<&[u8]>,
+    ) -> Result<RequestId, UsageError> {
+        let params = params.map(one_line_json).transpose()?;
+        let method = Cow::Owned(method.to_owned());
+        let options = RequestOptions::default();
+        let sent = self.send_checked(now, method, params.as_deref(), options, PendingKind::Transport);
+        self.pending.check();
+        sent
+    }
+
+    /// [`send_request`](Self::send_request) for params known to be valid JSON.
+    fn send_checked(
+        &mut self,
+        now: Instant,
+        method: Cow<'static, str>,
+        params: Option<&[u8]>,
+        options: RequestOptions,
+        kind: PendingKind,
+    ) -> Result<RequestId, UsageError> {
+        let session = self.ready_session()?;
+        let version = session.version;
+        if method == "initialize" || (!version.is_modern() && method == "server/discover") {
+            return Err(UsageError::ReservedMethod(method.into_owned()));
+        }
+        if version.is_modern() {
+            match handshake::removed_in_modern(&method) {
+                Some(handshake::Removed::Gone(replacement)) => {
+                    return Err(UsageError::NotInVersion {
+                        method: method.into_owned(),
+                        version,
+                        replacement,
+                    });
+                }
+                Some(handshake::Removed::LogLevel) => return self.set_modern_log_level(now, params),
+                None => {}
+            }
+        }
+        if let Err(capability) = capability::check_server(&method, &session.capabilities, version) {
+            return Err(UsageError::CapabilityNotSupported { method: method.into_owned(), capability });
+        }
+        if version.is_modern() && matches!(&*method, "resources/subscribe" | "resources/unsubscribe") {
+            return self.modern_subscribe(now, params, method == "resources/subscribe", &options);
+        }
+        let timing = Timing {
+            timeout: options.timeout.unwrap_or(self.config.request_timeout),
+            max_total: options.max_total.unwrap_or(self.config.max_total),
+            reset_on_progress: options.reset_on_progress.unwrap_or(true),
+        };
+        // The progress token is the request's own id (no second table to map tokens).
+        let token = options.progress.then(|| self.pending.next_id());
+        let pending = Pending::new(kind, now, Some(timing));
+        let id = match self.session().and_then(|s| s.meta.as_ref()) {
+            Some(session_meta) => {
+                let mut meta = session_meta.clone();
+                if let Some(level) = self.log_level {
+                    meta.insert(
+                        schema::META_LOG_LEVEL.into(),
+                        serde_json::to_value(level).unwrap_or_default(),
+                    );
+                }
+                if let Some(extra) = options.meta {
+                    meta.extend(extra);
+                }
+                let params =
+                    with_meta(params, token, Some(&meta))?.map_or_else(|| b"{}".to_vec(), Cow::into_owned);
+                let route = meta::route_of(&method, &params).map(Box::new);
+                let id = self.start_request(pending, method.clone(), Some(&params), route.clone());
+                // Kept to send it again: multi round-trip rounds, version refusals, lost streams.
+                if let Some(pending) = self.pending.get_mut(id) {
+                    pending.retry = Some(Box::new(input_rounds::Retry::new(method, params, route)));
+                }
+                id
+            }
+            None => {
+                let params = with_meta(params, token, options.meta.as_ref())?;
+                self.start_request(pending, method, params.as_deref(), None)
+            }
+        };
+        Ok(RequestId::Number(id.0))
+    }
+
+    /// Sends a notification (for example `notifications/roots/list_changed`).
+    pub fn notify(&mut self, method: &str, params: Option<&[u8]>) -> Result<(), UsageError> {
+        self.check_notify(method)?;
+        let params = params.map(one_line_json).transpose()?;
+        let mut bytes = Vec::new();
+        jsonrpc::encode_notification(&mut bytes, method, params.as_deref());
+        self.queue(bytes, TransmitKind::Notification { method: Cow::Owned(method.to_owned()) });
+        Ok(())
+    }
+
+    /// Whether the connection would send notification `method` now.
+    pub(crate) fn check_notify(&self, method: &str) -> Result<(), UsageError> {
+        let version = self.ready_session()?.version;
+        if method == "notifications/initialized" {
+            return Err(UsageError::ReservedMethod(method.to_owned()));
+        }
+        if version.is_modern() && method == "notifications/roots/list_changed" {
+            // Roots are asked for per request now (multi round-trip input).
+            return Err(UsageError::NotInVersion { method: method.to_owned(), version, replacement: None });
+        }
+        Ok(())
+    }
+
+    /// Answers a server→client request delivered as [`Event::Request`].
+    ///
+    /// Answering a request that the server cancelled meanwhile is accepted and writes nothing.
+    pub fn respond<T: Serialize + ?Sized>(
+        &mut self,
+        id: &RequestId,
+        outcome: Result<&T, ErrorObject>,
+    ) -> Result<(), UsageError> {
+        if let Phase::Closed(reason) = &self.phase {
+            return Err(UsageError::Closed(reason.clone()));
+        }
+        if let Some((owner, key)) = self.inputs.remove(id) {
+            let answered = self.answer_input(owner, key, outcome.map(serde_json::to_value));
+            self.pending.check();
+            return answered;
+        }
+        match self.server_requests.remove(id) {
+            None => return Err(UsageError::UnknownServerRequest(id.clone())),
+            Some(ServerRequestState::CancelledByServer) => return Ok(()),
+            Some(ServerRequestState::Open) => {}
+        }
+        match outcome {
+            Ok(result) => {
+                let raw = serde_json::value::to_raw_value(result)
+                    .map_err(|e| UsageError::InvalidParams(e.to_string()))?;
+                self.queue_response(id, Ok(&raw));
+            }
+            Err(error) => self.queue_response(id, Err(&error)),
+        }
+        Ok(())
+    }
+
+    /// Cancels a pending request: sends `notifications/cancelled` and reports the request as
+    /// [`RequestError::Cancelled`]. A response that still arrives is ignored.
+    pub fn cancel(&mut self, now: Instant, id: &RequestId, reason: Option<&str>) -> Result<(), UsageError> {
+        let _ = now;
+        if let Phase::Closed(reason) = &self.phase {
+            return Err(UsageError::Closed(reason.clone()));
+        }
+        let call = match id {
+            RequestId::Number(n) if self.is_pending(id) => CallId(*n),
+            _ => return Err(UsageError::UnknownRequest(id.clone())),
+        };
+        if let Some(pending) = self.pending.remove(call) {
+            if let Some(wire) = pending.wire() {
+                self.send_cancelled(wire, reason);
+            }
+            self.finish(call, pending, Err(RequestError::Cancelled(reason.map(str::to_owned))));
+        }
+        self.pending.check();
+        Ok(())
+    }
+
+    /// Closes the connection: every pending request fails with
+    /// [`CloseReason::Local`], and [`Event::Closed`] follows. Transmits queued before stay
+    /// available so the driver can flush them. Closing twice does nothing.
+    pub fn close(&mut self, now: Instant) {
+        let _ = now;
+        self.shut(CloseReason::Local);
+    }
+
+    /// The driver's transport failed (a write error, a broken pipe): closes like
+    /// [`feed_eof`](Self::feed_eof) but with the driver's explanation.
+    pub fn transport_error(&mut self, now: Instant, detail: impl Into<String>) {
+        let _ = now;
+        if !self.is_closed() {
+            self.transmits.clear();
+            self.shut(CloseReason::Transport(detail.into()));
+        }
+    }
+
+    // ----- outputs -----
+
+    /// The next message to write, in order.
+    pub fn poll_transmit(&mut self) -> Option<Transmit> {
+        self.transmits.pop_front()
+    }
+
+    /// The next event to deliver, in order.
+    #[must_use]
+    pub fn poll_event(&mut self) -> Option<Event> {
+        self.events.pop_front()
+    }
+
+    /// When [`handle_timeout`](Self::handle_timeout) must be called next; `None` while nothing
+    /// waits on a deadline.
+    #[must_use]
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        if self.is_closed() {
+            return None;
+        }
+        [self.pending.next_deadline(), self.keep_alive_at(), self.listen.again_at].into_iter().flatten().min()
+    }
+
+    // ----- internals -----
+
+    /// Files `pending` under a fresh id, queues its request, and returns the id. The table
+    /// holds the request before its message exists, so nothing reaches the wire untracked.
+    fn start_request(
+        &mut self,
+        pending: Pending,
+        method: Cow<'static, str>,
+        params: Option<&[u8]>,
+        route: Option<Box<Route>>,
+    ) -> CallId {
+        if pending.kind == PendingKind::User {
+            self.stats.requests_tracked += 1;
+        }
+        let id = self.pending.start(pending);
+        self.queue_request(id, id.first_wire(), method, params, route);
+        id
+    }
+
+    /// Queues request `method` of call `call` under wire id `wire`.
+    fn queue_request(
+        &mut self,
+        call: CallId,
+        wire: WireId,
+        method: Cow<'static, str>,
+        params: Option<&[u8]>,
+        route: Option<Box<Route>>,
+    ) {
+        let mut bytes = Vec::with_capacity(64 + method.len() + params.map_or(0, <[u8]>::len));
+        jsonrpc::encode_request(&mut bytes, &RequestId::Number(wire.0), &method, params);
+        self.push_transmit(Transmit::request(bytes, wire.0, call.0, method, route));
+    }
+
+    fn queue(&mut self, bytes: Vec<u8>, kind: TransmitKind) {
+        self.push_transmit(Transmit::new(bytes, kind));
+    }
+
+    fn push_transmit(&mut self, transmit: Transmit) {
+        self.stats.messages_sent += 1;
+        tracing::trace!(message = %String::from_utf8_lossy(transmit.bytes()).trim_end(), "send");
+        self.transmits.push_back(transmit);
+    }
+
+    fn queue_response(&mut self, id: &RequestId, outcome: Result<&RawValue, &ErrorObject>) {
+        let mut bytes = Vec::new();
+        jsonrpc::encode_response(&mut bytes, id, outcome);
+        self.queue(bytes, TransmitKind::Response { id: id.clone() });
+    }
+
+    fn send_cancelled(&mut self, wire: WireId, reason: Option<&str>) {
+        let id = RequestId::Number(wire.0);
+        let params = CancelledNotificationParams {
+            request_id: Some(id.clone()),
+            reason: reason.map(str::to_owned),
+            meta: None,
+        };
+        let mut json = Vec::new();
+        let _ = serde_json::to_writer(&mut json, &params);
+        let mut bytes = Vec::new();
+        jsonrpc::encode_notification(&mut bytes, "notifications/cancelled", Some(&json));
+        self.queue(bytes, TransmitKind::Cancellation { id });
+    }
+
+    /// Reports the outcome of request `id` (already out of the table) and counts it.
+    fn finish(&mut self, id: CallId, pending: Pending, result: Result<Box<RawValue>, RequestError>) {
+        self.forget_inputs(id);
+        if !pending.kind.answers_caller() {
+            return;
+        }
+        if pending.kind == PendingKind::User {
+            let counter = match &result {
+                Ok(_) => &mut self.stats.requests_completed,
+                Err(RequestError::Timeout(_) | RequestError::MaxTotalExceeded(_)) => {
+                    &mut self.stats.requests_timed_out
+                }
+                Err(RequestError::Cancelled(_)) => &mut self.stats.requests_cancelled,
+                Err(_) => &mut self.stats.requests_failed,
+            };
+            *counter += 1;
+        }
+        self.events.push_back(Event::Response { id: RequestId::Number(id.0), result });
+    }
+
+    /// Fails everything pending and enters the closed phase.
+    fn shut(&mut self, reason: CloseReason) {
+        if self.is_closed() {
+            return;
+        }
+        tracing::debug!(%reason, "connection closed");
+        self.server_requests.clear();
+        self.inputs.clear();
+        for (id, pending) in self.pending.drain() {
+            self.finish(id, pending, Err(RequestError::ConnectionClosed(reason.clone())));
+        }
+        self.phase = Phase::Closed(reason.clone());
+        self.events.push_back(Event::Closed(reason));
+    }
+
+    fn on_frame_oversized(&mut self, len: usize) {
+        self.stats.oversized_messages += 1;
+        self.invalid(InvalidMessage::TooLarge { len, max: self.config.max_message_size });
+    }
+
+    fn invalid(&mut self, error: InvalidMessage) {
+        tracing::debug!(%error, "invalid message discarded");
+        self.stats.invalid_messages += 1;
+        if matches!(error, InvalidMessage::Json(_)) {
+            self.stats.parse_errors += 1;
+        }
+        self.events.push_back(Event::InvalidMessage(error));
+    }
+
+    fn on_frame(&mut self, now: Instant, frame: Frame<'_>) {
+        match frame {
+            Frame::Oversized { len } => self.on_frame_oversized(len),
+            Frame::Message(bytes) => {
+                self.last_received = now;
+                tracing::trace!(message = %String::from_utf8_lossy(bytes), "recv");
+                jsonrpc::decode(bytes, &mut |message| {
+                    if self.is_closed() {
+                        return;
+                    }
+                    self.stats.messages_received += 1;
+                    match message {
+                        Ok(Message::Response { id, result }) => self.on_response(now, id, result),
+                        Ok(Message::Notification { method, params }) => {
+                            self.on_notification(now, &method, params)
+                        }
+                        Ok(Message::Request { id, method, params }) => self.on_request(id, &method, params),
+                        Err(error) => self.invalid(error),
+                    }
+                });
+            }
+        }
+    }
+
+    fn on_response(&mut self, now: Instant, id: RequestId, result: Result<&RawValue, ErrorObject>) {
+        let wire = match id {
+            RequestId::Number(n) => n,
+            RequestId::String(_) => {
+                self.stats.unknown_responses += 1;
+                return;
+            }
+        };
+        let Some((id, pending)) = self.pending.take_by_wire(WireId(wire)) else {
+            if self.pending.issued(wire) {
+                self.stats.late_responses += 1;
+            } else {
+                self.stats.unknown_responses += 1;
+            }
+            tracing::debug!(id = wire, "response to no pending request ignored");
+            return;
+        };
+        match pending.kind {
+            PendingKind::User | PendingKind::Transport => {
+                // A 2026-07-28 request may go on: more input wanted, another version to use.
+                let Some(pending) = self.before_answer(now, id, pending, &result) else { return };
+                let result = result.map(RawValue::to_owned).map_err(RequestError::Server);
+                self.finish(id, pending, result);
+            }
+            PendingKind::KeepAlive => self.keep_alive_ping = None,
+            PendingKind::Initialize => self.on_initialize_result(result),
+            PendingKind::Discover => self.on_discover_result(now, result),
+            PendingKind::Listen => self.on_listen_answer(now, id, result.map_err(RequestError::Server)),
+        }
+    }
+
+    fn on_notification(&mut self, now: Instant, method: &str, params: Option<&RawValue>) {
+        use ServerNotification as N;
+        if self.session().is_some_and(|s| s.version.is_modern())
+            && !self.modern_notification(now, method, params)
+        {
+            return;
+        }
+        let notification = match method {
+            "notifications/progress" => match decode_params(method, params) {
+                Ok(p) => return self.on_progress(now, p),
+                Err(e) => return self.invalid(e),
+            },
+            "notifications/cancelled" => match decode_params::<CancelledNotificationParams>(method, params) {
+                Ok(p) => {
+                    let open = p.request_id.as_ref().filter(|id| self.server_requests.contains_key(id));
+                    match open.cloned() {
+                        Some(id) => {
+                            self.server_requests.insert(id.clone(), ServerRequestState::CancelledByServer);
+                            self.events.push_back(Event::ServerRequestCancelled { id, reason: p.reason });
+                            return;
+                        }
+                        None => N::Cancelled(p),
+                    }
+                }
+                Err(e) => return self.invalid(e),
+            },
+            "notifications/message" => match decode_params(method, params) {
+                Ok(p) => N::LoggingMessage(p),
+                Err(e) => return self.invalid(e),
+            },
+            "notifications/resources/updated" => match decode_params(method, params) {
+                Ok(p) => N::ResourceUpdated(p),
+                Err(e) => return self.invalid(e),
+            },
+            "notifications/elicitation/complete" => match decode_params(method, params) {
+                Ok(p) => N::ElicitationComplete(p),
+                Err(e) => return self.invalid(e),
+            },
+            "notifications/tools/list_changed" => N::ToolListChanged,
+            "notifications/resources/list_changed" => N::ResourceListChanged,
+            "notifications/prompts/list_changed" => N::PromptListChanged,
+            _ => N::Other { method: method.to_owned(), params: params.map(RawValue::to_owned) },
+        };
+        self.events.push_back(Event::Notification(notification));
+    }
+
+    fn on_progress(&mut self, now: Instant, params: schema::ProgressNotificationParams) {
+        // The engine's progress token for a request is the request's own id.
+        let id = match params.progress_token {
+            crate::ProgressToken::Number(n) => Some(CallId(n)),
+            crate::ProgressToken::String(_) => None,
+        };
+        match id.filter(|&id| self.pending.get(id).is_some_and(|p| p.kind == PendingKind::User)) {
+            Some(id) => {
+                self.pending.touch(id, now);
+                self.events.push_back(Event::Progress { id: RequestId::Number(id.0), params });
+            }
+            None => self.events.push_back(Event::Notification(ServerNotification::Progress(params))),
+        }
+    }
+
+    fn on_request(&mut self, id: RequestId, method: &str, params: Option<&RawValue>) {
+        if self.server_requests.contains_key(&id) {
+            return self.invalid(InvalidMessage::Envelope("the server reused the id of an open request"));
+        }
+        if method == "ping" {
+            return self.queue_response(&id, Ok(empty_object()));
+        }
+        if !capability::client_declared(method, &self.config.capabilities) {
+            return self.queue_response(&id, Err(&ErrorObject::method_not_found(method)));
+        }
+        match server_request(method, params) {
+            Some(Ok(request)) => {
+                self.server_requests.insert(id.clone(), ServerRequestState::Open);
+                self.events.push_back(Event::Request { id, request });
+            }
+            Some(Err(error)) => {
+                let detail = error.to_string();
+                self.invalid(error);
+                self.queue_response(&id, Err(&ErrorObject::invalid_params(detail)));
+            }
+            None => self.queue_response(&id, Err(&ErrorObject::method_not_found(method))),
+        }
+    }
+}
+
+/// Decodes a server→client request the client can serve (`None`: not one of them).
+fn server_request(method: &str, params: Option<&RawValue>) -> Option<Result<ServerRequest, InvalidMessage>> {
+    Some(match method {
+        "roots/list" => Ok(ServerRequest::ListRoots),
+        "sampling/createMessage" => {
+            decode_params(method, params).map(|p| ServerRequest::CreateMessage(Box::new(p)))
+        }
+        "elicitation/create" => decode_params(method, params).map(|p| ServerRequest::Elicit(Box::new(p))),
+        _ => return None,
+    })
+}

@@ -1,0 +1,144 @@
+//! The seam between [`ClientConnection`] and a transport layer above a byte stream: the facts a
+//! transport reports ([`TransportEvent`]) and the command handle it lends out ([`Commands`]).
+//!
+//! [`HttpSession`](crate::http::HttpSession) is built on these and on the connection's public
+//! API only; a transport written outside this crate (WebSocket, an in-memory pair, an
+//! application's own HTTP stack) sits on the same surface.
+
+use std::time::Instant;
+
+use serde::Serialize;
+
+use crate::connection::ClientConnection;
+use crate::error::UsageError;
+use crate::event::RequestError;
+use crate::jsonrpc::ErrorObject;
+use crate::schema::Request;
+use crate::{RequestId, RequestOptions};
+
+/// What a transport learnt about the messages it carries, for
+/// [`ClientConnection::handle_transport`].
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum TransportEvent {
+    /// The transport cannot deliver the response to our request `id` (an HTTP error status, a
+    /// connection that could not be made, a content type that cannot carry it): the request
+    /// fails with `error`. For the handshake's own requests this decides the handshake: a
+    /// failed `server/discover` probe means "not a 2026-07-28 server"; a failed `initialize`
+    /// closes the connection.
+    RequestFailed {
+        /// The request's id on the wire.
+        id: RequestId,
+        /// Why, as the caller will see it.
+        error: RequestError,
+    },
+    /// The stream that was to carry the response to `id` ended or broke before the response,
+    /// with no way to resume it. A 2026-07-28 request is stateless, so it is sent again under
+    /// a new id (a new [`Transmit`](crate::Transmit)), at most twice; any other fails with
+    /// `error`.
+    ResponseLost {
+        /// The request's id on the wire.
+        id: RequestId,
+        /// Why, if it is not sent again.
+        error: RequestError,
+    },
+    /// The transport dropped an incoming message of at least `len` bytes for exceeding
+    /// [`ClientConfig::max_message_size`](crate::ClientConfig::max_message_size): counted, and
+    /// reported as [`Event::InvalidMessage`](crate::Event::InvalidMessage).
+    Oversized {
+        /// The size seen before it was dropped.
+        len: usize,
+    },
+    /// The transport is gone for good (a write failed, a session could not be re-established):
+    /// the connection closes with [`CloseReason::Transport`](crate::CloseReason::Transport).
+    Closed {
+        /// What happened, for the close reason.
+        detail: String,
+    },
+}
+
+/// The commands of a connection, lent out by a transport layer that owns it.
+///
+/// It has the connection's commands and nothing else: no input and no output, so that whoever
+/// holds it cannot feed messages past the transport or take transmits it has not seen. Each
+/// command behaves as the connection's method of the same name; the transport may refuse what
+/// it cannot carry ([`UsageError::TransportCannotCarry`]).
+#[derive(Debug)]
+pub struct Commands<'a> {
+    conn: &'a mut ClientConnection,
+    /// The transport carries no notifications of ours (2026-07-28 over HTTP): refuse them.
+    refuse_notifications: Option<&'static str>,
+}
+
+impl<'a> Commands<'a> {
+    pub(crate) fn new(conn: &'a mut ClientConnection) -> Self {
+        Commands { conn, refuse_notifications: None }
+    }
+
+    /// Makes [`notify`](Self::notify) refuse with [`UsageError::TransportCannotCarry`] naming
+    /// `transport`: for a transport that carries no notifications of ours.
+    pub fn refuse_notifications(mut self, transport: &'static str) -> Self {
+        self.refuse_notifications = Some(transport);
+        self
+    }
+
+    /// The connection, for its getters.
+    pub fn connection(&self) -> &ClientConnection {
+        self.conn
+    }
+
+    /// [`ClientConnection::send`].
+    pub fn send<R: Request>(
+        &mut self,
+        now: Instant,
+        params: &R::Params,
+        options: RequestOptions,
+    ) -> Result<RequestId, UsageError> {
+        self.conn.send::<R>(now, params, options)
+    }
+
+    /// [`ClientConnection::send_request`].
+    pub fn send_request(
+        &mut self,
+        now: Instant,
+        method: &str,
+        params: Option<&[u8]>,
+        options: RequestOptions,
+    ) -> Result<RequestId, UsageError> {
+        self.conn.send_request(now, method, params, options)
+    }
+
+    /// [`ClientConnection::notify`], unless the transport cannot carry notifications.
+    pub fn notify(&mut self, method: &str, params: Option<&[u8]>) -> Result<(), UsageError> {
+        // The connection's own checks first: they say more (not ready, not in this version).
+        self.conn.check_notify(method)?;
+        if let Some(transport) = self.refuse_notifications {
+            return Err(UsageError::TransportCannotCarry { what: method.to_owned(), transport });
+        }
+        self.conn.notify(method, params)
+    }
+
+    /// [`ClientConnection::respond`].
+    pub fn respond<T: Serialize + ?Sized>(
+        &mut self,
+        id: &RequestId,
+        outcome: Result<&T, ErrorObject>,
+    ) -> Result<(), UsageError> {
+        self.conn.respond(id, outcome)
+    }
+
+    /// [`ClientConnection::cancel`].
+    pub fn cancel(&mut self, now: Instant, id: &RequestId, reason: Option<&str>) -> Result<(), UsageError> {
+        self.conn.cancel(now, id, reason)
+    }
+
+    /// [`ClientConnection::close`].
+    pub fn close(&mut self, now: Instant) {
+        self.conn.close(now)
+    }
+
+    /// [`ClientConnection::transport_error`]: the driver's side of the transport failed.
+    pub fn transport_error(&mut self, now: Instant, detail: impl Into<String>) {
+        self.conn.transport_error(now, detail)
+    }
+}
