@@ -12,9 +12,10 @@ use std::time::Instant;
 
 use serde_json::value::RawValue;
 
+use super::ClientConnection;
 use super::handshake::offered_versions;
+use super::incoming::server_request;
 use super::pending::{CallId, Pending, WireId};
-use super::{ClientConnection, server_request};
 use crate::capability;
 use crate::error::UsageError;
 use crate::event::{Event, RequestError};

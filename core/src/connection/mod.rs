@@ -8,6 +8,7 @@
 //! `meta.rs` (`_meta` and params helpers).
 
 mod handshake;
+mod incoming;
 mod input_rounds;
 mod meta;
 mod pending;
@@ -23,16 +24,16 @@ use serde_json::value::RawValue;
 use crate::capability;
 use crate::config::{ClientConfig, RequestOptions};
 use crate::error::UsageError;
-use crate::event::{CloseReason, Event, RequestError, ServerNotification, ServerRequest};
+use crate::event::{CloseReason, Event, RequestError};
 use crate::framing::{Frame, LineFramer};
-use crate::jsonrpc::{self, ErrorObject, InvalidMessage, Message};
+use crate::jsonrpc::{self, ErrorObject};
 use crate::schema::{self, CancelledNotificationParams, InitializeResult, Request, ServerCapabilities};
 use crate::transmit::{Route, Transmit, TransmitKind};
 use crate::transport::{Commands, TransportEvent};
 use crate::{ProtocolVersion, RequestId};
 
 use handshake::{Phase, Session};
-use meta::{decode_params, empty_object, one_line_json, with_meta};
+use meta::{empty_object, one_line_json, with_meta};
 use pending::{CallId, Expiry, Pending, PendingKind, PendingTable, Timing, WireId};
 use subscriptions::Listen;
 
@@ -792,170 +793,4 @@ impl ClientConnection {
         self.phase = Phase::Closed(reason.clone());
         self.events.push_back(Event::Closed(reason));
     }
-
-    fn on_frame_oversized(&mut self, len: usize) {
-        self.stats.oversized_messages += 1;
-        self.invalid(InvalidMessage::TooLarge { len, max: self.config.max_message_size });
-    }
-
-    fn invalid(&mut self, error: InvalidMessage) {
-        tracing::debug!(%error, "invalid message discarded");
-        self.stats.invalid_messages += 1;
-        if matches!(error, InvalidMessage::Json(_)) {
-            self.stats.parse_errors += 1;
-        }
-        self.events.push_back(Event::InvalidMessage(error));
-    }
-
-    fn on_frame(&mut self, now: Instant, frame: Frame<'_>) {
-        match frame {
-            Frame::Oversized { len } => self.on_frame_oversized(len),
-            Frame::Message(bytes) => {
-                self.last_received = now;
-                tracing::trace!(message = %String::from_utf8_lossy(bytes), "recv");
-                jsonrpc::decode(bytes, &mut |message| {
-                    if self.is_closed() {
-                        return;
-                    }
-                    self.stats.messages_received += 1;
-                    match message {
-                        Ok(Message::Response { id, result }) => self.on_response(now, id, result),
-                        Ok(Message::Notification { method, params }) => {
-                            self.on_notification(now, &method, params)
-                        }
-                        Ok(Message::Request { id, method, params }) => self.on_request(id, &method, params),
-                        Err(error) => self.invalid(error),
-                    }
-                });
-            }
-        }
-    }
-
-    fn on_response(&mut self, now: Instant, id: RequestId, result: Result<&RawValue, ErrorObject>) {
-        let wire = match id {
-            RequestId::Number(n) => n,
-            RequestId::String(_) => {
-                self.stats.unknown_responses += 1;
-                return;
-            }
-        };
-        let Some((id, pending)) = self.pending.take_by_wire(WireId(wire)) else {
-            if self.pending.issued(wire) {
-                self.stats.late_responses += 1;
-            } else {
-                self.stats.unknown_responses += 1;
-            }
-            tracing::debug!(id = wire, "response to no pending request ignored");
-            return;
-        };
-        match pending.kind {
-            PendingKind::User | PendingKind::Transport => {
-                // A 2026-07-28 request may go on: more input wanted, another version to use.
-                let Some(pending) = self.before_answer(now, id, pending, &result) else { return };
-                let result = result.map(RawValue::to_owned).map_err(RequestError::Server);
-                self.finish(id, pending, result);
-            }
-            PendingKind::KeepAlive => self.keep_alive_ping = None,
-            PendingKind::Initialize => self.on_initialize_result(result),
-            PendingKind::Discover => self.on_discover_result(now, result),
-            PendingKind::Listen => self.on_listen_answer(now, id, result.map_err(RequestError::Server)),
-        }
-    }
-
-    fn on_notification(&mut self, now: Instant, method: &str, params: Option<&RawValue>) {
-        use ServerNotification as N;
-        if self.session().is_some_and(|s| s.version.is_modern())
-            && !self.modern_notification(now, method, params)
-        {
-            return;
-        }
-        let notification = match method {
-            "notifications/progress" => match decode_params(method, params) {
-                Ok(p) => return self.on_progress(now, p),
-                Err(e) => return self.invalid(e),
-            },
-            "notifications/cancelled" => match decode_params::<CancelledNotificationParams>(method, params) {
-                Ok(p) => {
-                    let open = p.request_id.as_ref().filter(|id| self.server_requests.contains_key(id));
-                    match open.cloned() {
-                        Some(id) => {
-                            self.server_requests.insert(id.clone(), ServerRequestState::CancelledByServer);
-                            self.events.push_back(Event::ServerRequestCancelled { id, reason: p.reason });
-                            return;
-                        }
-                        None => N::Cancelled(p),
-                    }
-                }
-                Err(e) => return self.invalid(e),
-            },
-            "notifications/message" => match decode_params(method, params) {
-                Ok(p) => N::LoggingMessage(p),
-                Err(e) => return self.invalid(e),
-            },
-            "notifications/resources/updated" => match decode_params(method, params) {
-                Ok(p) => N::ResourceUpdated(p),
-                Err(e) => return self.invalid(e),
-            },
-            "notifications/elicitation/complete" => match decode_params(method, params) {
-                Ok(p) => N::ElicitationComplete(p),
-                Err(e) => return self.invalid(e),
-            },
-            "notifications/tools/list_changed" => N::ToolListChanged,
-            "notifications/resources/list_changed" => N::ResourceListChanged,
-            "notifications/prompts/list_changed" => N::PromptListChanged,
-            _ => N::Other { method: method.to_owned(), params: params.map(RawValue::to_owned) },
-        };
-        self.events.push_back(Event::Notification(notification));
-    }
-
-    fn on_progress(&mut self, now: Instant, params: schema::ProgressNotificationParams) {
-        // The engine's progress token for a request is the request's own id.
-        let id = match params.progress_token {
-            crate::ProgressToken::Number(n) => Some(CallId(n)),
-            crate::ProgressToken::String(_) => None,
-        };
-        match id.filter(|&id| self.pending.get(id).is_some_and(|p| p.kind == PendingKind::User)) {
-            Some(id) => {
-                self.pending.touch(id, now);
-                self.events.push_back(Event::Progress { id: RequestId::Number(id.0), params });
-            }
-            None => self.events.push_back(Event::Notification(ServerNotification::Progress(params))),
-        }
-    }
-
-    fn on_request(&mut self, id: RequestId, method: &str, params: Option<&RawValue>) {
-        if self.server_requests.contains_key(&id) {
-            return self.invalid(InvalidMessage::Envelope("the server reused the id of an open request"));
-        }
-        if method == "ping" {
-            return self.queue_response(&id, Ok(empty_object()));
-        }
-        if !capability::client_declared(method, &self.config.capabilities) {
-            return self.queue_response(&id, Err(&ErrorObject::method_not_found(method)));
-        }
-        match server_request(method, params) {
-            Some(Ok(request)) => {
-                self.server_requests.insert(id.clone(), ServerRequestState::Open);
-                self.events.push_back(Event::Request { id, request });
-            }
-            Some(Err(error)) => {
-                let detail = error.to_string();
-                self.invalid(error);
-                self.queue_response(&id, Err(&ErrorObject::invalid_params(detail)));
-            }
-            None => self.queue_response(&id, Err(&ErrorObject::method_not_found(method))),
-        }
-    }
-}
-
-/// Decodes a server→client request the client can serve (`None`: not one of them).
-fn server_request(method: &str, params: Option<&RawValue>) -> Option<Result<ServerRequest, InvalidMessage>> {
-    Some(match method {
-        "roots/list" => Ok(ServerRequest::ListRoots),
-        "sampling/createMessage" => {
-            decode_params(method, params).map(|p| ServerRequest::CreateMessage(Box::new(p)))
-        }
-        "elicitation/create" => decode_params(method, params).map(|p| ServerRequest::Elicit(Box::new(p))),
-        _ => return None,
-    })
 }

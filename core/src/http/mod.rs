@@ -9,7 +9,7 @@
 mod request;
 mod session;
 mod sse;
-mod tool_headers;
+
 mod url;
 
 pub use request::{HttpAction, HttpConfig, HttpMethod, HttpRequest, StreamId};

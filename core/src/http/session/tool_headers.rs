@@ -4,7 +4,9 @@
 //! The session learns the annotations from every `tools/list` result it carries, drops the tools
 //! whose annotations are invalid (the spec says a client MUST exclude them, so one malformed
 //! tool does not make the others unusable), and adds `Mcp-Param-<Name>: <value>` to each
-//! `tools/call` of an annotated tool.
+//! `tools/call` of an annotated tool. A call the server refuses with `-32020` (header mismatch)
+//! makes the session fetch the tool list again with a request of its own, then re-send the call
+//! once with the headers the tools ask for now.
 
 use std::collections::HashMap;
 
@@ -12,7 +14,9 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::session::header_value;
+use super::{HttpSession, Outgoing, header_value};
+use crate::event::{Event, RequestError};
+use std::time::Instant;
 
 /// One annotated argument: the header's name (after `Mcp-Param-`) and where the argument sits in
 /// `arguments`, as a chain of property names.
@@ -197,6 +201,93 @@ fn walk(
 /// RFC 9110 `tchar`.
 fn is_token_char(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
+}
+
+/// 2026-07-28: a `tools/call` refused with `-32020` (header mismatch) while the tool list is
+/// fetched again (a request of the session's own, page by page), to re-send the call with the
+/// headers the tools now ask for.
+#[derive(Debug)]
+pub(super) struct Refresh {
+    /// The refused call.
+    pub(super) call: Outgoing,
+    /// The server's refusal, which stands if the list cannot be had.
+    pub(super) refusal: Vec<u8>,
+}
+
+impl HttpSession {
+    /// What the session does with one of the connection's events: `None` if it was for the
+    /// session itself. Without `now` (a command's event, drained by `poll_event`), an answer to
+    /// the session's own request can only be a failure of a closing connection: dropped.
+    pub(super) fn screen(&mut self, event: Event, now: Option<Instant>) -> Option<Event> {
+        let Event::Response { id, result } = event else { return Some(event) };
+        if let Some(refresh) = self.refreshes.remove(&id) {
+            if let Some(now) = now {
+                self.on_refresh_answer(now, refresh, result);
+            }
+            return None;
+        }
+        let result = match result {
+            Ok(raw) if self.tool_lists.remove(&id) => {
+                // Tools whose `Mcp-Param-*` annotations are invalid are left out (refused
+                // locally if called).
+                Ok(self.tool_headers.learn(&raw).unwrap_or(raw))
+            }
+            other => {
+                self.tool_lists.remove(&id);
+                other
+            }
+        };
+        Some(Event::Response { id, result })
+    }
+
+    /// A `tools/call` was refused for its headers (`-32020`): fetch the tool list (page `cursor`)
+    /// with a request of the session's own, to learn what the tools ask for now; the call is
+    /// re-sent once that is done.
+    pub(super) fn refresh_tools(&mut self, now: Instant, refresh: Refresh, cursor: Option<&str>) {
+        tracing::debug!(?cursor, "the server refused a tool call's headers: fetching the tool list again");
+        let params = cursor.map(|cursor| serde_json::json!({ "cursor": cursor }).to_string());
+        match self.conn.send_for_transport(now, "tools/list", params.as_deref().map(str::as_bytes)) {
+            Ok(id) => {
+                self.refreshes.insert(id, refresh);
+            }
+            Err(error) => {
+                tracing::debug!(%error, "the tool list cannot be fetched: the refusal stands");
+                self.refuse(now, refresh.call, 400, &refresh.refusal);
+            }
+        }
+    }
+
+    /// A page of the refreshed tool list arrived (or the request failed): learn from it, then
+    /// fetch the next page or re-send the refused call.
+    pub(super) fn on_refresh_answer(
+        &mut self,
+        now: Instant,
+        refresh: Refresh,
+        result: Result<Box<RawValue>, RequestError>,
+    ) {
+        #[derive(Deserialize)]
+        struct Page {
+            #[serde(rename = "nextCursor", default)]
+            next_cursor: Option<String>,
+        }
+        if !refresh.call.id().is_some_and(|id| self.awaits(id)) {
+            // The call finished meanwhile (timed out, cancelled).
+            return;
+        }
+        let Ok(result) = result else {
+            // Not a list: the refusal stands.
+            return self.refuse(now, refresh.call, 400, &refresh.refusal);
+        };
+        let _ = self.tool_headers.learn(&result);
+        match serde_json::from_str::<Page>(result.get()).ok().and_then(|p| p.next_cursor) {
+            Some(cursor) => self.refresh_tools(now, refresh, Some(&cursor)),
+            None => {
+                let mut call = refresh.call;
+                call.refreshed = true;
+                self.post(now, call, false);
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,170 @@
+//! The session's life beyond single exchanges: a server that forgot the session (re-initialize,
+//! then re-send), the 2024-11-05 HTTP+SSE fallback and its `endpoint`, and the close with
+//! `DELETE`.
+
+use std::borrow::Cow;
+use std::time::Instant;
+
+use super::*;
+
+impl HttpSession {
+    /// The server forgot the session: start a new one and re-send `out` once.
+    pub(super) fn session_expired(&mut self, now: Instant, out: Outgoing) {
+        let pending = out.id().filter(|&id| self.awaits(id));
+        if let Some(id) = pending {
+            if out.retried {
+                let error = RequestError::Transport(
+                    "the server forgot the session again right after a re-initialization".to_owned(),
+                );
+                self.fail(now, id, error);
+            }
+        }
+        let retry = pending.is_some() && !out.retried;
+        if self.reinit.is_none() {
+            tracing::info!("the server forgot the session: re-initializing");
+            let Some((_, body)) = self.initialize.clone() else { return };
+            self.session_id = None;
+            self.reinit = Some(Reinit::default());
+            // Every stream of the old session is useless now.
+            let standalone: Vec<StreamId> = self
+                .streams
+                .iter()
+                .filter(|(_, s)| matches!(s.role, Role::Get { kind: GetKind::Standalone, .. }))
+                .map(|(&id, _)| id)
+                .collect();
+            for id in standalone {
+                self.streams.remove(&id);
+                self.actions.push_back(HttpAction::Abort(id));
+            }
+            self.reconnects.retain(|r| !matches!(r.kind, GetKind::Standalone));
+            self.standalone = Standalone::Idle;
+            let mut headers = self.post_headers();
+            headers.retain(|(name, _)| !name.eq_ignore_ascii_case("mcp-protocol-version"));
+            let url = self.config.url.clone();
+            // The whole exchange gets the handshake's time: a server that takes the request and
+            // never answers must not hold every request of the session forever.
+            let deadline = Some(deadline_after(now, self.conn.config().handshake_timeout));
+            self.start_exchange(HttpMethod::Post, url, headers, body, Role::Reinitialize, deadline);
+        }
+        if retry {
+            if let Some(reinit) = self.reinit.as_mut() {
+                reinit.retry.push(Outgoing { retried: true, ..out });
+            }
+        }
+    }
+
+    pub(super) fn on_reinitialize_result(&mut self, now: Instant, message: &[u8]) {
+        #[derive(Deserialize)]
+        struct Response<'a> {
+            #[serde(borrow)]
+            result: Option<&'a RawValue>,
+            error: Option<crate::ErrorObject>,
+        }
+        let outcome = match serde_json::from_slice::<Response<'_>>(message) {
+            Ok(Response { result: Some(raw), .. }) => {
+                match serde_json::from_str::<InitializeResult>(raw.get()) {
+                    Ok(init)
+                        if Some(init.protocol_version.as_str())
+                            == self.conn.protocol_version().map(|v| v.as_str()) =>
+                    {
+                        Ok(())
+                    }
+                    Ok(init) => {
+                        Err(format!("the server now speaks protocol version {:?}", init.protocol_version))
+                    }
+                    Err(e) => Err(format!("invalid initialize result: {e}")),
+                }
+            }
+            Ok(Response { error: Some(error), .. }) => Err(format!("initialize refused: {error}")),
+            _ => Err("invalid initialize response".to_owned()),
+        };
+        if let Err(why) = outcome {
+            self.reinit = None;
+            let detail = format!("the server forgot the session; re-initializing failed: {why}");
+            return self.conn.handle_transport(now, TransportEvent::Closed { detail });
+        }
+        tracing::debug!(session = self.session_id.is_some(), "re-initialized");
+        if let Some(reinit) = self.reinit.as_mut() {
+            reinit.answered = true;
+        }
+        let headers = self.post_headers();
+        let url = self.config.url.clone();
+        let deadline = Some(deadline_after(now, self.config.connect_timeout));
+        let mut body = Vec::new();
+        crate::jsonrpc::encode_notification(&mut body, "notifications/initialized", None);
+        if body.last() == Some(&b'\n') {
+            body.pop();
+        }
+        self.start_exchange(HttpMethod::Post, url, headers, body, Role::ReinitializedNotice, deadline);
+    }
+
+    /// The new session is complete: send what waited for it.
+    pub(super) fn reinitialized(&mut self, now: Instant) {
+        let Some(reinit) = self.reinit.take() else { return };
+        for out in reinit.retry {
+            if out.id().is_some_and(|id| self.awaits(id)) {
+                self.post(now, out, false);
+            }
+        }
+        while let Some(out) = self.held.pop_front() {
+            self.post(now, out, false);
+        }
+        self.sync(now);
+    }
+
+    /// Streamable HTTP was refused: try the 2024-11-05 HTTP+SSE transport.
+    pub(super) fn start_legacy(&mut self, now: Instant, status: u16, initialize: Outgoing) {
+        tracing::info!(status, "initialize refused over Streamable HTTP; trying the HTTP+SSE transport");
+        self.mode = Mode::Legacy { refused_with: status, endpoint: None };
+        self.held.push_front(initialize);
+        let mut headers = self.base_headers(ACCEPT_SSE);
+        headers.push((Cow::Borrowed("Accept"), ACCEPT_SSE.to_owned()));
+        let url = self.config.url.clone();
+        let deadline = Some(deadline_after(now, self.config.connect_timeout));
+        self.start_exchange(HttpMethod::Get, url, headers, Vec::new(), Role::LegacyGet, deadline);
+    }
+
+    pub(super) fn on_endpoint(&mut self, now: Instant, reference: &str) {
+        let Mode::Legacy { endpoint, .. } = &mut self.mode else { return };
+        if endpoint.is_some() {
+            return;
+        }
+        let resolved = url::resolve(&self.config.url, reference);
+        let same_origin = resolved
+            .as_deref()
+            .and_then(url::origin)
+            .is_some_and(|o| Some(o) == url::origin(&self.config.url));
+        match resolved {
+            Some(resolved) if same_origin => {
+                tracing::debug!(endpoint = %resolved, "HTTP+SSE endpoint received");
+                *endpoint = Some(resolved);
+                while let Some(out) = self.held.pop_front() {
+                    self.post(now, out, false);
+                }
+            }
+            _ => self.conn.transport_error(
+                now,
+                format!("the HTTP+SSE endpoint {reference:?} is not on the server's origin; refused"),
+            ),
+        }
+    }
+
+    /// The connection closed: abort everything and end the session with `DELETE`.
+    pub(super) fn begin_close(&mut self, now: Instant) {
+        self.closing = true;
+        for (id, _) in std::mem::take(&mut self.streams) {
+            self.actions.push_back(HttpAction::Abort(id));
+        }
+        self.reconnects.clear();
+        self.held.clear();
+        self.one_way.clear();
+        self.reinit = None;
+        self.gate = None;
+        if let (Mode::Streamable, Some(_)) = (&self.mode, &self.session_id) {
+            let headers = self.base_headers(ACCEPT_POST);
+            let url = self.config.url.clone();
+            let deadline = Some(deadline_after(now, self.config.close_timeout));
+            self.start_exchange(HttpMethod::Delete, url, headers, Vec::new(), Role::Delete, deadline);
+        }
+    }
+}

@@ -1,0 +1,719 @@
+//! [`HttpSession`]: MCP over HTTP (Streamable HTTP, and the 2024-11-05 HTTP+SSE transport) as
+//! a state machine layered on [`ClientConnection`].
+//!
+//! The connection keeps all of the protocol (ids, deadlines, the handshake, capabilities); the
+//! session turns its transmits into HTTP requests and the HTTP responses back into messages, and
+//! owns what only exists on HTTP: the session id, the stream for server-initiated messages,
+//! resumption, session expiry, the legacy fallback and the `DELETE` on close.
+//!
+//! This file holds the session's state, its public surface and the response inputs; the rest
+//! is split by concern: `outgoing.rs` (turning transmits into requests, headers, holding and
+//! pacing), `incoming.rs` (what arrives on a stream and how an exchange ends, resumption),
+//! `expiry.rs` (session expiry and re-initialization, the HTTP+SSE fallback, the close),
+//! `tool_headers.rs` (2026-07-28 `Mcp-Param-*` headers and the tool-list refresh).
+
+mod expiry;
+mod incoming;
+mod outgoing;
+mod tool_headers;
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::time::{Duration, Instant};
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use super::request::{HttpAction, HttpConfig, HttpMethod, HttpRequest, StreamId};
+use super::sse::{SseDecoder, SseError, SseEvent};
+use super::url;
+use crate::connection::deadline_after;
+use crate::connection::{ClientConnection, Status};
+use crate::event::{Event, RequestError};
+use crate::schema::InitializeResult;
+use crate::transmit::{OutgoingRequest, TransmitKind};
+use crate::transport::{Commands, TransportEvent};
+use crate::{ClientConfig, ProtocolVersion, RequestId};
+use tool_headers::{Refresh, ToolHeaders};
+
+/// How much of an error response's body is kept: enough for a JSON-RPC error object.
+const ERROR_BODY_LIMIT: usize = 4096;
+/// How much of it an error message quotes.
+const EXCERPT_LIMIT: usize = 512;
+
+/// The longest requests wait for the head of the first standalone `GET` (see `HttpSession::gate`),
+/// unless `connect_timeout` is shorter. A server that holds that head until it has an event to
+/// send (some frameworks do not flush headers before the first write) must not hold every call
+/// for the whole `connect_timeout` (30 s by default): a head that has not come within this
+/// will likely not come soon, and the stream keeps waiting for it on its own.
+const GATE_LIMIT: Duration = Duration::from_secs(1);
+
+/// The most `POST`s carrying no request (answers to server requests, notifications) in flight
+/// at once; the others wait their turn. Each exchange takes a connection of its own, and a
+/// server decides how many of these there are: 2000 `ping`s sent in one burst made the client
+/// open some 1700 TCP connections at once (past the usual limit of 1024 open files, every
+/// other socket and file of the process would fail). Servers answer these with 202 at once,
+/// so a few at a time keep up.
+const MAX_ONE_WAY_POSTS: usize = 8;
+
+const ACCEPT_POST: &str = "application/json, text/event-stream";
+const ACCEPT_SSE: &str = "text/event-stream";
+
+/// What a 2026-07-28 session cannot post (only requests go over HTTP there).
+const MODERN_HTTP: &str = "2026-07-28 Streamable HTTP";
+
+/// A message for the server, waiting to be posted or kept for a retry.
+#[derive(Debug, Clone)]
+struct Outgoing {
+    /// One JSON-RPC message, without a trailing newline.
+    body: Vec<u8>,
+    /// What the connection said of it, when it is a request awaiting a response.
+    request: Option<OutgoingRequest>,
+    /// Already re-sent once after the session expired.
+    retried: bool,
+    /// 2026-07-28: already re-sent once after a `-32020` header mismatch and a fresh tool list.
+    refreshed: bool,
+}
+
+/// Which transport the session speaks.
+#[derive(Debug)]
+enum Mode {
+    /// Streamable HTTP (2025-03-26 and later; also what a 2024-11-05 client tries first).
+    Streamable,
+    /// The 2024-11-05 HTTP+SSE transport: one `GET` stream carries every server message, and
+    /// messages are posted to the URL its `endpoint` event names.
+    Legacy {
+        /// Why Streamable HTTP was abandoned, for error messages.
+        refused_with: u16,
+        /// Where to post, once the `endpoint` event arrived.
+        endpoint: Option<String>,
+    },
+}
+
+/// The stream for server-initiated messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Standalone {
+    /// Not opened yet (or to be re-opened after a re-initialization).
+    Idle,
+    /// In flight or scheduled to reconnect: never two at once.
+    Active,
+    /// The server does not offer one (405), or it failed for good.
+    Off,
+}
+
+/// What a `GET` stream is for.
+#[derive(Debug)]
+enum GetKind {
+    /// Server-initiated messages.
+    Standalone,
+    /// Resuming a `POST`'s response stream that ended before the response.
+    Resume(Outgoing),
+}
+
+impl Outgoing {
+    /// The request's wire id, when it is a request.
+    fn id(&self) -> Option<i64> {
+        self.request.as_ref().map(OutgoingRequest::wire)
+    }
+
+    fn method(&self) -> Option<&str> {
+        self.request.as_ref().map(OutgoingRequest::method)
+    }
+}
+
+/// What an exchange is for.
+#[derive(Debug)]
+enum Role {
+    /// A message posted to the server.
+    Post {
+        out: Outgoing,
+        /// The response to its request arrived on this stream.
+        answered: bool,
+        /// It is the `initialize` request of the connection.
+        initialize: bool,
+    },
+    /// A server-sent-event stream: the standalone one, or a resumption.
+    Get {
+        kind: GetKind,
+        /// Consecutive re-opens without a message in between.
+        attempts: u32,
+    },
+    /// The `initialize` re-sent after the session expired.
+    Reinitialize,
+    /// The `notifications/initialized` that completes a re-initialization.
+    ReinitializedNotice,
+    /// The 2024-11-05 transport's event stream.
+    LegacyGet,
+    /// Ending the session.
+    Delete,
+}
+
+/// How a response body is handled.
+#[derive(Debug)]
+enum Body {
+    /// No head yet.
+    AwaitingHead,
+    /// A JSON body, gathered whole.
+    Json(Vec<u8>),
+    /// An event stream, decoded by `Stream::decoder`.
+    Sse,
+    /// An error status: the start of the body, for the error message.
+    Error(Vec<u8>),
+    /// Nothing wanted from it (a 202, the body of a legacy `POST`).
+    Ignore,
+    /// A success status with a content type that cannot carry the response.
+    Unexpected(String),
+}
+
+#[derive(Debug)]
+struct Stream {
+    role: Role,
+    status: Option<u16>,
+    body: Body,
+    /// Response headers are due by then (or, once the response was received, the rest of the body).
+    deadline: Option<Instant>,
+    /// The event-stream decoder: made when a `POST` answers with an event stream; given to a
+    /// `GET` when it opens, to carry `Last-Event-ID` and `retry` from one connection of the
+    /// stream to the next.
+    decoder: Option<SseDecoder>,
+}
+
+/// A `GET` to open later: a reconnection after the server's `retry` delay.
+#[derive(Debug)]
+struct Reconnect {
+    at: Instant,
+    kind: GetKind,
+    attempts: u32,
+    decoder: SseDecoder,
+}
+
+/// A re-initialization in progress, after the server forgot the session.
+#[derive(Debug, Default)]
+struct Reinit {
+    /// Requests to re-send once the new session is up.
+    retry: Vec<Outgoing>,
+    /// The server answered the new `initialize`.
+    answered: bool,
+}
+
+/// How a response ended.
+enum End<'a> {
+    Complete,
+    Failed(&'a str),
+}
+
+/// The client side of MCP over HTTP, as a sans-IO state machine around a [`ClientConnection`].
+///
+/// The session turns what the connection transmits into [`HttpRequest`]s and what the driver
+/// reports of their responses back into messages. It handles, all by itself and on simulated time:
+/// the `Accept` and `Content-Type` headers, the `Mcp-Session-Id` and `MCP-Protocol-Version`
+/// headers, custom headers on every request, JSON and event-stream responses, the `GET` stream
+/// for server-initiated messages (at most one; none if the server answers 405), resuming a
+/// stream that ended early with `Last-Event-ID` after the server's `retry` delay, re-initializing
+/// transparently when the server forgot the session (404, or 400 naming the session) and
+/// re-sending the affected requests once, failing a request at once when its stream ended without
+/// its response, the 2024-11-05 HTTP+SSE transport as a fallback, and the `DELETE` that ends the
+/// session on close.
+///
+/// # Driving it
+///
+/// Commands (`send`, `cancel`, `close`, …) go through [`commands`](Self::commands), getters
+/// through [`connection`](Self::connection); neither can feed the connection or take its
+/// transmits behind the session's back. The session uses only the connection's public API: a
+/// transport written outside this crate can be built the same way. After every input or
+/// command, a driver:
+/// 1. drains [`poll_action`](Self::poll_action): executes each [`HttpAction::Send`] concurrently,
+///    drops the exchange named by each [`HttpAction::Abort`];
+/// 2. reports each response with [`handle_response_head`](Self::handle_response_head),
+///    [`handle_response_body`](Self::handle_response_body) and
+///    [`handle_response_end`](Self::handle_response_end) or
+///    [`handle_response_error`](Self::handle_response_error);
+/// 3. delivers the events of [`poll_event`](Self::poll_event), and arms one timer at
+///    [`poll_timeout`](Self::poll_timeout) that calls [`handle_timeout`](Self::handle_timeout);
+/// 4. stops once [`is_finished`](Self::is_finished): the connection closed and the `DELETE` (if
+///    any) was answered or timed out.
+#[derive(Debug)]
+pub struct HttpSession {
+    conn: ClientConnection,
+    config: HttpConfig,
+    mode: Mode,
+    session_id: Option<String>,
+    /// The `initialize` request (its id and body), kept for the legacy fallback and
+    /// re-initialization.
+    initialize: Option<(i64, Vec<u8>)>,
+    streams: BTreeMap<StreamId, Stream>,
+    next_stream: u64,
+    actions: VecDeque<HttpAction>,
+    /// Messages waiting for the session: a legacy endpoint, or a re-initialization.
+    held: VecDeque<Outgoing>,
+    /// Answers and notifications waiting for one of the [`MAX_ONE_WAY_POSTS`] to finish.
+    one_way: VecDeque<Outgoing>,
+    reconnects: Vec<Reconnect>,
+    standalone: Standalone,
+    /// A fresh standalone `GET` whose head has not come yet: requests wait for it, so that a
+    /// server message unrelated to any request (an elicitation sent from a tool, say) has a
+    /// stream to travel on. Some servers drop such messages when no `GET` stream is open.
+    /// Requests wait until the head came or the `GET` failed, or until the instant kept here
+    /// ([`GATE_LIMIT`]).
+    gate: Option<(StreamId, Instant)>,
+    reinit: Option<Reinit>,
+    /// Set once the connection closed: when to stop waiting for the `DELETE`.
+    closing: bool,
+    /// Scratch for decoded event-stream items.
+    sse_items: Vec<Result<SseEvent, SseError>>,
+    /// The connection's events, once the session has seen them.
+    events: VecDeque<Event>,
+    /// 2026-07-28: the tools' `Mcp-Param-*` annotations, from the `tool/list` results seen.
+    tool_headers: ToolHeaders,
+    /// 2026-07-28: the application's `tools/list` requests in flight (by the id their response
+    /// event carries), whose results teach the tools' headers and lose the tools with invalid
+    /// ones.
+    tool_lists: BTreeSet<RequestId>,
+    /// 2026-07-28: the session's own `tools/list` requests (by id), each with the call it
+    /// fetches new headers for.
+    refreshes: BTreeMap<RequestId, Refresh>,
+}
+
+impl HttpSession {
+    /// Creates a session for `http`'s URL; the connection queues its first request at once
+    /// (`initialize`, or `server/discover` when 2026-07-28 is among the versions).
+    ///
+    /// On a 2026-07-28 connection every POST carries `MCP-Protocol-Version`, `Mcp-Method` and,
+    /// for `tools/call`, `prompts/get` and `resources/read`, `Mcp-Name`; there is no session, no
+    /// GET stream and no `DELETE`. A dual-era client whose `server/discover` is refused without a
+    /// recognised modern error (an empty or non-JSON-RPC 4xx body, any other JSON-RPC error)
+    /// falls back to `initialize`, and from there to HTTP+SSE.
+    pub fn new(http: HttpConfig, config: ClientConfig, now: Instant) -> Self {
+        Self::with_connection(http, ClientConnection::new(config, now))
+    }
+
+    /// Wraps a connection that has not transmitted anything yet.
+    pub fn with_connection(http: HttpConfig, conn: ClientConnection) -> Self {
+        Self {
+            conn,
+            config: http,
+            mode: Mode::Streamable,
+            session_id: None,
+            initialize: None,
+            streams: BTreeMap::new(),
+            next_stream: 0,
+            actions: VecDeque::new(),
+            held: VecDeque::new(),
+            one_way: VecDeque::new(),
+            reconnects: Vec::new(),
+            standalone: Standalone::Idle,
+            gate: None,
+            reinit: None,
+            closing: false,
+            sse_items: Vec::new(),
+            events: VecDeque::new(),
+            tool_headers: ToolHeaders::default(),
+            tool_lists: BTreeSet::new(),
+            refreshes: BTreeMap::new(),
+        }
+    }
+
+    /// The connection, for its getters.
+    pub fn connection(&self) -> &ClientConnection {
+        &self.conn
+    }
+
+    /// The connection's commands (`send`, `cancel`, `close`, …). On a 2026-07-28 session,
+    /// notifications are refused ([`UsageError::TransportCannotCarry`](crate::UsageError)):
+    /// only requests are posted there.
+    pub fn commands(&mut self) -> Commands<'_> {
+        let modern = self.modern();
+        let commands = self.conn.commands();
+        if modern { commands.refuse_notifications(MODERN_HTTP) } else { commands }
+    }
+
+    /// The next event, in order: the connection's, less the answers to the session's own
+    /// requests.
+    #[must_use]
+    pub fn poll_event(&mut self) -> Option<Event> {
+        if let Some(event) = self.events.pop_front() {
+            return Some(event);
+        }
+        // Events a command made since the last input (a cancellation, a close).
+        while let Some(event) = self.conn.poll_event() {
+            if let Some(event) = self.screen(event, None) {
+                return Some(event);
+            }
+        }
+        None
+    }
+
+    /// Whether messages go out under 2026-07-28 rules.
+    fn modern(&self) -> bool {
+        self.conn.wire_version().is_some_and(ProtocolVersion::is_modern)
+    }
+
+    /// Whether the connection still awaits a response with this wire id.
+    fn awaits(&self, id: i64) -> bool {
+        self.conn.awaits(&RequestId::Number(id))
+    }
+
+    /// The transport cannot deliver the response to request `id`.
+    fn fail(&mut self, now: Instant, id: i64, error: RequestError) {
+        self.conn.handle_transport(now, TransportEvent::RequestFailed { id: RequestId::Number(id), error });
+    }
+
+    /// The session id the server assigned, if any.
+    pub fn session_id(&self) -> Option<&str> {
+        self.session_id.as_deref()
+    }
+
+    /// Whether the session fell back to the 2024-11-05 HTTP+SSE transport.
+    pub fn is_legacy(&self) -> bool {
+        matches!(self.mode, Mode::Legacy { .. })
+    }
+
+    /// HTTP exchanges in flight.
+    pub fn streams_in_flight(&self) -> usize {
+        self.streams.len()
+    }
+
+    /// The connection is closed and nothing is left in flight: the driver can stop.
+    pub fn is_finished(&self) -> bool {
+        self.conn.is_closed() && self.closing && self.streams.is_empty() && self.actions.is_empty()
+    }
+
+    // ----- outputs -----
+
+    /// The next thing for the driver to do. Call it after every input and command: it also
+    /// picks up what the connection queued since.
+    pub fn poll_action(&mut self, now: Instant) -> Option<HttpAction> {
+        self.sync(now);
+        self.actions.pop_front()
+    }
+
+    /// When [`handle_timeout`](Self::handle_timeout) must be called next.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        let streams = self.streams.values().filter_map(|s| s.deadline);
+        let reconnects = self.reconnects.iter().map(|r| r.at);
+        let gate = self.gate.map(|(_, until)| until);
+        streams.chain(reconnects).chain(gate).chain(self.conn.poll_timeout()).min()
+    }
+
+    // ----- inputs -----
+
+    /// Deadlines at or before `now`: request timeouts, response headers that did not come,
+    /// reconnections that are due.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        self.conn.handle_timeout(now);
+        let expired: Vec<StreamId> = self
+            .streams
+            .iter()
+            .filter(|(_, s)| s.deadline.is_some_and(|at| at <= now))
+            .map(|(&id, _)| id)
+            .collect();
+        for id in expired {
+            let Some(stream) = self.streams.remove(&id) else { continue };
+            self.actions.push_back(HttpAction::Abort(id));
+            let answered = matches!(stream.role, Role::Post { answered: true, .. });
+            if answered || matches!(stream.role, Role::Delete) {
+                continue;
+            }
+            let limit = match stream.role {
+                Role::Reinitialize => self.conn.config().handshake_timeout,
+                _ => self.config.connect_timeout,
+            };
+            let why = format!("no response from the server within {limit:?}");
+            self.finish_stream(now, stream, End::Failed(&why));
+        }
+        let mut i = 0;
+        while i < self.reconnects.len() {
+            if self.reconnects[i].at <= now {
+                let reconnect = self.reconnects.swap_remove(i);
+                self.open_get(now, reconnect.kind, reconnect.attempts, reconnect.decoder);
+            } else {
+                i += 1;
+            }
+        }
+        if self.gate.is_some_and(|(_, until)| until <= now) {
+            // The first `GET`'s head is late: stop holding requests for it (it stays open).
+            tracing::debug!("the stream for server-initiated messages has no head yet: requests go ahead");
+            self.gate = None;
+        }
+        self.sync(now);
+    }
+
+    /// The response head of exchange `stream` arrived: its status and headers (name, value).
+    pub fn handle_response_head<'h>(
+        &mut self,
+        now: Instant,
+        stream: StreamId,
+        status: u16,
+        headers: impl IntoIterator<Item = (&'h str, &'h [u8])>,
+    ) {
+        let Some(s) = self.streams.get_mut(&stream) else { return };
+        if !matches!(s.body, Body::AwaitingHead) {
+            return;
+        }
+        let mut content_type = String::new();
+        let mut session_id = None;
+        for (name, value) in headers {
+            if name.eq_ignore_ascii_case("content-type") {
+                let value = String::from_utf8_lossy(value);
+                content_type = value.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+            } else if name.eq_ignore_ascii_case("mcp-session-id") {
+                session_id = std::str::from_utf8(value).ok().map(str::trim).filter(|v| is_visible_ascii(v));
+            }
+        }
+        s.status = Some(status);
+        if !matches!(s.role, Role::Reinitialize) {
+            // The re-initialization keeps its deadline for the whole answer (see
+            // `session_expired`); every other exchange waited for its head only.
+            s.deadline = None;
+        }
+        let success = (200..300).contains(&status);
+        let sse = content_type == "text/event-stream";
+        s.body = match &s.role {
+            _ if !success => Body::Error(Vec::new()),
+            Role::Delete | Role::ReinitializedNotice => Body::Ignore,
+            Role::Post { out, .. } if out.request.is_none() => Body::Ignore,
+            Role::Post { .. } if matches!(self.mode, Mode::Legacy { .. }) => Body::Ignore,
+            Role::Post { .. } | Role::Reinitialize | Role::Get { .. } | Role::LegacyGet if sse => {
+                let max = self.conn.config().max_message_size;
+                s.decoder.get_or_insert_with(|| SseDecoder::new(max));
+                Body::Sse
+            }
+            Role::Post { .. } | Role::Reinitialize if content_type == "application/json" => {
+                Body::Json(Vec::new())
+            }
+            _ => Body::Unexpected(content_type),
+        };
+        if self.gate.is_some_and(|(id, _)| id == stream) {
+            self.gate = None;
+        }
+        let takes_session =
+            success && matches!(s.role, Role::Post { initialize: true, .. } | Role::Reinitialize);
+        if let (true, Some(id), Mode::Streamable) = (takes_session, session_id, &self.mode) {
+            self.session_id = Some(id.to_owned());
+        }
+        match s.role {
+            // Ending the session needs no more than the head.
+            Role::Delete => {
+                self.streams.remove(&stream);
+                self.actions.push_back(HttpAction::Abort(stream));
+            }
+            Role::ReinitializedNotice => {
+                self.streams.remove(&stream);
+                self.actions.push_back(HttpAction::Abort(stream));
+                self.reinitialized(now);
+            }
+            _ => {}
+        }
+        self.pump(now);
+    }
+
+    /// A chunk of the response body of exchange `stream`.
+    pub fn handle_response_body(&mut self, now: Instant, stream: StreamId, chunk: &[u8]) {
+        let max = self.conn.config().max_message_size;
+        let Some(mut s) = self.streams.remove(&stream) else { return };
+        match &mut s.body {
+            Body::Json(buf) => {
+                if buf.len() + chunk.len() > max {
+                    let len = buf.len() + chunk.len();
+                    let why =
+                        format!("the response body exceeds the maximum message size ({len} > {max} bytes)");
+                    self.conn.handle_transport(now, TransportEvent::Oversized { len });
+                    self.actions.push_back(HttpAction::Abort(stream));
+                    self.finish_stream(now, s, End::Failed(&why));
+                    return self.pump(now);
+                }
+                buf.extend_from_slice(chunk);
+            }
+            Body::Error(buf) => {
+                let room = ERROR_BODY_LIMIT - buf.len();
+                buf.extend_from_slice(&chunk[..chunk.len().min(room)]);
+                if buf.len() >= ERROR_BODY_LIMIT {
+                    // Enough to explain the error; the rest is not worth waiting for.
+                    self.actions.push_back(HttpAction::Abort(stream));
+                    self.finish_stream(now, s, End::Complete);
+                    return self.pump(now);
+                }
+            }
+            Body::Sse => {
+                let mut items = std::mem::take(&mut self.sse_items);
+                if let Some(decoder) = s.decoder.as_mut() {
+                    decoder.feed(chunk, &mut |item| items.push(item));
+                }
+                for item in items.drain(..) {
+                    self.on_sse_item(now, &mut s, item);
+                }
+                self.sse_items = items;
+            }
+            Body::AwaitingHead | Body::Ignore | Body::Unexpected(_) => {}
+        }
+        self.put_back(stream, s);
+        self.pump(now);
+    }
+
+    /// Returns a stream taken out of the table for processing; if the session started closing
+    /// meanwhile, it is aborted instead.
+    fn put_back(&mut self, id: StreamId, s: Stream) {
+        if self.closing {
+            self.actions.push_back(HttpAction::Abort(id));
+        } else {
+            self.streams.insert(id, s);
+        }
+    }
+
+    /// The response body of exchange `stream` ended normally.
+    pub fn handle_response_end(&mut self, now: Instant, stream: StreamId) {
+        if let Some(s) = self.streams.remove(&stream) {
+            self.finish_stream(now, s, End::Complete);
+        }
+        self.sync(now);
+    }
+
+    /// Exchange `stream` failed: the connection could not be made, or broke before the response
+    /// or its body ended. `error` explains it (it ends up in request errors).
+    pub fn handle_response_error(&mut self, now: Instant, stream: StreamId, error: &str) {
+        if let Some(s) = self.streams.remove(&stream) {
+            self.finish_stream(now, s, End::Failed(error));
+        }
+        self.sync(now);
+    }
+
+    // ----- internals -----
+}
+
+/// Whether an error body is the JSON-RPC error `-32020` (header mismatch).
+fn header_mismatch(body: &[u8]) -> bool {
+    #[derive(Deserialize)]
+    struct Error {
+        code: i64,
+    }
+    #[derive(Deserialize)]
+    struct Response {
+        error: Option<Error>,
+    }
+    serde_json::from_slice::<Response>(body)
+        .is_ok_and(|r| r.error.is_some_and(|e| e.code == crate::jsonrpc::error_codes::HEADER_MISMATCH))
+}
+
+/// A header value as 2026-07-28 sends it (`Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`): as is when
+/// it is printable ASCII without leading or trailing white space, else
+/// `=?base64?<Base64 of the UTF-8 bytes>?=`. A plain value that looks like the encoded form is
+/// encoded too, so it cannot be misread.
+///
+/// ```
+/// use mcp_sansio::http::header_value;
+///
+/// assert_eq!(header_value("get_weather"), "get_weather");
+/// assert_eq!(header_value("héllo"), "=?base64?aMOpbGxv?=");
+/// ```
+pub fn header_value(value: &str) -> String {
+    let plain = value.bytes().all(|b| (0x20..0x7f).contains(&b))
+        && !value.starts_with([' ', '\t'])
+        && !value.ends_with([' ', '\t'])
+        && (!value.starts_with("=?base64?") || !value.ends_with("?="));
+    if plain { value.to_owned() } else { format!("=?base64?{}?=", base64(value.as_bytes())) }
+}
+
+/// Standard Base64 with padding.
+fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let n = chunk.iter().enumerate().fold(0u32, |n, (i, &b)| n | u32::from(b) << (16 - 8 * i));
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(char::from(ALPHABET[(n >> (18 - 6 * i)) as usize & 63]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// Header values the session accepts as a session id: visible ASCII, as the spec requires.
+fn is_visible_ascii(value: &str) -> bool {
+    !value.is_empty() && value.bytes().all(|b| (0x21..=0x7e).contains(&b))
+}
+
+/// Whether an error answer means the server no longer knows the session: 404 as the spec says,
+/// or 400 with a body that names the session, as some servers answer.
+fn session_gone(status: u16, body: &[u8]) -> bool {
+    status == 404 || (status == 400 && String::from_utf8_lossy(body).to_ascii_lowercase().contains("session"))
+}
+
+/// Whether `message` is a JSON-RPC response (or error) with integer id `id`.
+fn is_response_to(message: &[u8], id: i64) -> bool {
+    #[derive(Deserialize)]
+    struct Envelope<'a> {
+        #[serde(borrow)]
+        id: Option<&'a RawValue>,
+        #[serde(borrow, default)]
+        method: Option<&'a RawValue>,
+    }
+    match serde_json::from_slice::<Envelope<'_>>(message) {
+        Ok(Envelope { id: Some(raw), method: None }) => raw.get().trim().parse::<i64>().ok() == Some(id),
+        _ => false,
+    }
+}
+
+/// The start of a body, for an error message.
+fn excerpt(body: &[u8]) -> String {
+    let text = String::from_utf8_lossy(&body[..body.len().min(EXCERPT_LIMIT)]);
+    text.trim().to_owned()
+}
+
+fn describe_failure(status: Option<u16>, body: &Body, end: &End<'_>) -> String {
+    match (status, body, end) {
+        (_, _, End::Failed(why)) if status.is_none() => (*why).to_owned(),
+        (Some(status), Body::Error(buf), _) => {
+            let text = excerpt(buf);
+            if text.is_empty() { format!("HTTP {status}") } else { format!("HTTP {status}: {text}") }
+        }
+        (Some(status), Body::Unexpected(content_type), _) => {
+            format!("HTTP {status} with content type {content_type:?} instead of an event stream")
+        }
+        (_, _, End::Failed(why)) => format!("the stream broke: {why}"),
+        (_, _, End::Complete) => "the server ended the stream".to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recognises_responses_by_id() {
+        assert!(is_response_to(br#"{"jsonrpc":"2.0","id":3,"result":{}}"#, 3));
+        assert!(is_response_to(br#"{"jsonrpc":"2.0","id": 3 ,"error":{"code":1,"message":"x"}}"#, 3));
+        assert!(!is_response_to(br#"{"jsonrpc":"2.0","id":3,"method":"ping"}"#, 3));
+        assert!(!is_response_to(br#"{"jsonrpc":"2.0","id":"3","result":{}}"#, 3));
+        assert!(!is_response_to(b"not json", 3));
+    }
+
+    #[test]
+    fn header_values_and_base64() {
+        assert_eq!(base64(b""), "");
+        assert_eq!(base64(b"f"), "Zg==");
+        assert_eq!(base64(b"fo"), "Zm8=");
+        assert_eq!(base64(b"foo"), "Zm9v");
+        assert_eq!(base64(b"foobar"), "Zm9vYmFy");
+        assert_eq!(header_value("get_weather"), "get_weather");
+        assert_eq!(header_value("file:///a b.txt"), "file:///a b.txt");
+        assert_eq!(header_value(""), "");
+        assert_eq!(header_value("héllo"), "=?base64?aMOpbGxv?=");
+        assert_eq!(header_value(" padded"), "=?base64?IHBhZGRlZA==?=");
+        assert_eq!(header_value("line\nbreak"), "=?base64?bGluZQpicmVhaw==?=");
+        assert_eq!(header_value("us west 1"), "us west 1");
+        assert_eq!(header_value("\tindented"), "=?base64?CWluZGVudGVk?=");
+        assert_eq!(header_value("=?base64?literal?="), "=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?=");
+        assert!(header_mismatch(br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32020,"message":"m"}}"#));
+        assert!(!header_mismatch(br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"m"}}"#));
+    }
+
+    #[test]
+    fn session_gone_rules() {
+        assert!(session_gone(404, b""));
+        assert!(session_gone(400, br#"{"error":{"message":"Bad Request: No valid session ID provided"}}"#));
+        assert!(!session_gone(400, b"missing field"));
+        assert!(!session_gone(500, b"session"));
+    }
+}

@@ -1,0 +1,273 @@
+//! What the session sends: the connection's transmits turned into `POST`s (held while the
+//! session cannot take them, paced when they are one-way), the headers every request carries,
+//! the event-stream `GET`s.
+
+use std::borrow::Cow;
+use std::time::Instant;
+
+use super::*;
+
+impl HttpSession {
+    /// Picks up what the connection did since the last call: new transmits, requests that
+    /// finished elsewhere (timed out, cancelled), the handshake's end, the connection's close.
+    pub(super) fn sync(&mut self, now: Instant) {
+        if self.conn.is_closed() {
+            if !self.closing {
+                self.begin_close(now);
+            }
+            while self.conn.poll_transmit().is_some() {}
+            return self.pump(now);
+        }
+        let modern = self.modern();
+        while let Some(transmit) = self.conn.poll_transmit() {
+            let (body, kind) = transmit.into_parts();
+            let request = match kind {
+                TransmitKind::Request(request) => request,
+                // 2026-07-28 over HTTP: a request is cancelled by closing its stream (done
+                // below, once the connection no longer awaits it), not by a notification.
+                TransmitKind::Cancellation { .. } if modern => continue,
+                // Only requests are posted on 2026-07-28 (the commands refuse notifications).
+                other if modern => {
+                    tracing::warn!(?other, "a message that 2026-07-28 over HTTP cannot carry was dropped");
+                    continue;
+                }
+                _ => {
+                    self.dispatch(now, Outgoing { body, request: None, retried: false, refreshed: false });
+                    continue;
+                }
+            };
+            let initialize = request.method() == "initialize";
+            if initialize {
+                self.initialize = Some((request.wire(), body.clone()));
+            }
+            let call = request.call_id();
+            if modern && request.method() == "tools/list" && !self.refreshes.contains_key(&call) {
+                self.tool_lists.insert(call);
+            }
+            let out = Outgoing { body, request: Some(request), retried: false, refreshed: false };
+            if initialize {
+                self.post(now, out, true);
+            } else {
+                self.dispatch(now, out);
+            }
+        }
+        // Exchanges whose request finished without them (timeout, cancel) are no longer needed.
+        let orphaned: Vec<StreamId> = self
+            .streams
+            .iter()
+            .filter(|(_, s)| match &s.role {
+                Role::Post { out, answered: false, .. } => out.id().is_some_and(|id| !self.awaits(id)),
+                Role::Get { kind: GetKind::Resume(out), .. } => out.id().is_some_and(|id| !self.awaits(id)),
+                _ => false,
+            })
+            .map(|(&id, _)| id)
+            .collect();
+        for id in orphaned {
+            self.streams.remove(&id);
+            self.actions.push_back(HttpAction::Abort(id));
+        }
+        let conn = &self.conn;
+        self.reconnects.retain(|r| match &r.kind {
+            GetKind::Resume(out) => out.id().is_some_and(|id| conn.awaits(&RequestId::Number(id))),
+            GetKind::Standalone => true,
+        });
+        if self.gate.is_some_and(|(id, _)| !self.streams.contains_key(&id)) {
+            self.gate = None;
+        }
+        if self.gate.is_none() && self.reinit.is_none() && matches!(self.mode, Mode::Streamable) {
+            // What waited for the standalone stream's head (see `gate`).
+            while let Some(out) = self.held.pop_front() {
+                if out.id().is_none_or(|id| self.awaits(id)) {
+                    self.post(now, out, false);
+                }
+            }
+        }
+        let can_post = match &self.mode {
+            Mode::Streamable => self.reinit.is_none(),
+            Mode::Legacy { endpoint, .. } => endpoint.is_some(),
+        };
+        while can_post && !self.one_way.is_empty() && self.one_way_in_flight() < MAX_ONE_WAY_POSTS {
+            if let Some(out) = self.one_way.pop_front() {
+                self.post(now, out, false);
+            }
+        }
+        if self.standalone == Standalone::Idle
+            && !modern
+            && self.config.standalone_stream
+            && matches!(self.mode, Mode::Streamable)
+            && self.reinit.is_none()
+            && self.conn.status() == Status::Ready
+        {
+            let decoder = SseDecoder::new(self.conn.config().max_message_size);
+            self.open_get(now, GetKind::Standalone, 0, decoder);
+        }
+        self.pump(now);
+    }
+
+    /// Moves the connection's events into the session's queue, taking the answers to the
+    /// session's own requests out and filtering the application's 2026-07-28 tool lists.
+    pub(super) fn pump(&mut self, now: Instant) {
+        while let Some(event) = self.conn.poll_event() {
+            if let Some(event) = self.screen(event, Some(now)) {
+                self.events.push_back(event);
+            }
+        }
+    }
+
+    /// Sends a message now, or holds it until the session can take it.
+    pub(super) fn dispatch(&mut self, now: Instant, out: Outgoing) {
+        let waiting = match &self.mode {
+            Mode::Streamable => self.reinit.is_some() || (self.gate.is_some() && out.request.is_some()),
+            Mode::Legacy { endpoint, .. } => endpoint.is_none(),
+        };
+        if waiting {
+            self.held.push_back(out);
+        } else {
+            self.post(now, out, false);
+        }
+    }
+
+    /// Starts an exchange: registers its stream and asks the driver to send the request.
+    pub(super) fn start_exchange(
+        &mut self,
+        method: HttpMethod,
+        url: String,
+        headers: Vec<(Cow<'static, str>, String)>,
+        body: Vec<u8>,
+        role: Role,
+        deadline: Option<Instant>,
+    ) -> StreamId {
+        let stream = self.new_stream(role, deadline);
+        self.actions.push_back(HttpAction::Send(HttpRequest { stream, method, url, headers, body }));
+        stream
+    }
+
+    /// The headers of a `POST` carrying JSON.
+    pub(super) fn post_headers(&self) -> Vec<(Cow<'static, str>, String)> {
+        let mut headers = self.base_headers(ACCEPT_POST);
+        headers.push((Cow::Borrowed("Content-Type"), "application/json".to_owned()));
+        headers
+    }
+
+    pub(super) fn new_stream(&mut self, role: Role, deadline: Option<Instant>) -> StreamId {
+        let id = StreamId(self.next_stream);
+        self.next_stream += 1;
+        let stream = Stream { role, status: None, body: Body::AwaitingHead, deadline, decoder: None };
+        self.streams.insert(id, stream);
+        id
+    }
+
+    /// The headers every request carries: the custom ones, then the session's.
+    pub(super) fn base_headers(&self, accept: &'static str) -> Vec<(Cow<'static, str>, String)> {
+        let mut headers = Vec::with_capacity(self.config.headers.len() + 4);
+        headers.extend(self.config.headers.iter().map(|(n, v)| (Cow::Owned(n.clone()), v.clone())));
+        if matches!(self.mode, Mode::Streamable) {
+            headers.push((Cow::Borrowed("Accept"), accept.to_owned()));
+            if let Some(id) = &self.session_id {
+                headers.push((Cow::Borrowed("Mcp-Session-Id"), id.clone()));
+            }
+            if let Some(v) = self.conn.wire_version().filter(|&v| v >= ProtocolVersion::V2025_06_18) {
+                headers.push((Cow::Borrowed("MCP-Protocol-Version"), v.as_str().to_owned()));
+            }
+        }
+        headers
+    }
+
+    /// `POST`s carrying no request, in flight.
+    pub(super) fn one_way_in_flight(&self) -> usize {
+        let one_way = |s: &&Stream| matches!(&s.role, Role::Post { out, .. } if out.request.is_none());
+        self.streams.values().filter(one_way).count()
+    }
+
+    pub(super) fn post(&mut self, now: Instant, out: Outgoing, initialize: bool) {
+        if out.request.is_none() && self.one_way_in_flight() >= MAX_ONE_WAY_POSTS {
+            // Sent by `sync` once one of those in flight is done.
+            return self.one_way.push_back(out);
+        }
+        let url = match &self.mode {
+            Mode::Streamable => self.config.url.clone(),
+            Mode::Legacy { endpoint: Some(endpoint), .. } => endpoint.clone(),
+            Mode::Legacy { endpoint: None, .. } => return self.held.push_back(out),
+        };
+        let mut headers = self.post_headers();
+        let mut listens = false;
+        if let (true, Some(request)) = (self.modern(), &out.request) {
+            // 2026-07-28: the method, the name it acts on and annotated tool arguments in
+            // headers, for routing; the connection said what they are.
+            let method = request.method();
+            if let Some(name) = request.name() {
+                if method == "tools/call" {
+                    if let Some(why) = self.tool_headers.rejection(name) {
+                        let error =
+                            RequestError::ToolRejected { tool: name.to_owned(), reason: why.to_owned() };
+                        let event = TransportEvent::RequestFailed { id: request.id(), error };
+                        return self.conn.handle_transport(now, event);
+                    }
+                    let params = self.tool_headers.headers(name, request.tool_arguments());
+                    headers.extend(params.into_iter().map(|(n, v)| (Cow::Owned(n), v)));
+                }
+                headers.push((Cow::Borrowed("Mcp-Name"), header_value(name)));
+            }
+            headers.push((Cow::Borrowed("Mcp-Method"), header_value(method)));
+            listens = method == "subscriptions/listen";
+        }
+        // A request's own deadline bounds the wait for its response; everything else gets the
+        // connect timeout, and so does the head of a listen stream, which has no deadline.
+        let deadline =
+            (out.request.is_none() || listens).then(|| deadline_after(now, self.config.connect_timeout));
+        let mut out = out;
+        // Only a request may need re-sending (after a session expiry); the rest is moved.
+        let body = if out.request.is_some() { out.body.clone() } else { std::mem::take(&mut out.body) };
+        let role = Role::Post { out, answered: false, initialize };
+        self.start_exchange(HttpMethod::Post, url, headers, body, role, deadline);
+    }
+
+    /// A request was refused with an error status: fail it with the server's JSON-RPC error
+    /// when the body is one, else with the status.
+    pub(super) fn refuse(&mut self, now: Instant, out: Outgoing, status: u16, buf: &[u8]) {
+        let Some(id) = out.id().filter(|&id| self.awaits(id)) else {
+            tracing::warn!(status, "the server refused a notification or an answer");
+            return;
+        };
+        // A JSON-RPC error for the request says more than the status does.
+        if is_response_to(buf, id) {
+            self.conn.feed_message(now, buf);
+        }
+        if self.awaits(id) {
+            let error = RequestError::HttpStatus { status, body: excerpt(buf) };
+            self.conn
+                .handle_transport(now, TransportEvent::RequestFailed { id: RequestId::Number(id), error });
+        }
+    }
+
+    pub(super) fn open_get(&mut self, now: Instant, kind: GetKind, attempts: u32, decoder: SseDecoder) {
+        if self.closing || !matches!(self.mode, Mode::Streamable) {
+            return;
+        }
+        if matches!(kind, GetKind::Standalone) {
+            if self.reinit.is_some() {
+                // Re-opened with the new session.
+                self.standalone = Standalone::Idle;
+                return;
+            }
+            self.standalone = Standalone::Active;
+        }
+        let mut headers = self.base_headers(ACCEPT_SSE);
+        if let Some(last) = decoder.last_event_id() {
+            headers.push((Cow::Borrowed("Last-Event-ID"), last.to_owned()));
+        }
+        let deadline =
+            matches!(kind, GetKind::Standalone).then(|| deadline_after(now, self.config.connect_timeout));
+        let url = self.config.url.clone();
+        let fresh = matches!(kind, GetKind::Standalone) && attempts == 0;
+        let role = Role::Get { kind, attempts };
+        let stream = self.start_exchange(HttpMethod::Get, url, headers, Vec::new(), role, deadline);
+        if let Some(s) = self.streams.get_mut(&stream) {
+            s.decoder = Some(decoder);
+        }
+        if fresh {
+            self.gate = Some((stream, deadline_after(now, GATE_LIMIT.min(self.config.connect_timeout))));
+        }
+        tracing::debug!(%stream, attempts, "opening an event stream");
+    }
+}
