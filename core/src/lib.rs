@@ -94,6 +94,31 @@
 //! assert!(String::from_utf8(written).unwrap().starts_with(r#"{"jsonrpc":"2.0","id":0,"method":"initialize""#));
 //! ```
 //!
+//! # Contracts
+//!
+//! - **Call order.** Inputs (`feed*`, `handle_timeout`, `handle_transport`) and commands (`send`,
+//!   `notify`, `respond`, `cancel`, `close`) may come in any order. After each, a driver drains
+//!   `poll_transmit` (writing in order), then `poll_event`, then reads `poll_timeout`. Outputs
+//!   wait in queues until drained; nothing is lost by draining late.
+//! - **Time only moves forward.** Every `now` comes from one monotonic clock. A `now` earlier
+//!   than one already given never panics and never fires a deadline early: deadlines are
+//!   compared with it as they are, so a clock that steps back only delays what was due.
+//!   Durations saturate (a timeout of `Duration::MAX` is a deadline a century away).
+//! - **Every request ends once.** Every id that [`ClientConnection::send`] or
+//!   [`send_request`](ClientConnection::send_request) returned ends in exactly one
+//!   [`Event::Response`], whatever happens; after [`Event::Closed`] no event follows. Debug
+//!   builds assert the pending table's invariants (one deadline per timed request, wire ids
+//!   indexed both ways) after every input and command.
+//! - **Transports above a byte stream** use only public API: each [`Transmit`] says what it is
+//!   ([`TransmitKind`]: a request with its method and routing name, a notification, a
+//!   cancellation, an answer), so no layer parses outgoing bytes; what the transport learns goes
+//!   back in as a [`TransportEvent`] through
+//!   [`handle_transport`](ClientConnection::handle_transport); [`ClientConnection::awaits`] and
+//!   [`wire_version`](ClientConnection::wire_version) answer its questions; and it lends the
+//!   application [`Commands`], which cannot feed the connection or take its output.
+//!   [`http::HttpSession`] is built that way, and so is the in-memory transport of
+//!   `core/tests/custom_transport.rs`.
+//!
 //! # Errors, in three classes
 //! - The caller misused the API: a command returns [`UsageError`] and sends nothing.
 //! - The server broke the protocol or failed: an [`Event`] says so ([`Event::InvalidMessage`],

@@ -81,10 +81,6 @@ impl OutgoingRequest {
         RequestId::Number(self.call)
     }
 
-    pub(crate) fn wire(&self) -> i64 {
-        self.id
-    }
-
     /// The method.
     pub fn method(&self) -> &str {
         &self.method

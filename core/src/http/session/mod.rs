@@ -112,7 +112,7 @@ enum GetKind {
 impl Outgoing {
     /// The request's wire id, when it is a request.
     fn id(&self) -> Option<i64> {
-        self.request.as_ref().map(OutgoingRequest::wire)
+        self.request.as_ref().and_then(|r| wire_number(&r.id()))
     }
 
     fn method(&self) -> Option<&str> {
@@ -577,6 +577,14 @@ impl HttpSession {
     }
 
     // ----- internals -----
+}
+
+/// The number of an id the engine issued (it issues no string ids).
+fn wire_number(id: &RequestId) -> Option<i64> {
+    match id {
+        RequestId::Number(n) => Some(*n),
+        RequestId::String(_) => None,
+    }
 }
 
 /// Whether an error body is the JSON-RPC error `-32020` (header mismatch).

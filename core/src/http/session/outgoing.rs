@@ -37,8 +37,8 @@ impl HttpSession {
                 }
             };
             let initialize = request.method() == "initialize";
-            if initialize {
-                self.initialize = Some((request.wire(), body.clone()));
+            if let (true, Some(id)) = (initialize, wire_number(&request.id())) {
+                self.initialize = Some((id, body.clone()));
             }
             let call = request.call_id();
             if modern && request.method() == "tools/list" && !self.refreshes.contains_key(&call) {
