@@ -186,6 +186,17 @@ async fn suite(wire: Wire, era: Era) {
         "the server never heard of the cancellation"
     );
 
+    // A notification of ours: posted or written in every case but 2026-07-28 over HTTP, which
+    // carries only requests; there it is refused at once, typed, instead of vanishing.
+    let notified = client.notify("notifications/custom", None);
+    match (wire, era) {
+        (Wire::Hyper | Wire::Surf, Era::Modern) => assert!(
+            matches!(&notified, Err(Error::Usage(UsageError::TransportCannotCarry { what, .. })) if what == "notifications/custom"),
+            "{notified:?}"
+        ),
+        _ => assert!(notified.is_ok(), "{notified:?}"),
+    }
+
     client.close().await;
     assert!(matches!(client.status(), Status::Closed(CloseReason::Local)));
 }

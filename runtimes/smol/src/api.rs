@@ -4,6 +4,12 @@
 //! Every typed method is written once, here, on top of one required method,
 //! [`request`](ClientApi::request). Code that takes `&impl ClientApi` works with a client and
 //! with a pool alike.
+//!
+//! One rule for all of them: **a method sends its request when it is called**, not when its
+//! future is first polled. A refusal (not ready, closed, a capability the server lacks) is
+//! known at once and its future resolves with it; dropping a future cancels what it sent. The
+//! `list_all_*` helpers send the first page when called and each next page when the one before
+//! it has arrived (a cursor comes from the previous page).
 
 use std::collections::{BTreeMap, HashSet};
 use std::future::Future;
@@ -50,6 +56,9 @@ pub(crate) const MAX_PAGES: usize = 10_000;
 /// })
 /// # .unwrap();
 /// ```
+///
+/// Every method sends its request when called (see the [module docs](self)); implementors of
+/// [`request`](Self::request) and of any overridden method keep that rule.
 pub trait ClientApi: Send + Sync {
     /// Sends a typed request and decodes its result.
     ///
@@ -73,14 +82,11 @@ pub trait ClientApi: Send + Sync {
         R::Result: Send,
         <R::Result as Paginated>::Item: Send,
     {
-        paginate(
-            R::METHOD,
-            move |cursor| {
-                let params = PaginatedRequestParams::with_cursor(cursor);
-                self.request::<R>(&params, CallOptions::default())
-            },
-            |_| {},
-        )
+        let page = move |cursor| {
+            let params = PaginatedRequestParams::with_cursor(cursor);
+            self.request::<R>(&params, CallOptions::default())
+        };
+        paginate(R::METHOD, page, |_| {})
     }
 
     /// `ping`: checks that the server answers.
@@ -112,23 +118,26 @@ pub trait ClientApi: Send + Sync {
         arguments: serde_json::Value,
     ) -> impl Future<Output = Result<CallToolResult, Error>> + Send {
         let mut params = CallToolRequestParams::new(name);
-        let arguments = match arguments {
+        let call = match arguments {
             serde_json::Value::Object(map) => Ok(Some(map)),
             serde_json::Value::Null => Ok(None),
             _ => Err(Error::from(UsageError::InvalidParams("tool arguments must be a JSON object".into()))),
-        };
-        async move {
-            params.arguments = arguments?;
-            self.call_tool_with(&params, CallOptions::default()).await
         }
+        .map(|arguments| {
+            params.arguments = arguments;
+            // Sent now, as every method's request is.
+            self.call_tool_with(&params, CallOptions::default())
+        });
+        async move { call?.await }
     }
 
-    /// `tools/call` with full params and per-call options (timeout, progress, `_meta`).
-    fn call_tool_with(
-        &self,
+    /// `tools/call` with full params and per-call options (timeout, progress, `_meta`). The
+    /// future does not borrow `params`: they are sent when this is called.
+    fn call_tool_with<'s>(
+        &'s self,
         params: &CallToolRequestParams,
         options: CallOptions,
-    ) -> impl Future<Output = Result<CallToolResult, Error>> + Send {
+    ) -> impl Future<Output = Result<CallToolResult, Error>> + Send + use<'s, Self> {
         self.request::<CallTool>(params, options)
     }
 
@@ -223,27 +232,43 @@ pub trait ClientApi: Send + Sync {
 }
 
 /// Fetches pages with `page(cursor)` until the server sends no next cursor, showing each page
-/// to `inspect` first.
-pub(crate) async fn paginate<P, F>(
+/// to `inspect` first. The first page is asked for now (the rule of [`ClientApi`]); each next
+/// one when the page before it has arrived.
+pub(crate) fn paginate<P, F>(
     method: &'static str,
+    mut page: impl FnMut(Option<String>) -> F,
+    inspect: impl FnMut(&P),
+) -> impl Future<Output = Result<Vec<P::Item>, Error>>
+where
+    P: Paginated,
+    F: Future<Output = Result<P, Error>>,
+{
+    let first = page(None);
+    paginate_from(method, first, page, inspect)
+}
+
+/// [`paginate`] with the first page already asked for.
+pub(crate) async fn paginate_from<P, F1, F>(
+    method: &'static str,
+    first: F1,
     mut page: impl FnMut(Option<String>) -> F,
     mut inspect: impl FnMut(&P),
 ) -> Result<Vec<P::Item>, Error>
 where
     P: Paginated,
+    F1: Future<Output = Result<P, Error>>,
     F: Future<Output = Result<P, Error>>,
 {
     let mut items = Vec::new();
     let mut seen = HashSet::new();
-    let mut cursor = None;
+    let mut result = first.await?;
     for _ in 0..MAX_PAGES {
-        let result = page(cursor).await?;
         inspect(&result);
         let next = result.next_cursor().map(str::to_owned);
         items.extend(result.into_items());
         match next {
             None => return Ok(items),
-            Some(next) if seen.insert(next.clone()) => cursor = Some(next),
+            Some(next) if seen.insert(next.clone()) => result = page(Some(next)).await?,
             Some(next) => {
                 let reason = format!("the server returned cursor {next:?} twice");
                 return Err(Error::Pagination { method, reason });

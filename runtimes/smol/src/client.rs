@@ -577,45 +577,71 @@ impl ClientApi for Client {
         &self,
         cursor: Option<String>,
     ) -> impl Future<Output = Result<ListToolsResult, Error>> + Send {
-        let page =
-            self.request::<ListTools>(&PaginatedRequestParams::with_cursor(cursor), CallOptions::default());
-        #[cfg(feature = "output-schema")]
-        let schemas = self.shared.extras.output_schemas.clone();
-        #[cfg(feature = "output-schema")]
-        let listed = self.shared.clone();
-        async move {
-            let page = page.await?;
-            #[cfg(feature = "output-schema")]
-            if let Some(schemas) = schemas {
-                schemas.remember(&page.tools);
-                listed.extras.tools_listed.store(true, std::sync::atomic::Ordering::Relaxed);
-            }
-            Ok(page)
-        }
+        let sent = self.send_list_tools(cursor);
+        async move { sent?.await }
     }
 
     /// Also checks the result against the tool's `outputSchema`, when
     /// [`ClientBuilder::validate_output`] is on.
-    fn call_tool_with(
+    fn call_tool_with<'s>(
+        &'s self,
+        params: &CallToolRequestParams,
+        options: CallOptions,
+    ) -> impl Future<Output = Result<CallToolResult, Error>> + Send + use<'s> {
+        let sent = self.send_call_tool(params, options);
+        async move { sent?.await }
+    }
+}
+
+impl Client {
+    /// `tools/list`, one page, sent now: the engine's refusal at once, or the future of the
+    /// page, which also teaches the output-schema validator (if on) the tools' `outputSchema`s.
+    pub(crate) fn send_list_tools(
+        &self,
+        cursor: Option<String>,
+    ) -> Result<impl Future<Output = Result<ListToolsResult, Error>> + Send + 'static + use<>, Error> {
+        let page =
+            self.send::<ListTools>(&PaginatedRequestParams::with_cursor(cursor), CallOptions::default())?;
+        #[cfg(feature = "output-schema")]
+        let learn = self.shared.extras.output_schemas.clone().map(|schemas| (schemas, self.shared.clone()));
+        Ok(async move {
+            let page = page.await?;
+            #[cfg(feature = "output-schema")]
+            if let Some((schemas, shared)) = learn {
+                schemas.remember(&page.tools);
+                shared.extras.tools_listed.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+            Ok(page)
+        })
+    }
+
+    /// `tools/call`, sent now: the engine's refusal at once, or the future of the result,
+    /// checked against the tool's `outputSchema` when [`ClientBuilder::validate_output`] is on.
+    pub(crate) fn send_call_tool(
         &self,
         params: &CallToolRequestParams,
         options: CallOptions,
-    ) -> impl Future<Output = Result<CallToolResult, Error>> + Send {
-        let call = self.request::<CallTool>(params, options);
+    ) -> Result<impl Future<Output = Result<CallToolResult, Error>> + Send + 'static + use<>, Error> {
+        let call = self.send::<CallTool>(params, options)?;
         #[cfg(feature = "output-schema")]
-        let check = self.shared.extras.output_schemas.clone().map(|schemas| (schemas, params.name.clone()));
-        async move {
+        let check = self
+            .shared
+            .extras
+            .output_schemas
+            .clone()
+            .map(|schemas| (schemas, params.name.clone(), self.clone()));
+        Ok(async move {
             let result = call.await?;
             #[cfg(feature = "output-schema")]
-            if let Some((schemas, tool)) = check {
-                if !self.shared.extras.tools_listed.load(std::sync::atomic::Ordering::Relaxed) {
+            if let Some((schemas, tool, client)) = check {
+                if !client.shared.extras.tools_listed.load(std::sync::atomic::Ordering::Relaxed) {
                     // Nothing listed the tools yet on this connection: the cached list does.
-                    self.tools().await?;
+                    client.tools().await?;
                 }
                 schemas.check(&tool, &result)?;
             }
             Ok(result)
-        }
+        })
     }
 }
 

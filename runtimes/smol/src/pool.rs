@@ -19,12 +19,13 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use async_io::Timer;
 use futures_lite::future;
 use mcp_sansio::schema::{
-    CallToolRequestParams, CallToolResult, ListToolsResult, Paginated, PaginatedRequest, Request, Tool,
+    CallToolRequestParams, CallToolResult, ListTools, ListToolsResult, Paginated, PaginatedRequest,
+    PaginatedRequestParams, Request, Tool,
 };
 use mcp_sansio::{CloseReason, Status, UsageError};
 
 use crate::Error;
-use crate::api::ClientApi;
+use crate::api::{ClientApi, paginate_from};
 use crate::call::CallOptions;
 use crate::client::{Client, ClientBuilder};
 use crate::stdio::ServerCommand;
@@ -604,38 +605,6 @@ impl Pool {
             task.await;
         }
     }
-
-    /// Runs `call` on a chosen member. If its first poll (which sends the request) ends in a
-    /// refusal by a closing member, before anything was sent, it runs once more on another
-    /// member. A refusal later on (a listing's next page, say) is returned as it is: a request
-    /// did reach that server.
-    async fn with_member<T, Fut>(&self, mut call: impl FnMut(Client) -> Fut) -> Result<T, Error>
-    where
-        Fut: Future<Output = Result<T, Error>>,
-    {
-        let mut checkout = match self.inner.checkout(None) {
-            Ok(checkout) => checkout,
-            Err(error) => return self.inner.refused(error),
-        };
-        let mut retried = false;
-        loop {
-            let mut future = std::pin::pin!(call(checkout.client.clone()));
-            match future::poll_once(future.as_mut()).await {
-                None => return checkout.finish(future.await),
-                Some(Err(error)) if !retried && not_sent(&error) => {
-                    match self.inner.checkout(Some(checkout.id)) {
-                        Ok(other) => {
-                            self.inner.counters.retried.fetch_add(1, Ordering::Relaxed);
-                            checkout = other;
-                            retried = true;
-                        }
-                        Err(_) => return checkout.finish(Err(error)),
-                    }
-                }
-                Some(result) => return checkout.finish(result),
-            }
-        }
-    }
 }
 
 impl ClientApi for Pool {
@@ -663,7 +632,17 @@ impl ClientApi for Pool {
         R::Result: Send,
         <R::Result as Paginated>::Item: Send,
     {
-        self.with_member(|client| async move { client.list_all::<R>().await })
+        let first = PaginatedRequestParams::default();
+        let sent =
+            self.inner.send(|client| Ok((client.clone(), client.send::<R>(&first, CallOptions::default())?)));
+        async move {
+            let (checkout, (client, first)) = sent?;
+            let page = |cursor| {
+                let params = PaginatedRequestParams::with_cursor(cursor);
+                client.request::<R>(&params, CallOptions::default())
+            };
+            checkout.finish(paginate_from(R::METHOD, first, page, |_| {}).await)
+        }
     }
 
     /// One page, from a member chosen by the pool's [`Strategy`].
@@ -671,28 +650,35 @@ impl ClientApi for Pool {
         &self,
         cursor: Option<String>,
     ) -> impl Future<Output = Result<ListToolsResult, Error>> + Send {
-        self.with_member(move |client| {
-            let cursor = cursor.clone();
-            async move { client.list_tools(cursor).await }
-        })
+        let sent = self.inner.send(|client| client.send_list_tools(cursor.clone()));
+        async move {
+            let (checkout, page) = sent?;
+            checkout.finish(page.await)
+        }
     }
 
     /// Every page, from one member (cursors belong to a server).
     fn list_all_tools(&self) -> impl Future<Output = Result<Vec<Tool>, Error>> + Send {
-        self.with_member(|client| async move { client.list_all_tools().await })
+        let sent = self.inner.send(|client| Ok((client.clone(), client.send_list_tools(None)?)));
+        async move {
+            let (checkout, (client, first)) = sent?;
+            let page = |cursor| client.list_tools(cursor);
+            checkout.finish(paginate_from(ListTools::METHOD, first, page, |_| {}).await)
+        }
     }
 
-    /// Calls the tool on a member chosen by the pool's [`Strategy`], through that member's own
-    /// [`call_tool_with`](ClientApi::call_tool_with).
-    fn call_tool_with(
-        &self,
+    /// Calls the tool on a member chosen by the pool's [`Strategy`], through that member's
+    /// own `tools/call` (with its output-schema check).
+    fn call_tool_with<'s>(
+        &'s self,
         params: &CallToolRequestParams,
         options: CallOptions,
-    ) -> impl Future<Output = Result<CallToolResult, Error>> + Send {
-        self.with_member(move |client| {
-            let options = options.clone();
-            async move { client.call_tool_with(params, options).await }
-        })
+    ) -> impl Future<Output = Result<CallToolResult, Error>> + Send + use<'s> {
+        let sent = self.inner.send(|client| client.send_call_tool(params, options.clone()));
+        async move {
+            let (checkout, call) = sent?;
+            checkout.finish(call.await)
+        }
     }
 }
 

@@ -228,3 +228,39 @@ fn statistics_count_every_outcome() {
         );
     });
 }
+
+/// Asserts that `call` sent its request before being polled (the client has one call pending
+/// right after the method returned), then awaits it.
+async fn sent_when_called<T>(
+    client: &mcp_smol::Client,
+    what: &str,
+    call: impl std::future::Future<Output = T>,
+) -> T {
+    assert_eq!(client.pending_requests(), 1, "{what} must send when called, not when first polled");
+    call.await
+}
+
+#[test]
+fn every_client_api_method_sends_its_request_when_called() {
+    smol::block_on(async {
+        let client = builder().spawn_stdio(&demo_server().args(["--page-size", "3"])).await.unwrap();
+        let r =
+            sent_when_called(&client, "call_tool", client.call_tool("echo", json!({"message": "x"}))).await;
+        assert_eq!(r.unwrap().content[0].as_text(), Some("x"));
+        let params = mcp_smol::mcp_sansio::schema::CallToolRequestParams::new("add");
+        let call = client.call_tool_with(&params, CallOptions::default());
+        drop(params);
+        sent_when_called(&client, "call_tool_with", call).await.ok();
+        sent_when_called(&client, "list_tools", client.list_tools(None)).await.unwrap();
+        let all = sent_when_called(&client, "list_all_tools", client.list_all_tools()).await.unwrap();
+        assert!(all.len() > 3, "every page");
+        sent_when_called(&client, "list_all_resources", client.list_all_resources()).await.unwrap();
+        sent_when_called(&client, "list_all_prompts", client.list_all_prompts()).await.unwrap();
+        sent_when_called(&client, "ping", client.ping()).await.unwrap();
+        // A refusal is known at once too: the future resolves with it, nothing is pending.
+        let refused = client.call_tool("echo", json!([1, 2]));
+        assert_eq!(client.pending_requests(), 0);
+        assert!(matches!(refused.await, Err(Error::Usage(_))));
+        client.close().await;
+    });
+}

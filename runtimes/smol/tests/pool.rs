@@ -493,3 +493,38 @@ fn dropping_the_last_handle_shuts_the_members_down() {
         assert!(gone, "servers still running after the pool was dropped: {pids:?}");
     });
 }
+
+#[test]
+fn the_pool_sends_every_request_when_called_and_retries_refusals_on_one_path() {
+    run(Duration::from_secs(30), async {
+        let pool = Pool::new(Strategy::RoundRobin);
+        add_members(&pool, 2).await;
+        let in_flight = |pool: &Pool| pool.members().iter().map(|m| m.in_flight).sum::<usize>();
+        let call = pool.call_tool("echo", json!({"message": "now"}));
+        assert_eq!(in_flight(&pool), 1, "call_tool sends when called");
+        assert_eq!(call.await.unwrap().content[0].as_text(), Some("now"));
+        let page = pool.list_tools(None);
+        assert_eq!(in_flight(&pool), 1, "list_tools sends when called");
+        page.await.unwrap();
+        let all = pool.list_all_tools();
+        assert_eq!(in_flight(&pool), 1, "list_all_tools sends its first page when called");
+        assert!(all.await.unwrap().len() > 3);
+        let resources = pool.list_all_resources();
+        assert_eq!(in_flight(&pool), 1, "list_all sends its first page when called");
+        resources.await.unwrap();
+        assert_eq!(in_flight(&pool), 0);
+        // A member that closed refuses before sending anything: the same call goes to the other
+        // member, at once, and the refused attempt is not counted.
+        let ids: Vec<MemberId> = pool.members().iter().map(|m| m.id).collect();
+        pool.client(ids[0]).unwrap().close().await;
+        let before = pool.stats();
+        for _ in 0..4 {
+            assert_eq!(echo(&pool, "failover").await.unwrap(), "failover");
+            let listed = pool.list_tools(None).await.unwrap();
+            assert!(!listed.tools.is_empty());
+        }
+        let after = pool.stats();
+        assert_eq!(after.failed, before.failed, "{before:?} -> {after:?}");
+        pool.close().await;
+    });
+}
