@@ -458,8 +458,9 @@ impl<'t> Replay<'t> {
     /// Takes the engine's transmits into the queue and handles its events.
     fn drain(&mut self) {
         while let Some(transmit) = self.conn.poll_transmit() {
-            if self.http && self.is_modern() && transmit.request_id().is_none() {
-                // The HTTP session cancels by closing streams; it sends no notification.
+            if self.http && self.is_modern() && transmit.is_one_way() {
+                // 2026-07-28 over HTTP posts requests only: a cancellation closes the request's
+                // stream instead (and the session refuses notifications of the application).
                 continue;
             }
             let message = transmit.message();

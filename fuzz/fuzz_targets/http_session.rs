@@ -411,7 +411,7 @@ impl<'a> Run<'a> {
                 if !self.contract.server_requests.is_empty() {
                     let i = usize::from(pick) % self.contract.server_requests.len();
                     let id = self.contract.server_requests.remove(i).expect("in range");
-                    let conn = self.session.commands();
+                    let mut conn = self.session.commands();
                     let _ = if ok {
                         conn.respond(&id, Ok(&json!({"roots": []})))
                     } else {

@@ -10,7 +10,7 @@ use std::collections::{BTreeSet, VecDeque};
 use std::sync::OnceLock;
 use std::time::Instant;
 
-use mcp_sansio::{Event, RequestId, Transmit};
+use mcp_sansio::{Event, RequestId, Transmit, TransmitKind};
 use serde_json::{Value, json};
 
 /// The fixed epoch of the simulated clock: the real clock is read once per process, and time only
@@ -215,7 +215,8 @@ pub fn server_request_id(pick: u8) -> Value {
 }
 
 /// Checks a transmit as a stdio peer would read it, and returns it parsed: exactly one line (one
-/// `\n`, at the end), holding one JSON-RPC 2.0 object; a request carries the id it says.
+/// `\n`, at the end), holding one JSON-RPC 2.0 object; what its kind says (request with id and
+/// method, notification, cancellation of an id, answer to an id) is what the bytes say.
 pub fn check_transmit(t: &Transmit) -> Value {
     let bytes = t.bytes();
     assert_eq!(
@@ -230,9 +231,29 @@ pub fn check_transmit(t: &Transmit) -> Value {
     let value: Value = serde_json::from_slice(t.message())
         .unwrap_or_else(|e| panic!("a transmit is JSON ({e}): {:?}", String::from_utf8_lossy(bytes)));
     assert_eq!(value["jsonrpc"], "2.0", "{value}");
-    if let Some(id) = t.request_id() {
-        assert_eq!(serde_json::to_value(&id).unwrap(), value["id"], "{value}");
-        assert!(value["method"].is_string(), "{value}");
+    let id_of = |id: &RequestId| serde_json::to_value(id).unwrap();
+    match t.kind() {
+        TransmitKind::Request(request) => {
+            assert_eq!(id_of(&request.id()), value["id"], "{value}");
+            assert_eq!(value["method"], request.method(), "{value}");
+            if let Some(name) = request.name() {
+                let named = if request.method() == "resources/read" { "uri" } else { "name" };
+                assert_eq!(value["params"][named], name, "{value}");
+            }
+        }
+        TransmitKind::Notification { method } => {
+            assert_eq!(value["method"], method.as_ref(), "{value}");
+            assert!(value.get("id").is_none(), "{value}");
+        }
+        TransmitKind::Cancellation { id } => {
+            assert_eq!(value["method"], "notifications/cancelled", "{value}");
+            assert_eq!(value["params"]["requestId"], id_of(id), "{value}");
+        }
+        TransmitKind::Response { id } => {
+            assert_eq!(value["id"], id_of(id), "{value}");
+            assert!(value.get("method").is_none(), "{value}");
+        }
+        other => panic!("a transmit of a new kind: {other:?}"),
     }
     value
 }
