@@ -8,6 +8,35 @@ use crate::jsonrpc::InvalidMessage;
 use crate::schema;
 use crate::transmit::Route;
 
+/// A method name to keep beside a transmit: the MCP methods as static strings (no allocation
+/// per request on the hot path), anything else copied.
+pub(super) fn method_name(method: &str) -> std::borrow::Cow<'static, str> {
+    const KNOWN: &[&str] = &[
+        "tools/call",
+        "tools/list",
+        "resources/read",
+        "resources/list",
+        "resources/templates/list",
+        "resources/subscribe",
+        "resources/unsubscribe",
+        "prompts/get",
+        "prompts/list",
+        "completion/complete",
+        "logging/setLevel",
+        "ping",
+        "server/discover",
+        "subscriptions/listen",
+        "tasks/get",
+        "tasks/result",
+        "tasks/list",
+        "tasks/cancel",
+    ];
+    match KNOWN.iter().find(|known| **known == method) {
+        Some(known) => std::borrow::Cow::Borrowed(known),
+        None => std::borrow::Cow::Owned(method.to_owned()),
+    }
+}
+
 /// What a 2026-07-28 request of `method` acts on (`Mcp-Name`, and a tool call's arguments for
 /// `Mcp-Param-*`), read once from the params the connection itself wrote.
 pub(super) fn route_of(method: &str, params: &[u8]) -> Option<Route> {

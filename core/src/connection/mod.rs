@@ -483,8 +483,8 @@ impl ClientConnection {
         options: RequestOptions,
     ) -> Result<RequestId, UsageError> {
         let params = params.map(one_line_json).transpose()?;
-        let method = Cow::Owned(method.to_owned());
-        let sent = self.send_checked(now, method, params.as_deref(), options, PendingKind::User);
+        let sent =
+            self.send_checked(now, meta::method_name(method), params.as_deref(), options, PendingKind::User);
         self.pending.check();
         sent
     }
@@ -501,7 +501,7 @@ impl ClientConnection {
         params: Option<&[u8]>,
     ) -> Result<RequestId, UsageError> {
         let params = params.map(one_line_json).transpose()?;
-        let method = Cow::Owned(method.to_owned());
+        let method = meta::method_name(method);
         let options = RequestOptions::default();
         let sent = self.send_checked(now, method, params.as_deref(), options, PendingKind::Transport);
         self.pending.check();

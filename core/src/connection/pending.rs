@@ -234,8 +234,18 @@ impl PendingTable {
     /// Takes out the request whose message in flight has this wire id (its response arrived,
     /// or the transport lost it).
     pub(crate) fn take_by_wire(&mut self, wire: WireId) -> Option<(CallId, Pending)> {
-        let id = self.owner(wire)?;
-        self.remove(id).map(|pending| (id, pending))
+        // One lookup in the common case: this runs for every response.
+        let id = match self.aliases.is_empty() {
+            true => CallId(wire.0),
+            false => self.aliases.get(&wire).copied().unwrap_or(CallId(wire.0)),
+        };
+        let std::collections::btree_map::Entry::Occupied(entry) = self.entries.entry(id) else { return None };
+        if entry.get().wire != Some(wire) {
+            return None;
+        }
+        let pending = entry.remove();
+        self.unindex(id, &pending);
+        Some((id, pending))
     }
 
     /// Takes out a request, whatever is in flight for it.
