@@ -102,7 +102,12 @@ impl Net {
     /// Runs the handshake: `initialize` answered with JSON and session `s1`, the `initialized`
     /// notification answered 202, and the GET stream answered 405 (none) unless `keep_get`.
     fn ready(http: HttpConfig) -> Self {
-        let mut net = Self::new(http);
+        Self::ready_with(http, config())
+    }
+
+    /// [`ready`](Self::ready) with a client configuration of the test's own.
+    fn ready_with(http: HttpConfig, config: ClientConfig) -> Self {
+        let mut net = Self::with_config(http, config);
         let init = net.next();
         net.head(&init, 200, "application/json", Some("s1"));
         net.body(&init, &init_result("2025-11-25", full_server_capabilities()));
@@ -720,13 +725,7 @@ fn server_requests_on_a_post_stream_are_answered_by_post() {
         roots: Some(Default::default()),
         ..Default::default()
     });
-    let mut net = Net::with_config(HttpConfig::new(URL).standalone_stream(false), config);
-    let init = net.next();
-    net.head(&init, 200, "application/json", Some("s1"));
-    net.body(&init, &init_result("2025-11-25", full_server_capabilities()));
-    net.end(&init);
-    let notice = net.next();
-    net.reply(&notice, 202, "", "");
+    let mut net = Net::ready_with(HttpConfig::new(URL).standalone_stream(false), config);
     net.list_tools();
     let post = net.next();
     net.head(&post, 200, "text/event-stream", None);
@@ -1251,14 +1250,7 @@ fn the_servers_retry_is_clamped_to_the_max_reconnect_delay() {
 #[test]
 fn a_reinitialization_that_never_answers_closes_after_the_handshake_timeout() {
     let config = config().with_handshake_timeout(5 * S).with_request_timeout(3600 * S);
-    let mut net = Net::with_config(HttpConfig::new(URL).standalone_stream(false), config);
-    let init = net.next();
-    net.head(&init, 200, "application/json", Some("s1"));
-    net.body(&init, &init_result("2025-11-25", full_server_capabilities()));
-    net.end(&init);
-    let notice = net.next();
-    net.reply(&notice, 202, "", "");
-    net.events();
+    let mut net = Net::ready_with(HttpConfig::new(URL).standalone_stream(false), config);
     let id = net.list_tools();
     let post = net.next();
     net.reply(&post, 404, "", "");
