@@ -452,4 +452,70 @@ mod tests {
         assert_eq!(table.drain().len(), 2);
         assert_eq!((table.len(), table.next_deadline()), (0, None));
     }
+
+    proptest::proptest! {
+        /// Any sequence of operations keeps the three indexes in step (`check` after each), and
+        /// the table agrees with a plain model of which wire id each call has in flight.
+        #[test]
+        fn any_operations_keep_the_indexes_in_step(ops in proptest::collection::vec((0u8..8, 0i64..12, 0u64..20), 0..60)) {
+            let start = epoch();
+            let mut table = PendingTable::default();
+            // call -> wire in flight (None: parked or local)
+            let mut model: BTreeMap<i64, Option<i64>> = BTreeMap::new();
+            let mut now = start;
+            for (op, n, secs) in ops {
+                let t = Duration::from_secs(secs);
+                match op {
+                    0 => {
+                        let id = table.start(user(now, t + S, 2 * t + S));
+                        model.insert(id.0, Some(id.0));
+                    }
+                    1 => {
+                        let id = table.start_local(user(now, t + S, t + S));
+                        model.insert(id.0, None);
+                    }
+                    2 => {
+                        if let Some(wire) = table.rewire(CallId(n)) {
+                            model.insert(n, Some(wire.0));
+                        }
+                    }
+                    3 => {
+                        let owner = model.iter().find(|(_, w)| **w == Some(n)).map(|(c, _)| *c);
+                        let taken = table.take_by_wire(WireId(n)).map(|(id, _)| id.0);
+                        proptest::prop_assert_eq!(taken, owner);
+                        if let Some(c) = owner {
+                            model.remove(&c);
+                        }
+                    }
+                    4 => {
+                        proptest::prop_assert_eq!(table.remove(CallId(n)).is_some(), model.remove(&n).is_some());
+                    }
+                    5 => {
+                        proptest::prop_assert_eq!(table.touch(CallId(n), now), model.contains_key(&n));
+                    }
+                    6 => {
+                        now += t;
+                        while let Some((id, _, _)) = table.pop_expired(now) {
+                            proptest::prop_assert!(model.remove(&id.0).is_some());
+                        }
+                        proptest::prop_assert!(table.next_deadline().is_none_or(|at| at > now));
+                    }
+                    _ => {
+                        if let Some(mut pending) = table.remove(CallId(n)) {
+                            pending.park();
+                            table.insert(CallId(n), pending);
+                            model.insert(n, None);
+                        }
+                    }
+                }
+                table.check();
+                proptest::prop_assert_eq!(table.len(), model.len());
+                for (call, wire) in &model {
+                    if let Some(wire) = wire {
+                        proptest::prop_assert_eq!(table.owner(WireId(*wire)), Some(CallId(*call)));
+                    }
+                }
+            }
+        }
+    }
 }
