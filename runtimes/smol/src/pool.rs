@@ -1001,8 +1001,10 @@ mod tests {
     fn live_client() -> Client {
         let builder = ClientBuilder::new(mcp_sansio::schema::Implementation::new("t", "0"))
             .configure(|c| c.with_versions(&[mcp_sansio::ProtocolVersion::V2025_11_25]));
-        // The driver is never run: the engine is fed by hand below.
-        let (client, _driver) = builder.connect(futures_lite::io::empty(), futures_lite::io::sink());
+        // The driver is never run: the engine is fed by hand below. It is kept (leaked), so the
+        // client stays a live connection: dropping a driver ends its connection.
+        let (client, driver) = builder.connect(futures_lite::io::empty(), futures_lite::io::sink());
+        std::mem::forget(driver);
         let answer = br#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}
 "#;
         if let Some(conn) = client.shared.lock().engine.stream_mut() {
