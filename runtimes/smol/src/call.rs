@@ -11,6 +11,7 @@ use mcp_sansio::schema::{JsonObject, ProgressNotificationParams};
 use mcp_sansio::{CloseReason, RequestError, RequestId, RequestOptions};
 use serde_json::value::RawValue;
 
+use crate::Error;
 use crate::shared::{ProgressFn, Shared};
 
 /// Options for one call: timeouts, progress, `_meta`. Defaults come from the connection's
@@ -107,44 +108,50 @@ impl ResponseFuture {
 }
 
 /// A short name for how a request ended, for its span.
-fn outcome(result: &Result<Box<RawValue>, RequestError>) -> &'static str {
+fn outcome(result: &Result<Box<RawValue>, Error>) -> &'static str {
     match result {
         Ok(_) => "ok",
-        Err(RequestError::Server(_)) => "server_error",
-        Err(RequestError::Timeout(_) | RequestError::MaxTotalExceeded(_)) => "timeout",
-        Err(RequestError::Cancelled(_)) => "cancelled",
-        Err(RequestError::ConnectionClosed(_)) => "connection_closed",
+        Err(Error::Request(RequestError::Server(_))) => "server_error",
+        Err(Error::Request(RequestError::Timeout(_) | RequestError::MaxTotalExceeded(_))) => "timeout",
+        Err(Error::Request(RequestError::Cancelled(_))) => "cancelled",
+        Err(Error::Request(RequestError::ConnectionClosed(_))) => "connection_closed",
+        Err(Error::DriverGone) => "driver_gone",
         Err(_) => "failed",
     }
 }
 
 impl Future for ResponseFuture {
-    type Output = Result<Box<RawValue>, RequestError>;
+    type Output = Result<Box<RawValue>, Error>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let Some(id) = self.id.clone() else {
-            return Poll::Ready(Err(RequestError::ConnectionClosed(CloseReason::Local)));
+            return Poll::Ready(Err(RequestError::ConnectionClosed(CloseReason::Local).into()));
         };
         let mut state = self.shared.lock();
+        let driver_dropped = state.driver_dropped();
         let Some(slot) = state.calls.get_mut(&id) else {
             drop(state);
             self.id = None;
-            return Poll::Ready(Err(RequestError::ConnectionClosed(CloseReason::Local)));
+            return Poll::Ready(Err(RequestError::ConnectionClosed(CloseReason::Local).into()));
         };
-        if let Some(result) = slot.result.take() {
-            state.calls.remove(&id);
-            drop(state);
-            self.id = None;
-            let result = result.map_err(|error| *error);
-            if self.trace.is_some() {
-                self.finish(outcome(&result));
+        // A response that arrived before the driver was dropped still counts.
+        let result = match slot.result.take() {
+            Some(result) => result.map_err(|error| Error::Request(*error)),
+            None if driver_dropped => Err(Error::DriverGone),
+            None => {
+                if !slot.waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+                    slot.waker = Some(cx.waker().clone());
+                }
+                return Poll::Pending;
             }
-            return Poll::Ready(result);
+        };
+        state.calls.remove(&id);
+        drop(state);
+        self.id = None;
+        if self.trace.is_some() {
+            self.finish(outcome(&result));
         }
-        if !slot.waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
-            slot.waker = Some(cx.waker().clone());
-        }
-        Poll::Pending
+        Poll::Ready(result)
     }
 }
 

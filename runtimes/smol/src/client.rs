@@ -29,7 +29,7 @@ use crate::notifications::{
 };
 #[cfg(feature = "output-schema")]
 use crate::output_schema::OutputSchemas;
-use crate::shared::{Engine, Extras, Shared, Slot};
+use crate::shared::{DriverLife, Engine, Extras, Shared, Slot};
 use crate::stdio::{ServerCommand, drain_stderr};
 
 /// Builds a [`Client`]: configuration, the server-request handler, and the transport.
@@ -277,7 +277,8 @@ impl ClientBuilder {
 /// [`Error::Usage`] without sending anything when refused. Every call has a deadline (see
 /// [`CallOptions`]). **Dropping a call's future cancels the request**: the server receives
 /// `notifications/cancelled`. When the last handle is dropped, the connection closes and the
-/// server process is shut down by the driver.
+/// server process is shut down by the driver. If the [`Driver`] is dropped instead, every call
+/// fails with [`Error::DriverGone`].
 pub struct Client {
     pub(crate) shared: Arc<Shared>,
 }
@@ -312,10 +313,14 @@ impl Client {
     }
 
     /// Waits for the handshake: `Ok` once ready, [`Error::Connect`] if the connection closed
-    /// first (the server exited, refused, or chose a version the client does not accept).
+    /// first (the server exited, refused, or chose a version the client does not accept),
+    /// [`Error::DriverGone`] if the driver was dropped.
     pub async fn ready(&self) -> Result<(), Error> {
         poll_fn(|cx| {
             let mut state = self.shared.lock();
+            if state.driver_dropped() {
+                return Poll::Ready(Err(Error::DriverGone));
+            }
             match state.engine.conn().status() {
                 Status::Ready => Poll::Ready(Ok(())),
                 Status::Closed(reason) => Poll::Ready(Err(Error::Connect(reason))),
@@ -376,12 +381,15 @@ impl Client {
         let params = params.map(|p| p.get().as_bytes());
         let started =
             self.start(method, options, |conn, now, options| conn.send_request(now, method, params, options));
-        async move { Ok(started?.await?) }
+        async move { started?.await }
     }
 
     /// Sends a notification to the server (e.g. `notifications/roots/list_changed`).
     pub fn notify(&self, method: &str, params: Option<&serde_json::value::RawValue>) -> Result<(), Error> {
         let mut state = self.shared.lock();
+        if state.driver_dropped() {
+            return Err(Error::DriverGone);
+        }
         state.commands().notify(method, params.map(|p| p.get().as_bytes()))?;
         state.wake_driver();
         Ok(())
@@ -398,6 +406,10 @@ impl Client {
         ) -> Result<mcp_sansio::RequestId, UsageError>,
     ) -> Result<ResponseFuture, Error> {
         let mut state = self.shared.lock();
+        // Nothing would ever write it, nor answer it.
+        if state.driver_dropped() {
+            return Err(Error::DriverGone);
+        }
         let id = send(&mut state.commands(), Instant::now(), options.request)?;
         state.calls.insert(id.clone(), Slot { waker: None, result: None, on_progress: options.on_progress });
         state.wake_driver();
@@ -521,7 +533,8 @@ impl Client {
     /// finished: the transport is closed and a server process is gone, however stubborn (see
     /// [`ServerCommand`] for the shutdown sequence).
     ///
-    /// This waits for the driver, so the driver must be running.
+    /// This waits for the driver, so the driver must be running (or dropped: then this
+    /// returns at once).
     pub async fn close(&self) {
         {
             let mut state = self.shared.lock();
@@ -531,11 +544,11 @@ impl Client {
         self.closed().await;
     }
 
-    /// Waits until the driver has finished, without closing anything.
+    /// Waits until the driver has finished (or was dropped), without closing anything.
     pub async fn closed(&self) {
         poll_fn(|cx| {
             let mut state = self.shared.lock();
-            if state.driver_done {
+            if state.driver != DriverLife::Running {
                 Poll::Ready(())
             } else {
                 state.watch(cx.waker());

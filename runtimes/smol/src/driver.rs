@@ -19,7 +19,7 @@ use serde_json::value::RawValue;
 use crate::handler::{ClientHandler, HandlerFuture};
 use crate::http::{BodyStream, HttpResponse, HttpTransport};
 use crate::notifications::ListKind;
-use crate::shared::{Engine, ProgressFn, Shared};
+use crate::shared::{DriverLife, Engine, ProgressFn, Shared};
 use crate::source_waker::{SourceWaker, TaskWaker};
 use crate::stdio::ServerProcess;
 
@@ -62,7 +62,14 @@ const STDERR_DRAIN_LIMIT: std::time::Duration = std::time::Duration::from_secs(1
 /// queues, fires the engine's deadlines, answers server requests through the
 /// [`ClientHandler`], and delivers responses and notifications to the [`Client`](crate::Client)
 /// handles. When the connection closes, it closes the server's stdin and, for a child
-/// process, runs the shutdown sequence. Dropping it instead kills the child's process group.
+/// process, runs the shutdown sequence.
+///
+/// Dropping it before it finished (cancelling its task, shutting its executor down) kills the
+/// child's process group at once, ends the [`Notifications`](crate::Notifications) streams,
+/// makes [`Client::ready`](crate::Client::ready), [`close`](crate::Client::close) and
+/// [`closed`](crate::Client::closed) return, and fails every pending call and every later one
+/// (unsent) with [`Error::DriverGone`](crate::Error::DriverGone). Over HTTP, nothing more is
+/// sent: the session is not deleted.
 #[must_use = "the driver does nothing unless polled: spawn it"]
 pub struct Driver {
     shared: Arc<Shared>,
@@ -88,6 +95,8 @@ pub struct Driver {
     background_news: SourceWaker,
     process: Option<ServerProcess>,
     shutdown: Option<BoxFuture<()>>,
+    /// Whether it ran to its end (and told everyone so): dropping it then is no news.
+    finished: bool,
     /// After the process is gone: how long stderr may still be drained.
     drain_until: Option<Timer>,
     /// Once the connection closed: when to stop trying to flush and shut down anyway.
@@ -183,6 +192,7 @@ impl Driver {
             background: Vec::new(),
             process: None,
             shutdown: None,
+            finished: false,
             drain_until: None,
             flush_until: None,
             http: None,
@@ -587,16 +597,33 @@ impl Driver {
     fn finish(&mut self) {
         // Whatever still holds the stderr pipe outlived the process group: stop listening.
         self.background.clear();
-        let mut state = self.shared.lock();
-        state.driver_done = true;
+        self.finished = true;
         // Every notification stream ends once it has read what is held.
         self.shared.extras.broadcast.close();
-        state.wake_watchers();
-        for slot in state.calls.values_mut() {
-            if let Some(waker) = slot.waker.take() {
-                waker.wake();
-            }
+        self.shared.lock().driver_ended(DriverLife::Finished, Instant::now());
+    }
+}
+
+impl Drop for Driver {
+    /// Dropped before it finished (its task was cancelled, its executor shut down): nothing
+    /// will move on this connection again, so nobody may wait for it. Synchronous only.
+    fn drop(&mut self) {
+        if self.finished {
+            return;
         }
+        let _entered = self.span.enter();
+        tracing::debug!("driver dropped before it finished: failing every call");
+        // The process group first (dropping the process, or the shutdown holding it, sends
+        // SIGKILL to the group), so whoever wakes below finds the server gone.
+        self.shutdown = None;
+        self.process = None;
+        self.background.clear();
+        self.tasks.clear();
+        self.reader = None;
+        self.writer = None;
+        self.http = None;
+        self.shared.extras.broadcast.close();
+        self.shared.lock().driver_ended(DriverLife::Dropped, Instant::now());
     }
 }
 

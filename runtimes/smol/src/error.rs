@@ -48,6 +48,13 @@ pub enum Error {
         /// How many members the pool has (live or not).
         members: usize,
     },
+    /// The connection's [`Driver`](crate::Driver) was dropped before it finished (its task was
+    /// cancelled, or its executor shut down): nothing moves on this connection any more. Every
+    /// call that was waiting fails with this, and so does every later one, at once and
+    /// without sending anything. Retriable: a new connection (with a running driver) may
+    /// succeed.
+    #[error("the connection's driver was dropped before it finished")]
+    DriverGone,
     /// A tool's result does not match the tool's `outputSchema` (only with
     /// [`ClientBuilder::validate_output`](crate::ClientBuilder::validate_output)).
     #[cfg(feature = "output-schema")]
@@ -76,10 +83,10 @@ impl Error {
         self.server_error().map(|e| e.code)
     }
 
-    /// Whether trying again may succeed: a timeout, a lost transport, a connection that died
-    /// (retry on a new one), an HTTP status that means "later", a call made before the
-    /// handshake ended. A server's answer, a decode failure or a misuse would fail the same
-    /// way again: `false`. A [`Pool`](crate::Pool) uses this to decide whether a member is dead.
+    /// Whether trying again may succeed: a timeout, a lost transport, a connection that died or
+    /// whose driver was dropped (retry on a new one), an HTTP status that means "later", a call
+    /// made before the handshake ended. A server's answer, a decode failure or a misuse would
+    /// fail the same way again: `false`. A [`Pool`](crate::Pool) uses this to decide whether a member is dead.
     ///
     /// ```
     /// use std::time::Duration;
@@ -96,6 +103,7 @@ impl Error {
             Error::Connect(reason) => reason.is_retriable(),
             // Members being restarted may be back soon; an empty pool stays empty.
             Error::NoLiveMember { members } => *members > 0,
+            Error::DriverGone => true,
             Error::Decode { .. } | Error::Spawn { .. } | Error::Pagination { .. } => false,
             #[cfg(feature = "output-schema")]
             Error::OutputSchema(_) => false,

@@ -105,6 +105,17 @@ impl Engine {
     }
 }
 
+/// Where the driver is in its life: it ends by finishing (the connection closed and the server
+/// is gone) or by being dropped before that.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum DriverLife {
+    Running,
+    Finished,
+    /// Dropped before it finished: nothing moves on this connection any more, and every call
+    /// fails with [`Error::DriverGone`](crate::Error::DriverGone).
+    Dropped,
+}
+
 pub(crate) struct State {
     pub(crate) engine: Engine,
     pub(crate) calls: HashMap<RequestId, Slot>,
@@ -113,7 +124,8 @@ pub(crate) struct State {
     pub(crate) watchers: Vec<Waker>,
     /// Live `Client` handles; the last one dropped closes the connection.
     pub(crate) handles: usize,
-    pub(crate) driver_done: bool,
+    /// Where the driver is in its life.
+    pub(crate) driver: DriverLife,
     /// The server's process id, for stdio servers.
     pub(crate) server_pid: Option<u32>,
     /// What the era cache learns from this connection's handshake.
@@ -129,7 +141,7 @@ impl Shared {
                 driver_waker: None,
                 watchers: Vec::new(),
                 handles: 0,
-                driver_done: false,
+                driver: DriverLife::Running,
                 server_pid: None,
                 era: None,
             }),
@@ -168,6 +180,27 @@ impl State {
     pub(crate) fn wake_watchers(&mut self) {
         for waker in self.watchers.drain(..) {
             waker.wake();
+        }
+    }
+
+    /// Whether the driver is gone without finishing: calls must fail at once, unsent.
+    pub(crate) fn driver_dropped(&self) -> bool {
+        self.driver == DriverLife::Dropped
+    }
+
+    /// The driver ended (finished, or `how` says it was dropped): wakes every call and every
+    /// watcher. A dropped driver also closes the engine, so the status says the connection is
+    /// over and nothing can be queued that no one would write.
+    pub(crate) fn driver_ended(&mut self, how: DriverLife, now: Instant) {
+        self.driver = how;
+        if how == DriverLife::Dropped {
+            self.commands().transport_error(now, "the driver was dropped");
+        }
+        self.wake_watchers();
+        for slot in self.calls.values_mut() {
+            if let Some(waker) = slot.waker.take() {
+                waker.wake();
+            }
         }
     }
 

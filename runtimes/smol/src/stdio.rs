@@ -281,15 +281,17 @@ impl ServerProcess {
 
     /// The graceful sequence, to run after the child's stdin was closed: wait, SIGTERM the
     /// group, wait, SIGKILL the group. Grandchildren left in the group are killed even when the
-    /// child itself exits in time.
+    /// child itself exits in time. The child stays in `self` until it is reaped, so dropping
+    /// this future half-way (the driver was dropped) still kills the group.
     pub(crate) async fn shutdown(mut self) {
-        let Some(mut child) = self.child.take() else { return };
         let step = self.step;
-        let mut exited = wait_for(&mut child, step).await;
+        let group = self.group;
+        let Some(child) = self.child.as_mut() else { return };
+        let mut exited = wait_for(child, step).await;
         if !exited {
             tracing::debug!(pid = child.id(), "server still running after stdin closed: SIGTERM");
-            self.signal(Signal::TERM);
-            exited = wait_for(&mut child, step).await;
+            signal_group(group, Signal::TERM);
+            exited = wait_for(child, step).await;
         }
         if !exited {
             tracing::warn!(pid = child.id(), "server ignored SIGTERM: SIGKILL");
@@ -299,18 +301,19 @@ impl ServerProcess {
         // in theory be reused between the reap and this signal (the reap is above, or when
         // `ServerStdout` saw the exit, just before its EOF closed the connection), a short
         // window that the kernel's sequential pid allocation makes practically unreachable.
-        self.signal(Signal::KILL);
+        signal_group(group, Signal::KILL);
         if !exited {
             let _ = child.status().await;
         }
+        self.child = None;
         self.group = None;
     }
+}
 
-    fn signal(&self, signal: Signal) {
-        if let Some(group) = self.group {
-            // ESRCH (nobody left in the group) is the expected, good outcome.
-            let _ = kill_process_group(group, signal);
-        }
+fn signal_group(group: Option<Pid>, signal: Signal) {
+    if let Some(group) = group {
+        // ESRCH (nobody left in the group) is the expected, good outcome.
+        let _ = kill_process_group(group, signal);
     }
 }
 
@@ -319,7 +322,7 @@ impl Drop for ServerProcess {
         // The driver never finished its shutdown (it was dropped): kill the group now. The
         // child's own Drop (kill_on_drop) hands it to async-process's reaper, so no zombie stays.
         if self.child.is_some() {
-            self.signal(Signal::KILL);
+            signal_group(self.group, Signal::KILL);
         }
     }
 }
