@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use mcp_sansio::schema::{ListPromptsResult, ListResourcesResult, ListToolsResult, Prompt, Resource, Tool};
 
+use crate::clock::{Clock, sleep_until};
 use crate::notifications::ListKind;
 
 /// How the list cache behaves. The defaults suit most applications.
@@ -150,6 +151,8 @@ pub(crate) struct Slots {
 /// The cache of one connection.
 pub(crate) struct ListCache {
     config: ListCacheConfig,
+    /// The connection's clock: freshness and the debounce are measured in its time.
+    clock: Arc<dyn Clock>,
     slots: Mutex<Slots>,
     /// One fetch at a time per list: concurrent readers of a stale list share one fetch.
     fetching: [smol::lock::Mutex<()>; 3],
@@ -191,8 +194,8 @@ fn index(kind: ListKind) -> usize {
 }
 
 impl ListCache {
-    pub(crate) fn new(config: ListCacheConfig) -> Self {
-        Self { config, slots: Mutex::default(), fetching: Default::default() }
+    pub(crate) fn new(config: ListCacheConfig, clock: Arc<dyn Clock>) -> Self {
+        Self { config, clock, slots: Mutex::default(), fetching: Default::default() }
     }
 
     fn lock(&self) -> MutexGuard<'_, Slots> {
@@ -210,7 +213,7 @@ impl ListCache {
     }
 
     pub(crate) fn info(&self, kind: ListKind) -> CacheInfo {
-        let now = Instant::now();
+        let now = self.clock.now();
         let max_age = self.config.max_age;
         let mut slots = self.lock();
         match kind {
@@ -228,7 +231,7 @@ impl ListCache {
         Fut: std::future::Future<Output = Result<(Vec<T>, Option<u64>, Option<String>), crate::Error>>,
     {
         let max_age = self.config.max_age;
-        if let Some(items) = T::slot(&mut self.lock()).fresh(Instant::now(), max_age) {
+        if let Some(items) = T::slot(&mut self.lock()).fresh(self.clock.now(), max_age) {
             return Ok(items);
         }
         let _single = self.fetching[index(T::KIND)].lock().await;
@@ -236,9 +239,7 @@ impl ListCache {
         loop {
             let quiet_at = T::slot(&mut self.lock()).changed_at.map(|at| at + self.config.debounce);
             match quiet_at {
-                Some(at) if at > Instant::now() => {
-                    async_io::Timer::at(at).await;
-                }
+                Some(at) if at > self.clock.now() => sleep_until(&*self.clock, at).await,
                 _ => break,
             }
         }
@@ -246,12 +247,12 @@ impl ListCache {
             let mut slots = self.lock();
             let slot = T::slot(&mut slots);
             // Someone else refreshed it while this caller waited for the fetch lock.
-            if let Some(items) = slot.fresh(Instant::now(), max_age) {
+            if let Some(items) = slot.fresh(self.clock.now(), max_age) {
                 return Ok(items);
             }
             slot.changes
         };
-        let started = Instant::now();
+        let started = self.clock.now();
         let (items, ttl_ms, scope) = fetch().await?;
         let items: Arc<[T]> = items.into();
         let mut slots = self.lock();
@@ -283,6 +284,7 @@ pub(crate) fn fold_hints(page: &impl CacheablePage, ttl_ms: &mut Option<u64>, sc
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::clock::AsyncIoClock;
 
     fn tools(names: &[&str]) -> Vec<Tool> {
         names
@@ -296,7 +298,10 @@ mod tests {
 
     #[test]
     fn serves_until_changed_then_refetches_once_per_burst() {
-        let cache = ListCache::new(ListCacheConfig::default().debounce(Duration::from_millis(20)));
+        let cache = ListCache::new(
+            ListCacheConfig::default().debounce(Duration::from_millis(20)),
+            Arc::new(AsyncIoClock),
+        );
         let fetches = std::cell::Cell::new(0);
         let fetch = |names: &'static [&'static str]| {
             fetches.set(fetches.get() + 1);
@@ -323,7 +328,7 @@ mod tests {
 
     #[test]
     fn honours_ttl_zero_positive_and_scope() {
-        let cache = ListCache::new(ListCacheConfig::default());
+        let cache = ListCache::new(ListCacheConfig::default(), Arc::new(AsyncIoClock));
         smol::block_on(async {
             cache.get(|| async { Ok((tools(&["a"]), Some(0), Some("private".into()))) }).await.unwrap();
             let info = cache.info(ListKind::Tools);
@@ -334,7 +339,10 @@ mod tests {
             let refetched = cache.get(|| async { Ok((tools(&["b"]), Some(60_000), None)) }).await.unwrap();
             assert_eq!(refetched[0].name, "b", "ttlMs 0 is stale at once");
             assert!(cache.info(ListKind::Tools).fresh, "ttlMs 60000 is fresh");
-            let short = ListCache::new(ListCacheConfig::default().max_age(Some(Duration::from_millis(1))));
+            let short = ListCache::new(
+                ListCacheConfig::default().max_age(Some(Duration::from_millis(1))),
+                Arc::new(AsyncIoClock),
+            );
             short.get(|| async { Ok((tools(&["a"]), None, None)) }).await.unwrap();
             std::thread::sleep(Duration::from_millis(5));
             assert!(!short.info(ListKind::Tools).fresh, "max_age applies without ttlMs");
@@ -343,7 +351,8 @@ mod tests {
 
     #[test]
     fn a_failed_fetch_keeps_nothing_and_a_change_during_a_fetch_keeps_the_list_stale() {
-        let cache = ListCache::new(ListCacheConfig::default().debounce(Duration::ZERO));
+        let cache =
+            ListCache::new(ListCacheConfig::default().debounce(Duration::ZERO), Arc::new(AsyncIoClock));
         smol::block_on(async {
             let failed = cache
                 .get::<Tool, _, _>(|| async {

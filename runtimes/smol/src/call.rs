@@ -93,14 +93,15 @@ impl ResponseFuture {
             outcome = tracing::field::Empty,
             duration_us = tracing::field::Empty,
         );
-        let trace = (!span.is_disabled()).then(|| (span, Instant::now()));
+        let trace = (!span.is_disabled()).then(|| (span, shared.clock.now()));
         Self { shared, id: Some(id), trace }
     }
 
     /// Records how the request ended in its span.
     fn finish(&mut self, outcome: &str) {
         if let Some((span, started)) = self.trace.take() {
-            let duration_us = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+            let elapsed = self.shared.clock.now().saturating_duration_since(started);
+            let duration_us = u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX);
             span.record("outcome", outcome).record("duration_us", duration_us);
             tracing::debug!(parent: &span, outcome, duration_us, "request finished");
         }
@@ -160,10 +161,11 @@ impl Drop for ResponseFuture {
         let Some(id) = self.id.take() else { return };
         self.finish("dropped");
         // Synchronous bookkeeping only: the driver writes the cancellation.
+        let now = self.shared.clock.now();
         let mut state = self.shared.lock();
         state.calls.remove(&id);
         if state.engine.conn().is_pending(&id) {
-            let _ = state.commands().cancel(Instant::now(), &id, Some("the caller dropped the request"));
+            let _ = state.commands().cancel(now, &id, Some("the caller dropped the request"));
             state.wake_driver();
         }
     }

@@ -20,6 +20,7 @@ use crate::Error;
 use crate::api::{ClientApi, paginate};
 use crate::cache::{CacheInfo, CacheablePage, ListCache, ListCacheConfig, fold_hints};
 use crate::call::{CallOptions, ResponseFuture};
+use crate::clock::{AsyncIoClock, Clock, sleep_until};
 use crate::driver::Driver;
 use crate::era::{EraCache, EraMemo};
 use crate::handler::{ClientHandler, DefaultHandler};
@@ -55,6 +56,7 @@ pub struct ClientBuilder {
     notification_handlers: Vec<Arc<dyn NotificationHandler>>,
     notification_capacity: usize,
     list_cache: ListCacheConfig,
+    clock: Arc<dyn Clock>,
     #[cfg(feature = "output-schema")]
     validate_output: bool,
 }
@@ -74,6 +76,7 @@ impl ClientBuilder {
             notification_handlers: Vec::new(),
             notification_capacity: DEFAULT_CAPACITY,
             list_cache: ListCacheConfig::default(),
+            clock: Arc::new(AsyncIoClock),
             #[cfg(feature = "output-schema")]
             validate_output: false,
         }
@@ -149,11 +152,20 @@ impl ClientBuilder {
         self
     }
 
+    /// Where the connection gets the time and its timers: [`AsyncIoClock`] by default. The
+    /// driver, the deadlines of calls, the list cache and the server process's shutdown all
+    /// follow it, so a manual clock runs the connection on simulated time (see [`Clock`] for
+    /// one, with an example).
+    pub fn clock(mut self, clock: impl Clock) -> Self {
+        self.clock = Arc::new(clock);
+        self
+    }
+
     fn extras(&mut self) -> Extras {
         Extras {
             broadcast: Broadcast::new(self.notification_capacity),
             handlers: std::mem::take(&mut self.notification_handlers),
-            lists: ListCache::new(self.list_cache),
+            lists: ListCache::new(self.list_cache, self.clock.clone()),
             #[cfg(feature = "output-schema")]
             output_schemas: self.validate_output.then(OutputSchemas::new),
             #[cfg(feature = "output-schema")]
@@ -175,7 +187,8 @@ impl ClientBuilder {
         writer: impl AsyncWrite + Send + 'static,
     ) -> (Client, Driver) {
         let extras = self.extras();
-        let shared = Shared::new(Engine::Stream(ClientConnection::new(self.config, Instant::now())), extras);
+        let engine = Engine::Stream(ClientConnection::new(self.config, self.clock.now()));
+        let shared = Shared::new(engine, extras, self.clock);
         let driver = Driver::new(shared.clone(), reader, writer, self.handler);
         (Client::from_shared(shared), driver)
     }
@@ -226,8 +239,8 @@ impl ClientBuilder {
         let era =
             self.remember_era(format!("http:{}", http.origin().unwrap_or_else(|| http.url().to_owned())));
         let extras = self.extras();
-        let session = HttpSession::new(http, self.config, Instant::now());
-        let shared = Shared::new(Engine::Http(session), extras);
+        let session = HttpSession::new(http, self.config, self.clock.now());
+        let shared = Shared::new(Engine::Http(session), extras, self.clock);
         shared.lock().era = era;
         let driver = Driver::http(shared.clone(), Arc::new(transport), self.handler, &origin);
         (Client::from_shared(shared), driver)
@@ -291,10 +304,11 @@ impl Clone for Client {
 
 impl Drop for Client {
     fn drop(&mut self) {
+        let now = self.shared.clock.now();
         let mut state = self.shared.lock();
         state.handles -= 1;
         if state.handles == 0 && !state.engine.conn().is_closed() {
-            state.commands().close(Instant::now());
+            state.commands().close(now);
             state.wake_driver();
         }
     }
@@ -405,12 +419,13 @@ impl Client {
             mcp_sansio::RequestOptions,
         ) -> Result<mcp_sansio::RequestId, UsageError>,
     ) -> Result<ResponseFuture, Error> {
+        let now = self.shared.clock.now();
         let mut state = self.shared.lock();
         // Nothing would ever write it, nor answer it.
         if state.driver_dropped() {
             return Err(Error::DriverGone);
         }
-        let id = send(&mut state.commands(), Instant::now(), options.request)?;
+        let id = send(&mut state.commands(), now, options.request)?;
         state.calls.insert(id.clone(), Slot { waker: None, result: None, on_progress: options.on_progress });
         state.wake_driver();
         drop(state);
@@ -475,9 +490,10 @@ impl Client {
     /// [`Error::Usage`]: the method does not exist there.
     pub async fn discover(&self) -> Result<DiscoverResult, Error> {
         {
+            let now = self.shared.clock.now();
             let state = self.shared.lock();
             let conn = state.engine.conn();
-            if conn.discover_is_fresh(Instant::now()) {
+            if conn.discover_is_fresh(now) {
                 if let Some(discover) = conn.discover_result() {
                     return Ok(discover.clone());
                 }
@@ -537,8 +553,9 @@ impl Client {
     /// returns at once).
     pub async fn close(&self) {
         {
+            let now = self.shared.clock.now();
             let mut state = self.shared.lock();
-            state.commands().close(Instant::now());
+            state.commands().close(now);
             state.wake_driver();
         }
         self.closed().await;
@@ -565,8 +582,13 @@ impl Client {
             self.close().await;
             true
         };
+        let clock = &*self.shared.clock;
         let timeout = async {
-            async_io::Timer::after(limit).await;
+            // A limit past the end of time never comes.
+            match clock.now().checked_add(limit) {
+                Some(at) => sleep_until(clock, at).await,
+                None => std::future::pending().await,
+            }
             false
         };
         futures_lite::future::or(closed, timeout).await

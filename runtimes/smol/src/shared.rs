@@ -15,6 +15,7 @@ use mcp_sansio::{ClientConnection, Commands, RequestError, RequestId};
 use serde_json::value::RawValue;
 
 use crate::cache::ListCache;
+use crate::clock::Clock;
 use crate::era::EraMemo;
 use crate::notifications::{Broadcast, NotificationHandler};
 
@@ -23,6 +24,8 @@ pub(crate) type ProgressFn = Arc<dyn Fn(&ProgressNotificationParams) + Send + Sy
 
 pub(crate) struct Shared {
     state: Mutex<State>,
+    /// Where the driver and the commands get the time (outside the lock: it never changes).
+    pub(crate) clock: Arc<dyn Clock>,
     /// Where server notifications go besides the engine (outside the lock: handlers may call
     /// the client).
     pub(crate) extras: Extras,
@@ -133,7 +136,7 @@ pub(crate) struct State {
 }
 
 impl Shared {
-    pub(crate) fn new(engine: Engine, extras: Extras) -> Arc<Self> {
+    pub(crate) fn new(engine: Engine, extras: Extras, clock: Arc<dyn Clock>) -> Arc<Self> {
         Arc::new(Self {
             state: Mutex::new(State {
                 engine,
@@ -145,6 +148,7 @@ impl Shared {
                 server_pid: None,
                 era: None,
             }),
+            clock,
             extras,
         })
     }

@@ -17,6 +17,7 @@ use futures_lite::AsyncRead;
 use rustix::process::{Pid, Signal, kill_process_group};
 
 use crate::Error;
+use crate::clock::{Clock, sleep_until};
 use crate::source_waker::{SourceWaker, TaskWaker};
 
 /// Environment variables a server inherits by default. Everything else must be passed
@@ -282,16 +283,17 @@ impl ServerProcess {
     /// The graceful sequence, to run after the child's stdin was closed: wait, SIGTERM the
     /// group, wait, SIGKILL the group. Grandchildren left in the group are killed even when the
     /// child itself exits in time. The child stays in `self` until it is reaped, so dropping
-    /// this future half-way (the driver was dropped) still kills the group.
-    pub(crate) async fn shutdown(mut self) {
+    /// this future half-way (the driver was dropped) still kills the group. The waits are in
+    /// the connection's `clock`.
+    pub(crate) async fn shutdown(mut self, clock: Arc<dyn Clock>) {
         let step = self.step;
         let group = self.group;
         let Some(child) = self.child.as_mut() else { return };
-        let mut exited = wait_for(child, step).await;
+        let mut exited = wait_for(child, &*clock, step).await;
         if !exited {
             tracing::debug!(pid = child.id(), "server still running after stdin closed: SIGTERM");
             signal_group(group, Signal::TERM);
-            exited = wait_for(child, step).await;
+            exited = wait_for(child, &*clock, step).await;
         }
         if !exited {
             tracing::warn!(pid = child.id(), "server ignored SIGTERM: SIGKILL");
@@ -327,11 +329,14 @@ impl Drop for ServerProcess {
     }
 }
 
-/// Waits up to `limit` for the child to exit; `true` if it did.
-async fn wait_for(child: &mut Child, limit: Duration) -> bool {
+/// Waits up to `limit` (of `clock`'s time) for the child to exit; `true` if it did.
+async fn wait_for(child: &mut Child, clock: &dyn Clock, limit: Duration) -> bool {
     let exited = async { child.status().await.is_ok() };
     let timeout = async {
-        async_io::Timer::after(limit).await;
+        match clock.now().checked_add(limit) {
+            Some(at) => sleep_until(clock, at).await,
+            None => std::future::pending().await,
+        }
         false
     };
     futures_lite::future::or(exited, timeout).await

@@ -1,14 +1,18 @@
-//! The driver's own life: what callers see when its task is dropped mid-flight.
+//! The driver's own life: what callers see when its task is dropped mid-flight, and a
+//! connection on simulated time.
 
 mod common;
 
 use std::future::Future;
-use std::time::Duration;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Waker};
+use std::time::{Duration, Instant};
 
-use common::{builder, demo_server, live_group_members, process_gone, wait_until};
+use common::{builder, demo_server, demo_server_path, live_group_members, process_gone, wait_until};
 use mcp_smol::mcp_sansio::Status;
 use mcp_smol::mcp_sansio::schema::{CallTool, CallToolRequestParams};
-use mcp_smol::{CallOptions, ClientApi, Error};
+use mcp_smol::{AsyncTimer, CallOptions, ClientApi, Clock, Error, ServerCommand};
 use serde_json::json;
 
 /// How long any step may take before the test calls it stranded.
@@ -74,4 +78,111 @@ fn dropping_the_driver_fails_every_call_and_ends_the_connection() {
     assert!(wait_until(LIMIT, || live_group_members(pid).is_empty()), "the process group survived");
     assert!(wait_until(LIMIT, || process_gone(pid, false)), "server {pid} not reaped");
     drop(client);
+}
+
+/// A clock that moves only when the test says so.
+#[derive(Debug, Clone)]
+struct ManualClock(Arc<Mutex<(Instant, Vec<Waker>)>>);
+
+impl ManualClock {
+    fn new() -> Self {
+        Self(Arc::new(Mutex::new((Instant::now(), Vec::new()))))
+    }
+
+    fn advance(&self, by: Duration) {
+        let mut inner = self.0.lock().unwrap();
+        inner.0 += by;
+        inner.1.drain(..).for_each(Waker::wake);
+    }
+}
+
+impl Clock for ManualClock {
+    fn now(&self) -> Instant {
+        self.0.lock().unwrap().0
+    }
+
+    fn timer(&self, at: Instant) -> Pin<Box<dyn AsyncTimer>> {
+        Box::pin(ManualTimer { clock: self.clone(), at })
+    }
+}
+
+#[derive(Debug)]
+struct ManualTimer {
+    clock: ManualClock,
+    at: Instant,
+}
+
+impl AsyncTimer for ManualTimer {
+    fn reset(mut self: Pin<&mut Self>, at: Instant) {
+        self.at = at;
+    }
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let mut inner = self.clock.0.lock().unwrap();
+        if inner.0 >= self.at {
+            return Poll::Ready(());
+        }
+        inner.1.push(cx.waker().clone());
+        Poll::Pending
+    }
+}
+
+#[test]
+fn a_request_timeout_fires_when_simulated_time_passes_it() {
+    let clock = ManualClock::new();
+    let (client, driver) = builder().clock(clock.clone()).stdio(&demo_server()).unwrap();
+    let pid = client.server_pid().unwrap();
+    let _cleanup = KillGroup(pid);
+    let started = Instant::now();
+    smol::block_on(async {
+        let driver = smol::spawn(driver);
+        within(client.ready()).await.expect("handshake").unwrap();
+        let params = CallToolRequestParams::new("sleep")
+            .with_arguments(json!({"ms": 600_000}).as_object().unwrap().clone());
+        let options = CallOptions::default().timeout(Duration::from_secs(60));
+        let call = smol::spawn(client.request::<CallTool>(&params, options));
+        within(client.ping()).await.expect("ping").unwrap();
+
+        clock.advance(Duration::from_secs(59));
+        // A round trip after the move: the driver has run at +59 s, and the call still waits.
+        within(client.ping()).await.expect("ping").unwrap();
+        assert!(!call.is_finished(), "timed out before its deadline");
+
+        clock.advance(Duration::from_secs(2));
+        let error = within(call).await.expect("the timeout did not fire").unwrap_err();
+        assert!(error.is_timeout(), "{error}");
+        within(client.close()).await.expect("close");
+        within(driver).await.expect("driver");
+    });
+    assert!(started.elapsed() < Duration::from_secs(10), "took {:?} of real time", started.elapsed());
+    assert!(process_gone(pid, false), "server {pid} not reaped");
+}
+
+#[test]
+fn dropping_the_driver_during_its_shutdown_still_kills_the_group() {
+    // The shell outlives the server's EOF and ignores SIGTERM, so the shutdown waits; on a
+    // clock that never moves, it waits until the driver is dropped.
+    let script = format!("trap '' TERM; '{}'; sleep 30", demo_server_path().display());
+    let command = ServerCommand::new("sh").args(["-c", &script]);
+    let (client, driver) = builder().clock(ManualClock::new()).stdio(&command).unwrap();
+    let pid = client.server_pid().unwrap();
+    let _cleanup = KillGroup(pid);
+    smol::block_on(async {
+        let driver = smol::spawn(driver);
+        within(client.ready()).await.expect("handshake").unwrap();
+        // Starts the shutdown without waiting for it: a limit of zero is reached at once.
+        assert!(!client.close_within(Duration::ZERO).await);
+        // The server saw its stdin close and exited: the driver is in its shutdown sequence.
+        let sleeping = || live_group_members(pid).iter().any(|&p| command_name(p) == "sleep");
+        assert!(wait_until(LIMIT, sleeping), "the server did not exit at EOF");
+        driver.cancel().await;
+        within(client.closed()).await.expect("closed() was stranded");
+    });
+    assert!(wait_until(LIMIT, || live_group_members(pid).is_empty()), "the process group survived");
+    assert!(wait_until(LIMIT, || process_gone(pid, false)), "shell {pid} not reaped");
+}
+
+/// The command name of process `pid` (`/proc/<pid>/comm`).
+fn command_name(pid: u32) -> String {
+    std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default().trim().to_owned()
 }

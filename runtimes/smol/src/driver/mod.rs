@@ -9,13 +9,13 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Instant;
 
-use async_io::Timer;
 use futures_lite::{AsyncRead, AsyncWrite};
 use mcp_sansio::http::{HttpAction, StreamId};
 use mcp_sansio::{ErrorObject, Event, RequestId, ServerNotification, ServerRequest};
 use serde::Serialize;
 use serde_json::value::RawValue;
 
+use crate::clock::AsyncTimer;
 use crate::handler::{ClientHandler, HandlerFuture};
 use crate::http::{BodyStream, HttpResponse, HttpTransport};
 use crate::notifications::ListKind;
@@ -57,8 +57,9 @@ const STDERR_DRAIN_LIMIT: std::time::Duration = std::time::Duration::from_secs(1
 /// The I/O half of a connection: a future that runs until the connection is over and the
 /// server process (if any) is gone.
 ///
-/// Spawn it on any executor (it needs no particular runtime: timers come from async-io, which
-/// brings its own reactor). It reads from the server, feeds the engine, writes what the engine
+/// Spawn it on any executor (it needs no particular runtime: the time and the timers come from
+/// the connection's [`Clock`](crate::Clock), by default async-io's, which brings its own
+/// reactor). It reads from the server, feeds the engine, writes what the engine
 /// queues, fires the engine's deadlines, answers server requests through the
 /// [`ClientHandler`], and delivers responses and notifications to the [`Client`](crate::Client)
 /// handles. When the connection closes, it closes the server's stdin and, for a child
@@ -83,7 +84,9 @@ pub struct Driver {
     answer_marks: VecDeque<(usize, usize)>,
     queued_answers: usize,
     needs_flush: bool,
-    timer: Timer,
+    /// The one timer of the connection's clock, armed at `timer_at` (created at the first
+    /// deadline).
+    timer: Option<Pin<Box<dyn AsyncTimer>>>,
     timer_at: Option<Instant>,
     handler: Arc<dyn ClientHandler>,
     tasks: Vec<(RequestId, Answer)>,
@@ -98,7 +101,7 @@ pub struct Driver {
     /// Whether it ran to its end (and told everyone so): dropping it then is no news.
     finished: bool,
     /// After the process is gone: how long stderr may still be drained.
-    drain_until: Option<Timer>,
+    drain_until: Option<Pin<Box<dyn AsyncTimer>>>,
     /// Once the connection closed: when to stop trying to flush and shut down anyway.
     flush_until: Option<Instant>,
     /// For HTTP: the transport and the exchanges in flight.
@@ -185,7 +188,7 @@ impl Driver {
             answer_marks: VecDeque::new(),
             queued_answers: 0,
             needs_flush: false,
-            timer: Timer::never(),
+            timer: None,
             timer_at: None,
             handler,
             tasks: Vec::new(),
@@ -217,7 +220,7 @@ impl Driver {
 
     /// One pass over every source of progress; `true` if anything happened.
     fn round(&mut self, cx: &mut Context<'_>) -> bool {
-        let now = Instant::now();
+        let now = self.shared.clock.now();
         let mut progressed = self.read(now);
         let mut progress_calls: Vec<(ProgressFn, mcp_sansio::schema::ProgressNotificationParams)> =
             Vec::new();
@@ -341,11 +344,20 @@ impl Driver {
             // deadline later, and re-arming an async-io timer wakes its reactor thread
             // (a cross-thread hop per call); a timer that fires early costs one idle round,
             // after which it is armed for the engine's real next deadline.
-            if self.timer_at.is_none_or(|armed| deadline < armed) {
-                self.timer.set_at(deadline);
-                self.timer_at = Some(deadline);
-            }
-            if Pin::new(&mut self.timer).poll(cx).is_ready() {
+            let timer = match &mut self.timer {
+                Some(timer) => {
+                    if self.timer_at.is_none_or(|armed| deadline < armed) {
+                        timer.as_mut().reset(deadline);
+                        self.timer_at = Some(deadline);
+                    }
+                    timer
+                }
+                None => {
+                    self.timer_at = Some(deadline);
+                    self.timer.insert(self.shared.clock.timer(deadline))
+                }
+            };
+            if timer.as_mut().poll(cx).is_ready() {
                 self.timer_at = None;
                 progressed = true;
             }
@@ -587,9 +599,10 @@ impl Driver {
         self.tasks.clear();
         self.timer_at = None;
         let process = self.process.take();
+        let clock = self.shared.clock.clone();
         self.shutdown = Some(Box::pin(async move {
             if let Some(process) = process {
-                process.shutdown().await;
+                process.shutdown(clock).await;
             }
         }));
     }
@@ -600,7 +613,7 @@ impl Driver {
         self.finished = true;
         // Every notification stream ends once it has read what is held.
         self.shared.extras.broadcast.close();
-        self.shared.lock().driver_ended(DriverLife::Finished, Instant::now());
+        self.shared.lock().driver_ended(DriverLife::Finished, self.shared.clock.now());
     }
 }
 
@@ -623,7 +636,7 @@ impl Drop for Driver {
         self.writer = None;
         self.http = None;
         self.shared.extras.broadcast.close();
-        self.shared.lock().driver_ended(DriverLife::Dropped, Instant::now());
+        self.shared.lock().driver_ended(DriverLife::Dropped, self.shared.clock.now());
     }
 }
 
@@ -645,9 +658,10 @@ impl Future for Driver {
                     }
                     // The process group is gone; what it wrote to stderr last is still in the
                     // pipe. Read it to EOF, for a short while at most.
-                    this.drain_until = Some(Timer::after(STDERR_DRAIN_LIMIT));
+                    let clock = &this.shared.clock;
+                    this.drain_until = Some(clock.timer(clock.now() + STDERR_DRAIN_LIMIT));
                 }
-                let out_of_time = this.drain_until.as_mut().is_some_and(|t| Pin::new(t).poll(cx).is_ready());
+                let out_of_time = this.drain_until.as_mut().is_some_and(|t| t.as_mut().poll(cx).is_ready());
                 if this.background.is_empty() || out_of_time {
                     this.finish();
                     return Poll::Ready(());
