@@ -9,9 +9,10 @@ use std::task::Waker;
 
 use std::time::Instant;
 
-use mcp_sansio::http::HttpSession;
+use mcp_sansio::http::{HttpAction, HttpSession, StreamId};
 use mcp_sansio::schema::ProgressNotificationParams;
-use mcp_sansio::{ClientConnection, Commands, RequestError, RequestId};
+use mcp_sansio::{ClientConnection, Commands, ErrorObject, RequestError, RequestId, Transmit, UsageError};
+use serde::Serialize;
 use serde_json::value::RawValue;
 
 use crate::cache::ListCache;
@@ -106,6 +107,98 @@ impl Engine {
             Engine::Http(session) => session.handle_timeout(now),
         }
     }
+
+    // The driver's calls. Each transport of the driver uses the ones for its kind of engine;
+    // on the other kind they do nothing.
+
+    /// Whether the connection closed (its deadlines and events may still be pending).
+    pub(crate) fn is_closed(&self) -> bool {
+        self.conn().is_closed()
+    }
+
+    /// Whether nothing is left to do: the connection closed and, for HTTP, the session's last
+    /// exchanges (the `DELETE`) are over.
+    pub(crate) fn is_finished(&self) -> bool {
+        match self {
+            Engine::Stream(conn) => conn.is_closed(),
+            Engine::Http(session) => session.is_finished(),
+        }
+    }
+
+    /// Answers a server request.
+    pub(crate) fn respond<T: Serialize + ?Sized>(
+        &mut self,
+        id: &RequestId,
+        outcome: Result<&T, ErrorObject>,
+    ) -> Result<(), UsageError> {
+        self.commands().respond(id, outcome)
+    }
+
+    /// The transport failed: closes the connection with `detail`.
+    pub(crate) fn transport_error(&mut self, now: Instant, detail: impl Into<String>) {
+        self.commands().transport_error(now, detail);
+    }
+
+    /// Byte streams: bytes read from the server.
+    pub(crate) fn feed(&mut self, now: Instant, bytes: &[u8]) {
+        if let Some(conn) = self.stream_mut() {
+            conn.feed(now, bytes);
+        }
+    }
+
+    /// Byte streams: the server closed its end.
+    pub(crate) fn feed_eof(&mut self, now: Instant) {
+        if let Some(conn) = self.stream_mut() {
+            conn.feed_eof(now);
+        }
+    }
+
+    /// Byte streams: the next message to write.
+    pub(crate) fn poll_transmit(&mut self) -> Option<Transmit> {
+        self.stream_mut()?.poll_transmit()
+    }
+
+    /// HTTP: the next request to start or exchange to abort.
+    pub(crate) fn poll_action(&mut self, now: Instant) -> Option<HttpAction> {
+        match self {
+            Engine::Http(session) => session.poll_action(now),
+            Engine::Stream(_) => None,
+        }
+    }
+
+    /// HTTP: the head of exchange `stream` arrived.
+    pub(crate) fn handle_response_head<'h>(
+        &mut self,
+        now: Instant,
+        stream: StreamId,
+        status: u16,
+        headers: impl IntoIterator<Item = (&'h str, &'h [u8])>,
+    ) {
+        if let Engine::Http(session) = self {
+            session.handle_response_head(now, stream, status, headers);
+        }
+    }
+
+    /// HTTP: a chunk of the body of exchange `stream`.
+    pub(crate) fn handle_response_body(&mut self, now: Instant, stream: StreamId, chunk: &[u8]) {
+        if let Engine::Http(session) = self {
+            session.handle_response_body(now, stream, chunk);
+        }
+    }
+
+    /// HTTP: the body of exchange `stream` ended.
+    pub(crate) fn handle_response_end(&mut self, now: Instant, stream: StreamId) {
+        if let Engine::Http(session) = self {
+            session.handle_response_end(now, stream);
+        }
+    }
+
+    /// HTTP: exchange `stream` failed.
+    pub(crate) fn handle_response_error(&mut self, now: Instant, stream: StreamId, error: &str) {
+        if let Engine::Http(session) = self {
+            session.handle_response_error(now, stream, error);
+        }
+    }
 }
 
 /// Where the driver is in its life: it ends by finishing (the connection closed and the server
@@ -198,7 +291,7 @@ impl State {
     pub(crate) fn driver_ended(&mut self, how: DriverLife, now: Instant) {
         self.driver = how;
         if how == DriverLife::Dropped {
-            self.commands().transport_error(now, "the driver was dropped");
+            self.engine.transport_error(now, "the driver was dropped");
         }
         self.wake_watchers();
         for slot in self.calls.values_mut() {
