@@ -6,7 +6,10 @@
 //!   `list_all_tools`), with per-call timeouts, progress and `_meta` ([`CallOptions`]) and
 //!   **cancel-on-drop**: dropping a call's future sends `notifications/cancelled`.
 //! - [`Driver`]: the future that moves bytes between the transport and the engine. It runs
-//!   on any executor; the `spawn_*` constructors put it on smol's global executor.
+//!   on any executor; the `spawn_*` constructors put it on smol's global executor. Dropped
+//!   early, it fails every call with [`Error::DriverGone`] rather than strand it.
+//! - [`Clock`]: where a connection gets the time and its timers ([`AsyncIoClock`] by default);
+//!   a manual clock runs a connection on simulated time ([`ClientBuilder::clock`]).
 //! - Transports: any `AsyncRead`/`AsyncWrite` pair ([`ClientBuilder::connect`]), stdio child
 //!   processes ([`ServerCommand`]: environment allow-list, stderr always drained, own process
 //!   group, and a shutdown that closes stdin, then sends SIGTERM, then SIGKILL to the group, so
