@@ -61,8 +61,8 @@ pub trait Request {
     const METHOD: &'static str;
     /// The `params` member; `()`-like empty structs serialize to `{}`.
     type Params: Serialize;
-    /// What a successful response's `result` decodes into.
-    type Result: DeserializeOwned;
+    /// What a successful response's `result` decodes into (owned data).
+    type Result: DeserializeOwned + 'static;
 }
 
 /// A notification (no response expected), typed: its method name and params.

@@ -117,17 +117,9 @@ pub trait ClientApi: Send + Sync {
         name: &str,
         arguments: serde_json::Value,
     ) -> impl Future<Output = Result<CallToolResult, Error>> + Send {
-        let mut params = CallToolRequestParams::new(name);
-        let call = match arguments {
-            serde_json::Value::Object(map) => Ok(Some(map)),
-            serde_json::Value::Null => Ok(None),
-            _ => Err(Error::from(UsageError::InvalidParams("tool arguments must be a JSON object".into()))),
-        }
-        .map(|arguments| {
-            params.arguments = arguments;
-            // Sent now, as every method's request is.
-            self.call_tool_with(&params, CallOptions::default())
-        });
+        // Sent now, as every method's request is.
+        let call =
+            tool_params(name, arguments).map(|params| self.call_tool_with(&params, CallOptions::default()));
         async move { call?.await }
     }
 
@@ -229,6 +221,17 @@ pub trait ClientApi: Send + Sync {
         let sent = self.request::<SetLevel>(&SetLevelRequestParams::new(level), CallOptions::default());
         async move { sent.await.map(drop) }
     }
+}
+
+/// The params of `tools/call` for `name` with JSON `arguments` (an object, or `null` for none).
+pub(crate) fn tool_params(name: &str, arguments: serde_json::Value) -> Result<CallToolRequestParams, Error> {
+    let mut params = CallToolRequestParams::new(name);
+    params.arguments = match arguments {
+        serde_json::Value::Object(map) => Some(map),
+        serde_json::Value::Null => None,
+        _ => return Err(UsageError::InvalidParams("tool arguments must be a JSON object".into()).into()),
+    };
+    Ok(params)
 }
 
 /// Fetches pages with `page(cursor)` until the server sends no next cursor, showing each page

@@ -8,7 +8,7 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use mcp_sansio::schema::{JsonObject, ProgressNotificationParams};
-use mcp_sansio::{CloseReason, RequestError, RequestId, RequestOptions};
+use mcp_sansio::{RequestError, RequestId, RequestOptions};
 use serde_json::value::RawValue;
 
 use crate::Error;
@@ -125,16 +125,12 @@ impl Future for ResponseFuture {
     type Output = Result<Box<RawValue>, Error>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let Some(id) = self.id.clone() else {
-            return Poll::Ready(Err(RequestError::ConnectionClosed(CloseReason::Local).into()));
-        };
+        // Only `Decode` and the crate's own wrappers poll it, never again after it resolved.
+        let Some(id) = self.id.clone() else { panic!("a call's response was polled after it resolved") };
         let mut state = self.shared.lock();
         let driver_dropped = state.driver_dropped();
-        let Some(slot) = state.calls.get_mut(&id) else {
-            drop(state);
-            self.id = None;
-            return Poll::Ready(Err(RequestError::ConnectionClosed(CloseReason::Local).into()));
-        };
+        // The slot is removed only below and in `drop`, both of which end this future.
+        let Some(slot) = state.calls.get_mut(&id) else { unreachable!("the slot of a live call is gone") };
         // A response that arrived before the driver was dropped still counts.
         let result = match slot.result.take() {
             Some(result) => result.map_err(|error| Error::Request(*error)),
@@ -168,5 +164,65 @@ impl Drop for ResponseFuture {
             let _ = state.commands().cancel(now, &id, Some("the caller dropped the request"));
             state.wake_driver();
         }
+    }
+}
+
+/// The future of one typed call: the engine's refusal (known when the call was made), or the
+/// response, decoded when it arrives.
+///
+/// A plain state machine rather than an `async` block: it is no bigger than the
+/// [`ResponseFuture`] it holds, and nothing is copied around it per call (nested `async` blocks
+/// around the refusal made a `call_tool` future several KiB, moved several times per call).
+pub(crate) struct Decode<T> {
+    state: CallState,
+    method: &'static str,
+    _result: std::marker::PhantomData<fn() -> T>,
+}
+
+enum CallState {
+    Refused(Error),
+    Sent(ResponseFuture),
+    Done,
+}
+
+impl<T> Decode<T> {
+    /// A call that was sent: its response, decoded as `T` for `method`.
+    pub(crate) fn sent(response: ResponseFuture, method: &'static str) -> Self {
+        Decode { state: CallState::Sent(response), method, _result: std::marker::PhantomData }
+    }
+
+    /// A call that was refused before anything was sent.
+    pub(crate) fn refused(error: Error, method: &'static str) -> Self {
+        Decode { state: CallState::Refused(error), method, _result: std::marker::PhantomData }
+    }
+
+    /// The call as made: sent, or refused.
+    pub(crate) fn from_result(made: Result<Self, Error>, method: &'static str) -> Self {
+        made.unwrap_or_else(|error| Self::refused(error, method))
+    }
+}
+
+impl<T: serde::de::DeserializeOwned> Future for Decode<T> {
+    type Output = Result<T, Error>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        let result = match &mut this.state {
+            CallState::Sent(response) => match Pin::new(response).poll(cx) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(result) => result.and_then(|raw| {
+                    serde_json::from_str(raw.get())
+                        .map_err(|source| Error::Decode { method: this.method, source })
+                }),
+            },
+            CallState::Refused(_) => match std::mem::replace(&mut this.state, CallState::Done) {
+                CallState::Refused(error) => Err(error),
+                _ => unreachable!("matched Refused just above"),
+            },
+            // The contract of `Future`: a resolved future is not polled again.
+            CallState::Done => panic!("a call's future was polled after it resolved"),
+        };
+        this.state = CallState::Done;
+        Poll::Ready(result)
     }
 }

@@ -19,7 +19,7 @@ use mcp_sansio::{
 use crate::Error;
 use crate::api::{ClientApi, paginate};
 use crate::cache::{CacheInfo, CacheablePage, ListCache, ListCacheConfig, fold_hints};
-use crate::call::{CallOptions, ResponseFuture};
+use crate::call::{CallOptions, Decode, ResponseFuture};
 use crate::clock::{AsyncIoClock, Clock, sleep_until};
 use crate::driver::Driver;
 use crate::era::{EraCache, EraMemo};
@@ -362,8 +362,7 @@ impl Client {
     where
         R::Result: Send,
     {
-        let sent = self.send::<R>(params, options);
-        async move { sent?.await }
+        Decode::from_result(self.send::<R>(params, options), R::METHOD)
     }
 
     /// Sends a typed request: the engine's refusal at once (nothing was sent), or the future
@@ -372,16 +371,13 @@ impl Client {
         &self,
         params: &R::Params,
         options: CallOptions,
-    ) -> Result<impl Future<Output = Result<R::Result, Error>> + Send + 'static + use<R>, Error>
+    ) -> Result<Decode<R::Result>, Error>
     where
         R::Result: Send,
     {
         let response =
             self.start(R::METHOD, options, |conn, now, options| conn.send::<R>(now, params, options))?;
-        Ok(async move {
-            let raw = response.await?;
-            serde_json::from_str(raw.get()).map_err(|source| Error::Decode { method: R::METHOD, source })
-        })
+        Ok(Decode::sent(response, R::METHOD))
     }
 
     /// Sends a request with raw JSON params and returns the raw JSON result (for methods the
@@ -612,8 +608,11 @@ impl ClientApi for Client {
         &self,
         cursor: Option<String>,
     ) -> impl Future<Output = Result<ListToolsResult, Error>> + Send {
-        let sent = self.send_list_tools(cursor);
-        async move { sent?.await }
+        self.send_list_tools(cursor).unwrap_or_else(|error| ListToolsCall {
+            page: Decode::refused(error, ListTools::METHOD),
+            #[cfg(feature = "output-schema")]
+            learn: None,
+        })
     }
 
     /// Also checks the result against the tool's `outputSchema`, when
@@ -623,30 +622,85 @@ impl ClientApi for Client {
         params: &CallToolRequestParams,
         options: CallOptions,
     ) -> impl Future<Output = Result<CallToolResult, Error>> + Send + use<'s> {
-        let sent = self.send_call_tool(params, options);
-        async move { sent?.await }
+        self.send_call_tool(params, options).unwrap_or_else(ToolCall::refused)
+    }
+
+    fn call_tool(
+        &self,
+        name: &str,
+        arguments: serde_json::Value,
+    ) -> impl Future<Output = Result<CallToolResult, Error>> + Send {
+        // The same as the provided method, without an `async` block around the call: this is
+        // the shape the README shows, and it stays as small as the call itself.
+        match crate::api::tool_params(name, arguments) {
+            Ok(params) => {
+                self.send_call_tool(&params, CallOptions::default()).unwrap_or_else(ToolCall::refused)
+            }
+            Err(error) => ToolCall::refused(error),
+        }
+    }
+}
+
+/// A `tools/list` page on its way, which teaches the output-schema validator (if on) the
+/// tools' `outputSchema`s when it arrives.
+pub(crate) struct ListToolsCall {
+    page: Decode<ListToolsResult>,
+    #[cfg(feature = "output-schema")]
+    learn: Option<(OutputSchemas, Arc<Shared>)>,
+}
+
+impl Future for ListToolsCall {
+    type Output = Result<ListToolsResult, Error>;
+
+    fn poll(self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        let page = std::task::ready!(std::pin::Pin::new(&mut this.page).poll(cx));
+        #[cfg(feature = "output-schema")]
+        if let (Ok(page), Some((schemas, shared))) = (&page, this.learn.take()) {
+            schemas.remember(&page.tools);
+            shared.extras.tools_listed.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        Poll::Ready(page)
+    }
+}
+
+/// A `tools/call` on its way: plain (the default), or checked against the tool's
+/// `outputSchema` (boxed: the check may list the tools first, a large future, and only
+/// connections that validate pay for it).
+pub(crate) enum ToolCall {
+    Plain(Decode<CallToolResult>),
+    #[cfg(feature = "output-schema")]
+    Checked(std::pin::Pin<Box<dyn Future<Output = Result<CallToolResult, Error>> + Send>>),
+}
+
+impl ToolCall {
+    fn refused(error: Error) -> Self {
+        ToolCall::Plain(Decode::refused(error, CallTool::METHOD))
+    }
+}
+
+impl Future for ToolCall {
+    type Output = Result<CallToolResult, Error>;
+
+    fn poll(self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<Self::Output> {
+        match self.get_mut() {
+            ToolCall::Plain(call) => std::pin::Pin::new(call).poll(cx),
+            #[cfg(feature = "output-schema")]
+            ToolCall::Checked(call) => call.as_mut().poll(cx),
+        }
     }
 }
 
 impl Client {
     /// `tools/list`, one page, sent now: the engine's refusal at once, or the future of the
     /// page, which also teaches the output-schema validator (if on) the tools' `outputSchema`s.
-    pub(crate) fn send_list_tools(
-        &self,
-        cursor: Option<String>,
-    ) -> Result<impl Future<Output = Result<ListToolsResult, Error>> + Send + 'static + use<>, Error> {
+    pub(crate) fn send_list_tools(&self, cursor: Option<String>) -> Result<ListToolsCall, Error> {
         let page =
             self.send::<ListTools>(&PaginatedRequestParams::with_cursor(cursor), CallOptions::default())?;
-        #[cfg(feature = "output-schema")]
-        let learn = self.shared.extras.output_schemas.clone().map(|schemas| (schemas, self.shared.clone()));
-        Ok(async move {
-            let page = page.await?;
+        Ok(ListToolsCall {
+            page,
             #[cfg(feature = "output-schema")]
-            if let Some((schemas, shared)) = learn {
-                schemas.remember(&page.tools);
-                shared.extras.tools_listed.store(true, std::sync::atomic::Ordering::Relaxed);
-            }
-            Ok(page)
+            learn: self.shared.extras.output_schemas.clone().map(|schemas| (schemas, self.shared.clone())),
         })
     }
 
@@ -656,27 +710,22 @@ impl Client {
         &self,
         params: &CallToolRequestParams,
         options: CallOptions,
-    ) -> Result<impl Future<Output = Result<CallToolResult, Error>> + Send + 'static + use<>, Error> {
+    ) -> Result<ToolCall, Error> {
         let call = self.send::<CallTool>(params, options)?;
         #[cfg(feature = "output-schema")]
-        let check = self
-            .shared
-            .extras
-            .output_schemas
-            .clone()
-            .map(|schemas| (schemas, params.name.clone(), self.clone()));
-        Ok(async move {
-            let result = call.await?;
-            #[cfg(feature = "output-schema")]
-            if let Some((schemas, tool, client)) = check {
+        if let Some(schemas) = self.shared.extras.output_schemas.clone() {
+            let (tool, client) = (params.name.clone(), self.clone());
+            return Ok(ToolCall::Checked(Box::pin(async move {
+                let result = call.await?;
                 if !client.shared.extras.tools_listed.load(std::sync::atomic::Ordering::Relaxed) {
                     // Nothing listed the tools yet on this connection: the cached list does.
                     client.tools().await?;
                 }
                 schemas.check(&tool, &result)?;
-            }
-            Ok(result)
-        })
+                Ok(result)
+            })));
+        }
+        Ok(ToolCall::Plain(call))
     }
 }
 
