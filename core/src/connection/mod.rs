@@ -38,6 +38,17 @@ use pending::{CallId, Expiry, Pending, PendingKind, PendingTable, Timing, WireId
 use subscriptions::Listen;
 
 /// Where the connection is in its life.
+///
+/// ```
+/// # use std::time::Instant;
+/// # use mcp_sansio::schema::Implementation;
+/// # use mcp_sansio::{ClientConfig, ClientConnection, Status};
+/// let mut conn = ClientConnection::new(ClientConfig::new(Implementation::new("x", "1")), Instant::now());
+/// // By default the handshake starts with the 2026-07-28 probe: still `Initializing`.
+/// let first = conn.poll_transmit().unwrap();
+/// assert_eq!(first.as_request().map(|r| r.method()), Some("server/discover"));
+/// assert_eq!(conn.status(), Status::Initializing);
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum Status {

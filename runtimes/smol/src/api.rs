@@ -57,8 +57,11 @@ pub(crate) const MAX_PAGES: usize = 10_000;
 /// # .unwrap();
 /// ```
 ///
-/// Every method sends its request when called (see the [module docs](self)); implementors of
-/// [`request`](Self::request) and of any overridden method keep that rule.
+/// **Every method sends its request when called**, not when its future is first polled: a
+/// refusal (not ready, closed, a capability the server lacks) is known at once and its future
+/// resolves with it, and dropping a future cancels what it sent. The `list_all_*` helpers send
+/// the first page when called and each next page when the one before it has arrived.
+/// Implementors of [`request`](Self::request) and of any overridden method keep that rule.
 pub trait ClientApi: Send + Sync {
     /// Sends a typed request and decodes its result.
     ///
