@@ -73,13 +73,16 @@ impl Timing {
     }
 }
 
-/// A request's deadline: `min(last activity + timeout, start + max_total)`.
+/// A request's deadline: `min(last activity + timeout, start + max_total)`. (Whether progress
+/// resets it is kept in [`Pending`], so that this fits in four words and `Option` of it costs
+/// nothing: every pending request holds one.)
 #[derive(Debug, Clone, Copy)]
 struct Deadline {
     at: Instant,
-    timing: Timing,
     /// When `max_total` runs out.
     cap: Instant,
+    timeout: Duration,
+    max_total: Duration,
 }
 
 /// Why a deadline passed.
@@ -97,6 +100,8 @@ pub(crate) struct Pending {
     pub(crate) kind: PendingKind,
     /// `None` for a listen stream, which lasts until one side ends it.
     deadline: Option<Deadline>,
+    /// Whether progress notifications restart the idle timeout.
+    reset_on_progress: bool,
     /// What is in flight for it: `None` while a 2026-07-28 request waits for the application's
     /// input between rounds, and for a local request the listen stream completes.
     wire: Option<WireId>,
@@ -111,9 +116,11 @@ impl Pending {
     pub(crate) fn new(kind: PendingKind, now: Instant, timing: Option<Timing>) -> Self {
         let deadline = timing.map(|timing| {
             let cap = deadline_after(now, timing.max_total);
-            Deadline { at: deadline_after(now, timing.timeout).min(cap), timing, cap }
+            let at = deadline_after(now, timing.timeout).min(cap);
+            Deadline { at, cap, timeout: timing.timeout, max_total: timing.max_total }
         });
-        Pending { kind, deadline, wire: None, retry: None, reissues: 0 }
+        let reset_on_progress = timing.is_some_and(|t| t.reset_on_progress);
+        Pending { kind, deadline, reset_on_progress, wire: None, retry: None, reissues: 0 }
     }
 
     /// What is in flight for it, if anything.
@@ -129,7 +136,7 @@ impl Pending {
 
     /// The idle timeout, for error messages.
     pub(crate) fn timeout(&self) -> Duration {
-        self.deadline.map_or(Duration::ZERO, |d| d.timing.timeout)
+        self.deadline.map_or(Duration::ZERO, |d| d.timeout)
     }
 }
 
@@ -282,8 +289,9 @@ impl PendingTable {
     /// on progress; never past its cap). Returns whether the request is pending.
     pub(crate) fn touch(&mut self, id: CallId, now: Instant) -> bool {
         let Some(pending) = self.entries.get_mut(&id) else { return false };
-        if let Some(deadline) = pending.deadline.as_mut().filter(|d| d.timing.reset_on_progress) {
-            let at = deadline_after(now, deadline.timing.timeout).min(deadline.cap);
+        let reset = pending.reset_on_progress;
+        if let Some(deadline) = pending.deadline.as_mut().filter(|_| reset) {
+            let at = deadline_after(now, deadline.timeout).min(deadline.cap);
             self.deadlines.remove(&(deadline.at, id));
             self.deadlines.insert((at, id));
             deadline.at = at;
@@ -295,10 +303,9 @@ impl PendingTable {
     pub(crate) fn pop_expired(&mut self, now: Instant) -> Option<(CallId, Pending, Expiry)> {
         let &(at, id) = self.deadlines.first().filter(|(at, _)| *at <= now)?;
         let pending = self.remove(id)?;
-        let timing = pending.deadline.map(|d| (d.timing, d.cap));
-        let expiry = match timing {
-            Some((timing, cap)) if at >= cap => Expiry::Cap(timing.max_total),
-            Some((timing, _)) => Expiry::Idle(timing.timeout),
+        let expiry = match pending.deadline {
+            Some(deadline) if at >= deadline.cap => Expiry::Cap(deadline.max_total),
+            Some(deadline) => Expiry::Idle(deadline.timeout),
             None => Expiry::Idle(Duration::ZERO),
         };
         Some((id, pending, expiry))

@@ -881,10 +881,10 @@ impl Drop for Checkout {
     }
 }
 
-/// Whether the error is a refusal by the engine of a connection that is closing or not ready:
-/// nothing reached the server, so another member may take the request.
+/// Whether the error is a refusal of a member that is closing, not ready, or whose driver is
+/// gone: nothing reached the server, so another member may take the request.
 fn not_sent(error: &Error) -> bool {
-    matches!(error, Error::Usage(UsageError::Closed(_) | UsageError::NotReady))
+    matches!(error, Error::Usage(UsageError::Closed(_) | UsageError::NotReady) | Error::DriverGone)
 }
 
 fn pool_closed() -> Error {
