@@ -69,7 +69,7 @@ impl ClientConnection {
                 return;
             }
         };
-        let Some((id, pending)) = self.pending.take_by_wire(WireId(wire)) else {
+        let Some((id, pending)) = WireId::of(wire).and_then(|w| self.pending.take_by_wire(w)) else {
             if self.pending.issued(wire) {
                 self.stats.late_responses += 1;
             } else {

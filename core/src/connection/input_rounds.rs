@@ -241,8 +241,8 @@ impl ClientConnection {
         let params = retry.round_params.clone().unwrap_or_else(|| retry.params.clone());
         let (method, route) = (retry.method.clone(), retry.route.clone());
         tracing::debug!(
-            id = wire.0,
-            new = new.0,
+            id = wire.get(),
+            new = new.get(),
             "the response was lost: the request is sent again under a new id"
         );
         self.queue_request(n, new, method, Some(&params), route);

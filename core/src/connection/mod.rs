@@ -299,7 +299,7 @@ impl ClientConnection {
     /// and is not over. A transport asks this to know whether an exchange is still needed.
     pub fn awaits(&self, id: &RequestId) -> bool {
         match id {
-            RequestId::Number(n) => self.pending.awaits(WireId(*n)),
+            RequestId::Number(n) => WireId::of(*n).is_some_and(|wire| self.pending.awaits(wire)),
             RequestId::String(_) => false,
         }
     }
@@ -387,11 +387,13 @@ impl ClientConnection {
         }
         match event {
             TransportEvent::RequestFailed { id: RequestId::Number(wire), error } => {
-                self.fail_request(now, WireId(wire), error);
+                if let Some(wire) = WireId::of(wire) {
+                    self.fail_request(now, wire, error);
+                }
             }
             TransportEvent::ResponseLost { id: RequestId::Number(wire), error } => {
-                if !self.send_again(WireId(wire)) {
-                    self.fail_request(now, WireId(wire), error);
+                if let Some(wire) = WireId::of(wire).filter(|&wire| !self.send_again(wire)) {
+                    self.fail_request(now, wire, error);
                 }
             }
             TransportEvent::RequestFailed { .. } | TransportEvent::ResponseLost { .. } => {}
@@ -736,8 +738,8 @@ impl ClientConnection {
         route: Option<Box<Route>>,
     ) {
         let mut bytes = Vec::with_capacity(64 + method.len() + params.map_or(0, <[u8]>::len));
-        jsonrpc::encode_request(&mut bytes, &RequestId::Number(wire.0), &method, params);
-        self.push_transmit(Transmit::request(bytes, wire.0, call.0, method, route));
+        jsonrpc::encode_request(&mut bytes, &RequestId::Number(wire.get()), &method, params);
+        self.push_transmit(Transmit::request(bytes, wire.get(), call.0, method, route));
     }
 
     fn queue(&mut self, bytes: Vec<u8>, kind: TransmitKind) {
@@ -757,7 +759,7 @@ impl ClientConnection {
     }
 
     fn send_cancelled(&mut self, wire: WireId, reason: Option<&str>) {
-        let id = RequestId::Number(wire.0);
+        let id = RequestId::Number(wire.get());
         let params = CancelledNotificationParams {
             request_id: Some(id.clone()),
             reason: reason.map(str::to_owned),

@@ -9,6 +9,7 @@
 //! others following; [`PendingTable::check`] asserts that after every input in debug builds.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::num::NonZeroU64;
 use std::time::{Duration, Instant};
 
 use super::deadline_after;
@@ -20,13 +21,33 @@ use super::input_rounds::Retry;
 pub(crate) struct CallId(pub(crate) i64);
 
 /// The id a message of ours carries on the wire: the call's own id, or that of a later send.
+///
+/// Ids are never negative, so it is kept as `id + 1` in a `NonZeroU64`: an `Option<WireId>`
+/// (what is in flight for a request) then costs no more than the id.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub(crate) struct WireId(pub(crate) i64);
+pub(crate) struct WireId(NonZeroU64);
+
+impl WireId {
+    /// The wire id `n` as a peer wrote it, if the table could have issued it.
+    pub(crate) fn of(n: i64) -> Option<Self> {
+        u64::try_from(n).ok().and_then(|n| NonZeroU64::new(n.wrapping_add(1))).map(WireId)
+    }
+
+    /// A wire id the table issues (never negative).
+    fn issued(n: i64) -> Self {
+        WireId(NonZeroU64::MIN.saturating_add(n.unsigned_abs()))
+    }
+
+    /// The id as it goes on the wire.
+    pub(crate) fn get(self) -> i64 {
+        i64::try_from(self.0.get() - 1).unwrap_or(i64::MAX)
+    }
+}
 
 impl CallId {
     /// The wire id of the request's first send.
     pub(crate) fn first_wire(self) -> WireId {
-        WireId(self.0)
+        WireId::issued(self.0)
     }
 }
 
@@ -229,9 +250,9 @@ impl PendingTable {
     /// The call a message with this wire id belongs to, if it is in flight.
     pub(crate) fn owner(&self, wire: WireId) -> Option<CallId> {
         let id = if self.aliases.is_empty() {
-            CallId(wire.0)
+            CallId(wire.get())
         } else {
-            self.aliases.get(&wire).copied().unwrap_or(CallId(wire.0))
+            self.aliases.get(&wire).copied().unwrap_or(CallId(wire.get()))
         };
         self.entries.get(&id).filter(|p| p.wire == Some(wire)).map(|_| id)
     }
@@ -246,8 +267,8 @@ impl PendingTable {
     pub(crate) fn take_by_wire(&mut self, wire: WireId) -> Option<(CallId, Pending)> {
         // One lookup in the common case: this runs for every response.
         let id = match self.aliases.is_empty() {
-            true => CallId(wire.0),
-            false => self.aliases.get(&wire).copied().unwrap_or(CallId(wire.0)),
+            true => CallId(wire.get()),
+            false => self.aliases.get(&wire).copied().unwrap_or(CallId(wire.get())),
         };
         let std::collections::btree_map::Entry::Occupied(entry) = self.entries.entry(id) else { return None };
         if entry.get().wire != Some(wire) {
@@ -278,7 +299,7 @@ impl PendingTable {
     pub(crate) fn rewire(&mut self, id: CallId) -> Option<WireId> {
         let pending = self.entries.remove(&id)?;
         self.unindex(id, &pending);
-        let wire = WireId(self.issue());
+        let wire = WireId::issued(self.issue());
         let mut pending = pending;
         pending.wire = Some(wire);
         self.file(id, pending);
@@ -367,6 +388,20 @@ mod tests {
 
     const S: Duration = Duration::from_secs(1);
 
+    fn w(n: i64) -> WireId {
+        WireId::of(n).unwrap()
+    }
+
+    #[test]
+    fn wire_ids_round_trip_and_refuse_what_was_never_issued() {
+        for n in [0, 1, 41, i64::MAX - 1, i64::MAX] {
+            assert_eq!(w(n).get(), n);
+        }
+        assert_eq!(WireId::of(-1), None);
+        assert_eq!(WireId::of(i64::MIN), None);
+        assert_eq!(std::mem::size_of::<Option<WireId>>(), 8);
+    }
+
     /// The tests' one reading of the clock; time then moves by hand.
     #[allow(clippy::disallowed_methods)]
     fn epoch() -> Instant {
@@ -384,11 +419,11 @@ mod tests {
         let a = table.start(user(now, S, 10 * S));
         let b = table.start(user(now, S, 10 * S));
         assert_eq!((a, b), (CallId(0), CallId(1)));
-        assert!(table.awaits(WireId(0)) && table.awaits(WireId(1)));
+        assert!(table.awaits(w(0)) && table.awaits(w(1)));
         let wire = table.rewire(a).unwrap();
-        assert_eq!(wire, WireId(2));
+        assert_eq!(wire, w(2));
         // The first send's id is stale now: its response would be late.
-        assert!(!table.awaits(WireId(0)));
+        assert!(!table.awaits(w(0)));
         assert_eq!(table.owner(wire), Some(a));
         assert!(table.issued(0) && table.issued(2) && !table.issued(3));
         table.check();
@@ -408,7 +443,7 @@ mod tests {
         pending.park();
         table.insert(id, pending);
         table.check();
-        assert!(!table.awaits(wire) && !table.awaits(WireId(0)));
+        assert!(!table.awaits(wire) && !table.awaits(w(0)));
         assert_eq!(table.next_deadline(), Some(now + S));
         let again = table.rewire(a).unwrap();
         assert!(table.awaits(again));
@@ -483,12 +518,12 @@ mod tests {
                     }
                     2 => {
                         if let Some(wire) = table.rewire(CallId(n)) {
-                            model.insert(n, Some(wire.0));
+                            model.insert(n, Some(wire.get()));
                         }
                     }
                     3 => {
                         let owner = model.iter().find(|(_, w)| **w == Some(n)).map(|(c, _)| *c);
-                        let taken = table.take_by_wire(WireId(n)).map(|(id, _)| id.0);
+                        let taken = table.take_by_wire(w(n)).map(|(id, _)| id.0);
                         proptest::prop_assert_eq!(taken, owner);
                         if let Some(c) = owner {
                             model.remove(&c);
@@ -519,7 +554,7 @@ mod tests {
                 proptest::prop_assert_eq!(table.len(), model.len());
                 for (call, wire) in &model {
                     if let Some(wire) = wire {
-                        proptest::prop_assert_eq!(table.owner(WireId(*wire)), Some(CallId(*call)));
+                        proptest::prop_assert_eq!(table.owner(w(*wire)), Some(CallId(*call)));
                     }
                 }
             }
