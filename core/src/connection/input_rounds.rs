@@ -12,10 +12,10 @@ use std::time::Instant;
 
 use serde_json::value::RawValue;
 
-use super::ClientConnection;
 use super::handshake::offered_versions;
 use super::incoming::server_request;
 use super::pending::{CallId, Pending, WireId};
+use super::{ClientConnection, request_transmit};
 use crate::capability;
 use crate::error::UsageError;
 use crate::event::{Event, RequestError};
@@ -217,13 +217,19 @@ impl ClientConnection {
                 params.insert("requestState".into(), value);
             }
         }
-        let params = serde_json::to_vec(&params).unwrap_or_else(|_| b"{}".to_vec());
-        let (method, route) = (retry.method.clone(), retry.route.clone());
-        retry.round_params = Some(params);
-        let Some(wire) = self.pending.rewire(n) else { return };
-        let Some(retry) = self.pending.get(n).and_then(|p| p.retry.as_ref()) else { return };
-        let params = retry.round_params.clone();
-        self.queue_request(n, wire, method, params.as_deref(), route);
+        retry.round_params = Some(serde_json::to_vec(&params).unwrap_or_else(|_| b"{}".to_vec()));
+        self.send_latest_round(n);
+    }
+
+    /// Sends request `n`'s latest round (its first params if it had no input round) under a
+    /// fresh wire id.
+    fn send_latest_round(&mut self, n: CallId) -> Option<WireId> {
+        let wire = self.pending.rewire(n)?;
+        let retry = self.pending.get(n)?.retry.as_ref()?;
+        let params = retry.round_params.as_deref().unwrap_or(&retry.params);
+        let transmit = request_transmit(n, wire, retry.method.clone(), Some(params), retry.route.clone());
+        self.push_transmit(transmit);
+        Some(wire)
     }
 
     /// The transport lost the response to `wire`: a 2026-07-28 request is sent again as it was
@@ -236,16 +242,12 @@ impl ClientConnection {
             return false;
         }
         pending.reissues += 1;
-        let Some(new) = self.pending.rewire(n) else { return false };
-        let Some(retry) = self.pending.get(n).and_then(|p| p.retry.as_ref()) else { return false };
-        let params = retry.round_params.clone().unwrap_or_else(|| retry.params.clone());
-        let (method, route) = (retry.method.clone(), retry.route.clone());
+        let Some(new) = self.send_latest_round(n) else { return false };
         tracing::debug!(
             id = wire.get(),
             new = new.get(),
             "the response was lost: the request is sent again under a new id"
         );
-        self.queue_request(n, new, method, Some(&params), route);
         true
     }
 

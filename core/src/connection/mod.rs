@@ -162,6 +162,19 @@ pub struct ClientConnection {
     stats: Stats,
 }
 
+/// Request `method` of call `call`, framed under wire id `wire`.
+fn request_transmit(
+    call: CallId,
+    wire: WireId,
+    method: Cow<'static, str>,
+    params: Option<&[u8]>,
+    route: Option<Box<Route>>,
+) -> Transmit {
+    let mut bytes = Vec::with_capacity(64 + method.len() + params.map_or(0, <[u8]>::len));
+    jsonrpc::encode_request(&mut bytes, &RequestId::Number(wire.get()), &method, params);
+    Transmit::request(bytes, wire.get(), call.0, method, route)
+}
+
 /// `now + duration`, saturating: a deadline past what [`Instant`] can hold is a century away.
 pub(crate) fn deadline_after(now: Instant, duration: Duration) -> Instant {
     const CENTURY: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
@@ -737,9 +750,7 @@ impl ClientConnection {
         params: Option<&[u8]>,
         route: Option<Box<Route>>,
     ) {
-        let mut bytes = Vec::with_capacity(64 + method.len() + params.map_or(0, <[u8]>::len));
-        jsonrpc::encode_request(&mut bytes, &RequestId::Number(wire.get()), &method, params);
-        self.push_transmit(Transmit::request(bytes, wire.get(), call.0, method, route));
+        self.push_transmit(request_transmit(call, wire, method, params, route));
     }
 
     fn queue(&mut self, bytes: Vec<u8>, kind: TransmitKind) {

@@ -56,8 +56,9 @@ impl HttpSession {
             .streams
             .iter()
             .filter(|(_, s)| match &s.role {
-                Role::Post { out, answered: false, .. } => out.id().is_some_and(|id| !self.awaits(id)),
-                Role::Get { kind: GetKind::Resume(out), .. } => out.id().is_some_and(|id| !self.awaits(id)),
+                Role::Post { out, answered: false, .. } | Role::Get { kind: GetKind::Resume(out), .. } => {
+                    out.id().is_some_and(|id| !self.awaits(id))
+                }
                 _ => false,
             })
             .map(|(&id, _)| id)

@@ -109,7 +109,7 @@ impl StreamIo {
     pub(super) fn collect(&mut self, engine: &mut Engine) {
         while let Some(transmit) = engine.poll_transmit() {
             self.out.extend_from_slice(transmit.bytes());
-            if transmit.request_id().is_none() {
+            if transmit.is_one_way() {
                 self.answer_marks.push_back((self.out.len(), transmit.bytes().len()));
                 self.queued_answers += transmit.bytes().len();
             }
