@@ -246,7 +246,7 @@ use std::net::TcpListener;
 use std::process::Child;
 use std::sync::Arc;
 
-pub use options::{Command, Options, USAGE};
+pub use options::{Command, OAuthOptions, Options, USAGE};
 
 use output::Output;
 use server::Server;
@@ -262,6 +262,8 @@ use server::Server;
 ///
 /// Fails only when reading `input` fails.
 pub fn serve<R: BufRead>(mut input: R, output: Box<dyn Write + Send>, options: Options) -> io::Result<()> {
+    // OAuth is an HTTP matter: without it the admin tool would be listed with nothing guarding it.
+    let options = Options { oauth: None, ..options };
     let server = Arc::new(Server::new(options, Output::new(output)));
     let mut line = Vec::new();
     loop {

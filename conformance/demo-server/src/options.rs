@@ -1,5 +1,7 @@
 //! Command-line options of `mcp-demo-server`, parsed by hand (no dependencies).
 
+use std::time::Duration;
+
 /// The usage text printed by `--help`.
 pub const USAGE: &str = "\
 mcp-demo-server: a deterministic MCP demo server over stdio (newline-delimited JSON-RPC 2.0)
@@ -11,6 +13,18 @@ USAGE:
 OPTIONS:
     --http ADDR          serve Streamable HTTP on ADDR (e.g. 127.0.0.1:0) instead of stdio: prints the
                          endpoint URL (http://HOST:PORT/mcp) as one line on stdout, serves until killed
+    --oauth              with --http: require OAuth 2.1 bearer tokens on /mcp and be the authorization
+                         server too, on the same listener (issuer http://HOST:PORT): protected
+                         resource metadata, authorization server metadata, /register (dynamic client
+                         registration), /authorize (always approves, PKCE S256 required), /token
+                         (authorization_code, refresh_token, client_credentials), /demo/oauth-stats.
+                         Scopes mcp:tools (every request) and mcp:admin (the admin_echo tool)
+    --oauth-client ID:SECRET
+                         with --oauth: a pre-registered confidential client (repeatable); it may use
+                         client_credentials, and authorization_code with any loopback redirect URI
+    --oauth-token-ttl SECS
+                         with --oauth: access token lifetime in seconds (default 3600; 0 = expired
+                         at once). Refresh tokens do not expire
     --legacy-only        behave as a server of the initialize era only: server/discover is -32601 and
                          2026-07-28 `_meta` is ignored (for testing dual-era clients' fallback)
     --page-size N        list results hold at most N items and a nextCursor (0 = one page; default 0)
@@ -38,7 +52,31 @@ pub struct Options {
     pub http: Option<String>,
     /// Speak only the `initialize` era, as servers written before 2026-07-28 do.
     pub legacy_only: bool,
+    /// OAuth mode of the HTTP server (`--oauth`): `/mcp` needs a bearer token, and the server
+    /// is its own authorization server (see the crate docs, "OAuth"). Only HTTP uses it: stdio
+    /// ignores it.
+    pub oauth: Option<OAuthOptions>,
 }
+
+/// The settings of OAuth mode (`--oauth`, `--oauth-client`, `--oauth-token-ttl`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OAuthOptions {
+    /// Pre-registered confidential clients, as `(client_id, client_secret)`; a later entry for
+    /// the same id replaces an earlier one.
+    pub clients: Vec<(String, String)>,
+    /// How long an access token is valid (`expires_in`); zero makes tokens expire at once.
+    pub token_ttl: Duration,
+}
+
+impl Default for OAuthOptions {
+    /// No pre-registered clients; tokens valid for an hour.
+    fn default() -> Self {
+        Self { clients: Vec::new(), token_ttl: DEFAULT_TOKEN_TTL }
+    }
+}
+
+/// The access token lifetime unless `--oauth-token-ttl` says otherwise.
+const DEFAULT_TOKEN_TTL: Duration = Duration::from_secs(3600);
 
 /// What the command line asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,23 +88,52 @@ pub enum Command {
 }
 
 impl Options {
+    /// Turns OAuth mode on (as `--oauth`), keeping its settings if it is on already.
+    #[must_use]
+    pub fn with_oauth(mut self) -> Self {
+        self.oauth.get_or_insert_with(OAuthOptions::default);
+        self
+    }
+
+    /// Adds a pre-registered confidential client (as `--oauth-client ID:SECRET`), turning OAuth
+    /// mode on; an earlier client with the same id is replaced.
+    #[must_use]
+    pub fn with_oauth_client(mut self, id: impl Into<String>, secret: impl Into<String>) -> Self {
+        let oauth = self.oauth.get_or_insert_with(OAuthOptions::default);
+        let id = id.into();
+        oauth.clients.retain(|(known, _)| *known != id);
+        oauth.clients.push((id, secret.into()));
+        self
+    }
+
+    /// Sets the access token lifetime (as `--oauth-token-ttl`), turning OAuth mode on.
+    #[must_use]
+    pub fn with_oauth_token_ttl(mut self, ttl: Duration) -> Self {
+        self.oauth.get_or_insert_with(OAuthOptions::default).token_ttl = ttl;
+        self
+    }
+
     /// Parses the arguments that follow the program name.
     ///
-    /// Accepts `--page-size N`, `--page-size=N`, `--http ADDR` and `--http=ADDR`. Returns a
-    /// message describing the first problem on error.
+    /// Accepts `--page-size N`, `--page-size=N`, `--http ADDR` and `--http=ADDR` (and the
+    /// same two forms for `--oauth-client` and `--oauth-token-ttl`). `--oauth` needs `--http`,
+    /// and the other OAuth flags need `--oauth`. Returns a message describing the first problem
+    /// on error.
     pub fn parse<I>(args: I) -> Result<Command, String>
     where
         I: IntoIterator,
         I::Item: Into<String>,
     {
         let mut options = Options::default();
+        let (mut oauth, mut oauth_flags) = (OAuthOptions::default(), None);
         let mut args = args.into_iter().map(Into::into);
         while let Some(arg) = args.next() {
             let (flag, inline_value) = match arg.split_once('=') {
                 Some((flag, value)) if flag.starts_with("--") => (flag.to_owned(), Some(value.to_owned())),
                 _ => (arg.clone(), None),
             };
-            let takes_value = flag == "--page-size" || flag == "--http";
+            let takes_value =
+                ["--page-size", "--http", "--oauth-client", "--oauth-token-ttl"].contains(&flag.as_str());
             if inline_value.is_some() && !takes_value {
                 return Err(format!("option {flag} takes no value"));
             }
@@ -91,9 +158,40 @@ impl Options {
                 "--spawn-grandchild" => options.spawn_grandchild = true,
                 "--banner" => options.banner = true,
                 "--legacy-only" => options.legacy_only = true,
+                "--oauth" => options.oauth = Some(OAuthOptions::default()),
+                "--oauth-client" => {
+                    let value = inline_value
+                        .or_else(|| args.next())
+                        .ok_or_else(|| "--oauth-client needs ID:SECRET".to_owned())?;
+                    let (id, secret) = value
+                        .split_once(':')
+                        .filter(|(id, secret)| !id.is_empty() && !secret.is_empty())
+                        .ok_or_else(|| format!("--oauth-client expects ID:SECRET, got {value:?}"))?;
+                    if oauth.clients.iter().any(|(known, _)| known == id) {
+                        return Err(format!("--oauth-client {id:?} is given twice"));
+                    }
+                    oauth.clients.push((id.to_owned(), secret.to_owned()));
+                    oauth_flags.get_or_insert("--oauth-client");
+                }
+                "--oauth-token-ttl" => {
+                    let value = inline_value
+                        .or_else(|| args.next())
+                        .ok_or_else(|| "--oauth-token-ttl needs a number of seconds".to_owned())?;
+                    let seconds = value.parse().map_err(|_| {
+                        format!("--oauth-token-ttl expects a non-negative number of seconds, got {value:?}")
+                    })?;
+                    oauth.token_ttl = Duration::from_secs(seconds);
+                    oauth_flags.get_or_insert("--oauth-token-ttl");
+                }
                 "--exit-on-eof" => {}
                 _ => return Err(format!("unknown argument {arg:?}")),
             }
+        }
+        match (&options.oauth, oauth_flags) {
+            (Some(_), _) if options.http.is_none() => return Err("--oauth needs --http ADDR".to_owned()),
+            (Some(_), _) => options.oauth = Some(oauth),
+            (None, Some(flag)) => return Err(format!("{flag} needs --oauth")),
+            (None, None) => {}
         }
         Ok(Command::Run(options))
     }
@@ -115,6 +213,7 @@ mod tests {
                 banner: true,
                 http: None,
                 legacy_only: false,
+                oauth: None,
             }))
         );
         let parsed = Options::parse(["--page-size=7", "--spawn-grandchild", "--exit-on-eof"]);
@@ -152,5 +251,59 @@ mod tests {
         assert!(Options::parse(["--nope"]).is_err());
         assert!(Options::parse(["--http"]).is_err());
         assert!(Options::parse(["--http="]).is_err());
+    }
+
+    #[test]
+    fn parses_oauth_flags() {
+        let parsed = Options::parse([
+            "--oauth-client=ci:s3:cr3t",
+            "--http",
+            "127.0.0.1:0",
+            "--oauth",
+            "--oauth-token-ttl",
+            "2",
+            "--oauth-client",
+            "other:x",
+        ]);
+        let expected = Options { http: Some("127.0.0.1:0".into()), ..Options::default() }
+            .with_oauth_client("ci", "s3:cr3t")
+            .with_oauth_client("other", "x")
+            .with_oauth_token_ttl(Duration::from_secs(2));
+        assert_eq!(parsed, Ok(Command::Run(expected)));
+        let parsed = Options::parse(["--http=127.0.0.1:0", "--oauth"]);
+        let oauth = OAuthOptions { clients: Vec::new(), token_ttl: Duration::from_secs(3600) };
+        assert_eq!(
+            parsed,
+            Ok(Command::Run(Options {
+                http: Some("127.0.0.1:0".into()),
+                oauth: Some(oauth),
+                ..Options::default()
+            }))
+        );
+        assert_eq!(Options::parse(["--oauth"]), Err("--oauth needs --http ADDR".to_owned()));
+        let without = Options::parse(["--http=127.0.0.1:0", "--oauth-token-ttl=5"]);
+        assert_eq!(without, Err("--oauth-token-ttl needs --oauth".to_owned()));
+        for bad in [
+            &["--oauth-client", "no-secret"][..],
+            &["--oauth-client", ":secret"],
+            &["--oauth-client", "id:"],
+            &["--oauth-client"],
+            &["--oauth-client=a:1", "--oauth-client=a:2"],
+            &["--oauth-token-ttl", "-1"],
+            &["--oauth-token-ttl"],
+            &["--oauth=yes"],
+        ] {
+            let args = [&["--http", "127.0.0.1:0", "--oauth"][..], bad].concat();
+            assert!(Options::parse(args.clone()).is_err(), "{args:?}");
+        }
+    }
+
+    #[test]
+    fn builder_methods_turn_oauth_on() {
+        assert_eq!(Options::default().with_oauth().oauth, Some(OAuthOptions::default()));
+        let options = Options::default().with_oauth_client("a", "1").with_oauth_client("a", "2").with_oauth();
+        let oauth = options.oauth.expect("on");
+        assert_eq!(oauth.clients, [("a".to_owned(), "2".to_owned())]);
+        assert_eq!(oauth.token_ttl, DEFAULT_TOKEN_TTL);
     }
 }

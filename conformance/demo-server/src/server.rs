@@ -128,6 +128,12 @@ impl Server {
         }
     }
 
+    /// Whether the server is in OAuth mode, which adds the admin tool (the HTTP layer checks
+    /// the tokens).
+    fn oauth_mode(&self) -> bool {
+        self.options.oauth.is_some()
+    }
+
     /// Sends any message to the client, through the session's sink.
     pub(crate) fn send(&self, message: &Value) {
         self.output.send(message, None);
@@ -272,7 +278,7 @@ impl Server {
             }
         }
         if method == "tools/call" {
-            return match tools::prepare(&params, &self.added_tools) {
+            return match tools::prepare(&params, &self.added_tools, self.oauth_mode()) {
                 Ok(call) => self.call_tool(id, call, reply),
                 Err(error) => {
                     self.deliver(reply, jsonrpc::failure(&id, &error));
@@ -334,7 +340,7 @@ impl Server {
         reply: Reply,
     ) -> bool {
         match method {
-            "tools/call" => match tools::prepare_modern(params, meta, &self.added_tools) {
+            "tools/call" => match tools::prepare_modern(params, meta, &self.added_tools, self.oauth_mode()) {
                 Ok(call) => self.call_tool(id, call, reply),
                 Err(error) => {
                     self.deliver(reply, jsonrpc::failure(&id, &error));
@@ -381,7 +387,9 @@ impl Server {
         let page_size = self.options.page_size;
         let listed = match method {
             "server/discover" => return Ok(modern::discover()),
-            "tools/list" => paginate("tools", tools::list(&self.added_tools), page_size, params),
+            "tools/list" => {
+                paginate("tools", tools::list(&self.added_tools, self.oauth_mode()), page_size, params)
+            }
             "resources/list" => paginate("resources", resources::list(), page_size, params),
             "resources/templates/list" => {
                 paginate("resourceTemplates", resources::templates(), page_size, params)
@@ -406,7 +414,9 @@ impl Server {
         match method {
             "initialize" => lifecycle::initialize(params),
             "ping" => Ok(json!({})),
-            "tools/list" => paginate("tools", tools::list(&self.added_tools), page_size, params),
+            "tools/list" => {
+                paginate("tools", tools::list(&self.added_tools, self.oauth_mode()), page_size, params)
+            }
             "resources/list" => paginate("resources", resources::list(), page_size, params),
             "resources/templates/list" => {
                 paginate("resourceTemplates", resources::templates(), page_size, params)

@@ -12,7 +12,9 @@
 //!
 //! Besides the built-in [`TOOLS`], a session has the tools `add_tool` registered in it
 //! ([`AddedTools`], kept by the [`Server`]): each behaves like `echo` and is listed after the
-//! built-in ones.
+//! built-in ones. In OAuth mode (HTTP with `--oauth`) the server also has [`ADMIN_TOOL`], listed
+//! after the built-in tools and before the added ones; the HTTP layer asks for the `mcp:admin`
+//! scope to call it.
 
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -237,14 +239,19 @@ impl ToolCall {
 }
 
 /// Validates `tools/call {name, arguments?, _meta?: {progressToken?}}`: `name` is a built-in
-/// tool or one of `added`.
-pub(crate) fn prepare(params: &Map<String, Value>, added: &AddedTools) -> Result<ToolCall, RpcError> {
+/// tool, [`ADMIN_TOOL`] when `oauth` (OAuth mode), or one of `added`.
+pub(crate) fn prepare(
+    params: &Map<String, Value>,
+    added: &AddedTools,
+    oauth: bool,
+) -> Result<ToolCall, RpcError> {
     let name = params
         .get("name")
         .and_then(Value::as_str)
         .ok_or_else(|| RpcError::invalid_params("tools/call needs a string `name`"))?;
     let tool = match TOOLS.iter().find(|tool| tool.name == name) {
         Some(tool) => tool,
+        None if oauth && name == ADMIN_TOOL => &ADMIN_ECHO,
         None if added.contains(name) => &ADDED_TOOL,
         None => return Err(RpcError::invalid_params(format!("Unknown tool: {name}"))),
     };
@@ -268,8 +275,9 @@ pub(crate) fn prepare_modern(
     params: &Map<String, Value>,
     meta: RequestMeta,
     added: &AddedTools,
+    oauth: bool,
 ) -> Result<ToolCall, RpcError> {
-    let mut call = prepare(params, added)?;
+    let mut call = prepare(params, added, oauth)?;
     let input_responses = match params.get("inputResponses") {
         None | Some(Value::Null) => Map::new(),
         Some(Value::Object(responses)) => responses.clone(),
@@ -303,12 +311,13 @@ pub(crate) fn header_params(name: &str) -> Vec<(String, String)> {
         .collect()
 }
 
-/// The entries of `tools/list`, in order: the built-in tools, then those of `added` in the order
-/// they were added.
-pub(crate) fn list(added: &AddedTools) -> Vec<Value> {
+/// The entries of `tools/list`, in order: the built-in tools, [`ADMIN_TOOL`] when `oauth`, then
+/// those of `added` in the order they were added.
+pub(crate) fn list(added: &AddedTools, oauth: bool) -> Vec<Value> {
     let built_in = TOOLS.iter().map(|tool| entry(tool, tool.name));
+    let admin = oauth.then(|| entry(&ADMIN_ECHO, ADMIN_TOOL));
     let added = added.names().into_iter().map(|name| entry(&ADDED_TOOL, &name));
-    built_in.chain(added).collect()
+    built_in.chain(admin).chain(added).collect()
 }
 
 /// The `tools/list` entry of `tool`, listed as `name`.
@@ -354,7 +363,8 @@ impl AddedTools {
             ));
         }
         let mut names = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        if TOOLS.iter().any(|tool| tool.name == name) || names.iter().any(|added| added == name) {
+        let taken = TOOLS.iter().any(|tool| tool.name == name) || name == ADMIN_TOOL;
+        if taken || names.iter().any(|added| added == name) {
             return Err(format!("a tool named {name:?} already exists"));
         }
         if names.len() >= MAX_ADDED_TOOLS {
@@ -442,6 +452,21 @@ static ADDED_TOOL: Tool = Tool {
     name: "(added by add_tool)",
     title: "Added tool",
     description: "A tool added by add_tool: returns the message unchanged as text, like echo.",
+    input_schema: echo_schema,
+    output_schema: None,
+    blocking: false,
+    run: echo,
+};
+
+/// The name of the tool of OAuth mode that needs the `mcp:admin` scope (reserved otherwise:
+/// `add_tool` does not take it).
+pub(crate) const ADMIN_TOOL: &str = "admin_echo";
+
+/// [`ADMIN_TOOL`]: `echo`, behind the `mcp:admin` scope, for step-up authorization tests.
+static ADMIN_ECHO: Tool = Tool {
+    name: ADMIN_TOOL,
+    title: "Admin echo",
+    description: "Returns the message unchanged as text, like echo, but needs the OAuth scope mcp:admin.",
     input_schema: echo_schema,
     output_schema: None,
     blocking: false,
@@ -967,7 +992,7 @@ mod tests {
 
     #[test]
     fn every_schema_is_an_object_schema() {
-        for entry in list(&AddedTools::default()) {
+        for entry in list(&AddedTools::default(), true) {
             assert_eq!(entry["inputSchema"]["type"], "object", "{}", entry["name"]);
         }
     }
@@ -994,14 +1019,28 @@ mod tests {
             assert_eq!(added.add(&format!("tool-{index}.v1")), Ok(()));
         }
         assert!(added.add("one_too_many").is_err_and(|why| why.contains("64 tools")));
-        let listed = list(&added);
+        assert!(added.add(ADMIN_TOOL).is_err_and(|why| why.contains("already exists")));
+        let listed = list(&added, false);
         assert_eq!(listed.len(), TOOLS.len() + MAX_ADDED_TOOLS);
         assert_eq!(listed[TOOLS.len()]["name"], "first");
         assert_eq!(listed[TOOLS.len()]["inputSchema"], echo_schema());
         let params = json!({ "name": "first", "arguments": { "message": "hi" } });
-        let call = prepare(params.as_object().expect("object"), &added).expect("an added tool");
+        let call = prepare(params.as_object().expect("object"), &added, false).expect("an added tool");
         assert_eq!(call.tool.name, ADDED_TOOL.name);
         let unknown = json!({ "name": "one_too_many" });
-        assert!(prepare(unknown.as_object().expect("object"), &added).is_err());
+        assert!(prepare(unknown.as_object().expect("object"), &added, false).is_err());
+    }
+
+    #[test]
+    fn the_admin_tool_exists_in_oauth_mode_only() {
+        let added = AddedTools::default();
+        let names =
+            |oauth| -> Vec<Value> { list(&added, oauth).iter().map(|tool| tool["name"].clone()).collect() };
+        assert!(!names(false).contains(&json!(ADMIN_TOOL)));
+        assert_eq!(names(true)[TOOLS.len()], ADMIN_TOOL);
+        let params = json!({ "name": ADMIN_TOOL, "arguments": { "message": "hi" } });
+        let params = params.as_object().expect("object");
+        assert!(prepare(params, &added, false).is_err());
+        assert_eq!(prepare(params, &added, true).expect("in OAuth mode").tool.name, ADMIN_TOOL);
     }
 }
