@@ -6,9 +6,13 @@
 //! - `initialize` creates a legacy session: its own [`Server`], whose session-level messages
 //!   go through a [`SessionRouter`] (standalone GET stream, else a request stream).
 //!
-//! See the crate documentation ("HTTP") for the rules as a client sees them.
+//! - In OAuth mode ([`OAuth`]) every `/mcp` request needs a bearer token first, and the
+//!   listener also serves the authorization server's paths.
+//!
+//! See the crate documentation ("HTTP", "OAuth") for the rules as a client sees them.
 
 mod checks;
+mod oauth;
 mod wire;
 
 use std::collections::HashMap;
@@ -22,6 +26,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::{Map, Value};
 
+use self::oauth::OAuth;
 use self::wire::{EventStream, ReadError, Request};
 use super::exchange::{Exchange, Next};
 use super::jsonrpc::{
@@ -53,10 +58,19 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 /// Serves Streamable HTTP on `listener` forever (see [`crate::serve_http`]).
 pub(crate) fn serve(listener: TcpListener, options: Options) -> io::Result<()> {
     listener.set_nonblocking(false)?;
+    let oauth = match &options.oauth {
+        Some(settings) => {
+            let oauth = OAuth::new(listener.local_addr()?, settings);
+            eprintln!("demo-server: OAuth mode, issuer {}", oauth.issuer());
+            Some(oauth)
+        }
+        None => None,
+    };
     let listeners = Arc::new(Listeners::default());
     let modern = Server::with_sink(options.clone(), Arc::new(Discard), Arc::clone(&listeners), Era::Modern);
     let state = Arc::new(HttpState {
         options,
+        oauth,
         listeners,
         modern: Arc::new(modern),
         sessions: Mutex::new(HashMap::new()),
@@ -84,6 +98,8 @@ pub(crate) fn serve(listener: TcpListener, options: Options) -> io::Result<()> {
 /// Everything the HTTP server shares between connections.
 struct HttpState {
     options: Options,
+    /// OAuth mode: the bearer checks of `/mcp`, and the authorization server.
+    oauth: Option<OAuth>,
     /// The `subscriptions/listen` streams, shared by the modern server and every session.
     listeners: Arc<Listeners>,
     /// The stateless 2026-07-28 server.
@@ -326,7 +342,8 @@ impl HttpState {
     /// Answers one request.
     fn respond(&self, connection: &mut Connection, request: &Request, close: bool) -> io::Result<Flow> {
         let out = &mut connection.writer;
-        if request.path() != ENDPOINT {
+        let oauth_path = self.oauth.is_some() && OAuth::serves(request.path());
+        if request.path() != ENDPOINT && !oauth_path {
             let body = error_body(&Value::Null, TRANSPORT_ERROR, "Not Found: the MCP endpoint is /mcp");
             wire::write_json(out, 404, &[], &body, close)?;
             return Ok(Flow::after(close));
@@ -335,6 +352,13 @@ impl HttpState {
             let message = format!("Forbidden: Origin {:?} is not allowed", String::from_utf8_lossy(origin));
             wire::write_json(out, 403, &[], &error_body(&Value::Null, TRANSPORT_ERROR, &message), close)?;
             return Ok(Flow::after(close));
+        }
+        if let Some(oauth) = &self.oauth {
+            let refusal = if oauth_path { Some(oauth.endpoint(request)) } else { oauth.guard(request) };
+            if let Some(answer) = refusal {
+                answer.write(out, close)?;
+                return Ok(Flow::after(close));
+            }
         }
         match request.method.as_str() {
             "POST" => self.post(connection, request, close),
