@@ -1,5 +1,7 @@
 //! A strict decoder of standard base64 (RFC 4648 §4), for the binary payloads of the model
-//! (image and audio data, blob resources). The engine needs no encoder.
+//! (image and audio data, blob resources), and the two encoders the engine needs: standard
+//! base64 with padding (2026-07-28 header values, HTTP Basic credentials) and base64url without
+//! padding (RFC 4648 §5: PKCE, `state`, JWTs).
 //!
 //! What is accepted: the standard alphabet (`A-Z a-z 0-9 + /`), with its `=` padding or without
 //! it. What is refused, each with its own [`Base64Error`]: any other byte (white space and line
@@ -68,6 +70,34 @@ const DECODE: [u8; 256] = {
     }
     table
 };
+
+const STANDARD: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+const URL_SAFE: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+fn encode_with(bytes: &[u8], alphabet: &[u8; 64], pad: bool) -> String {
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let n = chunk.iter().enumerate().fold(0u32, |n, (i, &b)| n | u32::from(b) << (16 - 8 * i));
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(char::from(alphabet[(n >> (18 - 6 * i)) as usize & 63]));
+            } else if pad {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// Standard base64 with padding (RFC 4648 §4).
+pub(crate) fn encode(bytes: &[u8]) -> String {
+    encode_with(bytes, STANDARD, true)
+}
+
+/// base64url without padding (RFC 4648 §5, as PKCE and JWTs use it).
+pub(crate) fn encode_url(bytes: &[u8]) -> String {
+    encode_with(bytes, URL_SAFE, false)
+}
 
 /// The bits of `group` (up to four symbols, the first at `offset`), the first symbol highest.
 fn group_bits(offset: usize, group: &[u8]) -> Result<u32, Base64Error> {
@@ -207,5 +237,18 @@ mod tests {
         let message = Base64Error::InvalidByte { offset: 4, byte: b' ' }.to_string();
         assert_eq!(message, "byte 0x20 at offset 4 is not in the standard base64 alphabet");
         assert!(Base64Error::InvalidLength { symbols: 5 }.to_string().contains("5 symbols"));
+    }
+
+    #[test]
+    fn encodes_url_safe_without_padding() {
+        assert_eq!(encode_url(b""), "");
+        assert_eq!(encode_url(b"f"), "Zg");
+        assert_eq!(encode_url(b"fo"), "Zm8");
+        assert_eq!(encode_url(&[0xfb, 0xff]), "-_8");
+        assert_eq!(encode(&[0xfb, 0xff]), "+/8=");
+        for len in 0..40 {
+            let bytes: Vec<u8> = (0..len).map(|i| (i * 37 + 11) as u8).collect();
+            assert_eq!(decode(&encode(&bytes)).unwrap(), bytes);
+        }
     }
 }

@@ -170,6 +170,10 @@ pub enum RequestError {
         /// What is wrong with its input schema.
         reason: String,
     },
+    /// The server requires authorization and the client could not obtain or use a token (no
+    /// OAuth configuration, the user refused, discovery failed, the step-up limit, …).
+    #[error("unauthorized: {0}")]
+    Unauthorized(crate::auth::AuthError),
     /// 2026-07-28: the server acknowledged the `subscriptions/listen` stream without this
     /// resource, so `resources/subscribe` has no effect.
     #[error("the server does not follow {uri:?} for this client")]
@@ -197,6 +201,7 @@ impl RequestError {
         match self {
             RequestError::Timeout(_) | RequestError::MaxTotalExceeded(_) | RequestError::Transport(_) => true,
             RequestError::ConnectionClosed(reason) => reason.is_retriable(),
+            RequestError::Unauthorized(error) => error.is_retriable(),
             RequestError::HttpStatus { status, .. } => matches!(status, 408 | 429 | 500 | 502 | 503 | 504),
             RequestError::Server(_)
             | RequestError::Cancelled(_)
@@ -268,6 +273,9 @@ pub enum CloseReason {
     /// The transport failed (reported by the driver with `transport_error`).
     #[error("transport error: {0}")]
     Transport(String),
+    /// The server requires authorization and the client could not obtain or use a token.
+    #[error("unauthorized: {0}")]
+    Unauthorized(crate::auth::AuthError),
 }
 
 impl CloseReason {
@@ -280,6 +288,7 @@ impl CloseReason {
             | CloseReason::HandshakeTimeout(_)
             | CloseReason::KeepAliveTimeout(_)
             | CloseReason::Transport(_) => true,
+            CloseReason::Unauthorized(error) => error.is_retriable(),
             CloseReason::Local
             | CloseReason::UnsupportedVersion { .. }
             | CloseReason::InitializeRefused(_)

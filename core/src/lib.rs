@@ -129,6 +129,7 @@
 #![deny(missing_docs)]
 #![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
+pub mod auth;
 mod base64;
 mod capability;
 mod config;

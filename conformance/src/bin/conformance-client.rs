@@ -16,9 +16,10 @@ use std::time::Duration;
 
 use mcp_hyper::HyperTransport;
 use mcp_sansio::ProtocolVersion;
-use mcp_sansio::http::HttpConfig;
+use mcp_sansio::auth::{AuthConfig, ClientInfo};
+use mcp_sansio::http::{HttpConfig, HttpMethod, HttpRequest};
 use mcp_sansio::schema::{ClientCapabilities, ElicitRequestParams, ElicitResult, Implementation, JsonObject};
-use mcp_smol::ClientApi;
+use mcp_smol::{ClientApi, HttpTransport, OAuth};
 use mcp_smol::{ClientBuilder, ClientHandler, HandlerFuture};
 use serde_json::{Value, json};
 
@@ -81,7 +82,7 @@ fn versions() -> Vec<ProtocolVersion> {
 /// The tool calls the runner asks for in `MCP_CONFORMANCE_CONTEXT` (`{"toolCalls": [{"name",
 /// "arguments"}, …]}`), if any.
 fn context_tool_calls() -> Option<Vec<(String, Value)>> {
-    let context: Value = serde_json::from_str(&std::env::var("MCP_CONFORMANCE_CONTEXT").ok()?).ok()?;
+    let context = context()?;
     let calls = context.get("toolCalls")?.as_array()?;
     Some(
         calls
@@ -110,15 +111,66 @@ async fn call(client: &mcp_smol::Client, name: &str, arguments: Value) -> Result
     }
 }
 
+/// Where the runner's authorization server redirects (nothing listens there: the client reads
+/// the redirect from the authorization endpoint's `Location`, as the official clients do).
+const REDIRECT_URI: &str = "http://localhost:3000/callback";
+/// The Client ID Metadata Document URL the runner expects where its server accepts URL client
+/// ids.
+const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadata.json";
+
+/// The runner's `MCP_CONFORMANCE_CONTEXT`, if any.
+fn context() -> Option<Value> {
+    serde_json::from_str(&std::env::var("MCP_CONFORMANCE_CONTEXT").ok()?).ok()
+}
+
+/// The OAuth configuration for the scenario: client credentials where the context gives a
+/// secret for them, a pre-registered client where it gives one, else the authorization code
+/// grant with dynamic registration (or the metadata document where the server takes it).
+fn oauth(transport: &HyperTransport) -> OAuth {
+    let context = context().unwrap_or_default();
+    let field = |name: &str| context.get(name).and_then(Value::as_str).map(str::to_owned);
+    let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
+    let config = match (field("client_id"), field("client_secret")) {
+        (Some(id), Some(secret)) if scenario.contains("client-credentials") => {
+            AuthConfig::client_credentials(ClientInfo::confidential(id, secret))
+        }
+        (Some(id), Some(secret)) => {
+            AuthConfig::authorization_code(REDIRECT_URI).client(ClientInfo::confidential(id, secret))
+        }
+        _ => AuthConfig::authorization_code(REDIRECT_URI),
+    };
+    let config = config.client_name("mcp-sansio-conformance").client_metadata_url(CLIENT_METADATA_URL);
+    let transport = transport.clone();
+    OAuth::new(config).handler(move |url: String| {
+        let transport = transport.clone();
+        async move { headless_authorization(&transport, url).await }
+    })
+}
+
+/// The browser's part, without a browser: fetches the authorization URL (the runner's server
+/// approves at once) and returns where it redirects.
+async fn headless_authorization(transport: &HyperTransport, url: String) -> Result<String, String> {
+    let request = HttpRequest::new(HttpMethod::Get, url, Vec::new(), Vec::new());
+    let response = transport.send(request).await.map_err(|e| format!("authorization request: {e}"))?;
+    let location = response
+        .headers
+        .iter()
+        .find(|(name, _)| name.eq_ignore_ascii_case("location"))
+        .and_then(|(_, value)| String::from_utf8(value.clone()).ok());
+    location.ok_or_else(|| format!("the authorization endpoint answered {} without a redirect", response.status))
+}
+
 async fn run(url: String) -> Result<(), String> {
     let capabilities = ClientCapabilities {
         elicitation: Some(JsonObject::from_iter([("form".to_owned(), json!({}))])),
         ..Default::default()
     };
+    let transport = HyperTransport::new();
     let client = ClientBuilder::new(Implementation::new("mcp-sansio-conformance", env!("CARGO_PKG_VERSION")))
         .configure(|config| config.with_capabilities(capabilities).with_versions(&versions()))
         .handler(AcceptDefaults)
-        .spawn_http(HttpConfig::new(url), HyperTransport::new())
+        .oauth(oauth(&transport))
+        .spawn_http(HttpConfig::new(url), transport)
         .await
         .map_err(|e| format!("connecting: {e}"))?;
     eprintln!(

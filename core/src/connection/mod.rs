@@ -420,6 +420,12 @@ impl ClientConnection {
     /// or a keep-alive `ping` closes the connection, since nothing can go on without them.
     fn fail_request(&mut self, now: Instant, wire: WireId, error: RequestError) {
         let Some((id, pending)) = self.pending.take_by_wire(wire) else { return };
+        if let (RequestError::Unauthorized(error), PendingKind::Initialize | PendingKind::Discover) =
+            (&error, pending.kind)
+        {
+            // No handshake without authorization, in either era: nothing to fall back to.
+            return self.shut(CloseReason::Unauthorized(error.clone()));
+        }
         match pending.kind {
             PendingKind::User | PendingKind::Transport => {
                 tracing::debug!(id = id.0, %error, "request failed by the transport");

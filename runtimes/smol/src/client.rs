@@ -6,6 +6,7 @@ use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use futures_lite::{AsyncRead, AsyncWrite};
+use mcp_sansio::auth::Authorizer;
 use mcp_sansio::http::{HttpConfig, HttpSession};
 use mcp_sansio::schema::{
     CallTool, CallToolRequestParams, CallToolResult, Discover, DiscoverResult, EmptyParams, Implementation,
@@ -18,10 +19,12 @@ use mcp_sansio::{
 
 use crate::Error;
 use crate::api::{ClientApi, paginate};
+use crate::auth::{OAuth, OsRandom, unix_now};
 use crate::cache::{CacheInfo, CacheablePage, ListCache, ListCacheConfig, fold_hints};
 use crate::call::{CallOptions, Decode, ResponseFuture};
 use crate::clock::{AsyncIoClock, Clock, sleep_until};
 use crate::driver::Driver;
+use crate::driver::authorize::AuthIo;
 use crate::era::{EraCache, EraMemo};
 use crate::handler::{ClientHandler, DefaultHandler};
 use crate::http::HttpTransport;
@@ -57,6 +60,7 @@ pub struct ClientBuilder {
     notification_capacity: usize,
     list_cache: ListCacheConfig,
     clock: Arc<dyn Clock>,
+    oauth: Option<OAuth>,
     #[cfg(feature = "output-schema")]
     validate_output: bool,
 }
@@ -77,6 +81,7 @@ impl ClientBuilder {
             notification_capacity: DEFAULT_CAPACITY,
             list_cache: ListCacheConfig::default(),
             clock: Arc::new(AsyncIoClock),
+            oauth: None,
             #[cfg(feature = "output-schema")]
             validate_output: false,
         }
@@ -161,6 +166,16 @@ impl ClientBuilder {
         self
     }
 
+    /// Authorizes with OAuth 2.1 when an HTTP server requires it (the MCP authorization spec):
+    /// discovery, client registration, the user's authorization through the
+    /// [`AuthorizationHandler`](crate::AuthorizationHandler), tokens and their refresh, all
+    /// handled by the connection; requests that hit a 401 wait for the token and are sent again
+    /// once. Over stdio it has no effect. See [`OAuth`].
+    pub fn oauth(mut self, oauth: OAuth) -> Self {
+        self.oauth = Some(oauth);
+        self
+    }
+
     fn extras(&mut self) -> Extras {
         Extras {
             broadcast: Broadcast::new(self.notification_capacity),
@@ -239,10 +254,21 @@ impl ClientBuilder {
         let era =
             self.remember_era(format!("http:{}", http.origin().unwrap_or_else(|| http.url().to_owned())));
         let extras = self.extras();
-        let session = HttpSession::new(http, self.config, self.clock.now());
+        let now = self.clock.now();
+        let mut auth = None;
+        let mut session = HttpSession::new(http, self.config, now);
+        if let Some(oauth) = self.oauth {
+            let url = session.url().to_owned();
+            let mut authorizer = Authorizer::new(&url, oauth.config, Box::new(OsRandom));
+            if let Some(credentials) = oauth.store.load() {
+                authorizer.restore(now, unix_now(), credentials);
+            }
+            session = session.with_authorizer(authorizer);
+            auth = Some(AuthIo::new(oauth.handler, oauth.store));
+        }
         let shared = Shared::new(Engine::Http(session), extras, self.clock);
         shared.lock().era = era;
-        let driver = Driver::http(shared.clone(), Arc::new(transport), self.handler, &origin);
+        let driver = Driver::http(shared.clone(), Arc::new(transport), self.handler, &origin, auth);
         (Client::from_shared(shared), driver)
     }
 

@@ -57,6 +57,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod api;
+mod auth;
 mod cache;
 mod call;
 mod client;
@@ -66,6 +67,7 @@ mod era;
 mod error;
 mod handler;
 pub mod http;
+mod loopback;
 mod notifications;
 #[cfg(feature = "output-schema")]
 mod output_schema;
@@ -75,6 +77,7 @@ mod source_waker;
 mod stdio;
 
 pub use api::ClientApi;
+pub use auth::{AuthFuture, AuthorizationHandler, MemoryTokenStore, OAuth, OsRandom, TokenStore};
 pub use cache::{CacheInfo, ListCacheConfig};
 pub use call::CallOptions;
 pub use client::{Client, ClientBuilder};
@@ -84,6 +87,7 @@ pub use era::EraCache;
 pub use error::Error;
 pub use handler::{ClientHandler, DefaultHandler, HandlerFuture};
 pub use http::{HttpResponse, HttpTransport};
+pub use loopback::LoopbackRedirect;
 pub use notifications::{ListKind, NotificationHandler, Notifications, RecvError};
 #[cfg(feature = "output-schema")]
 pub use output_schema::{OutputSchemaError, OutputSchemas, SchemaViolation};

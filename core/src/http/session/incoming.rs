@@ -101,6 +101,17 @@ impl HttpSession {
                 self.conn.transport_error(now, detail);
             }
             Role::Delete => {}
+            Role::Auth => {
+                let body = match &s.body {
+                    Body::Auth(buf) => buf.as_slice(),
+                    _ => &[],
+                };
+                let failure = match end {
+                    End::Failed(why) => Some(why),
+                    End::Complete => None,
+                };
+                self.finish_auth(now, s.status, body, failure);
+            }
         }
     }
 

@@ -12,6 +12,7 @@
 //! `expiry.rs` (session expiry and re-initialization, the HTTP+SSE fallback, the close),
 //! `tool_headers.rs` (2026-07-28 `Mcp-Param-*` headers and the tool-list refresh).
 
+mod authorization;
 mod expiry;
 mod incoming;
 mod outgoing;
@@ -26,6 +27,7 @@ use serde_json::value::RawValue;
 use super::request::{HttpAction, HttpConfig, HttpMethod, HttpRequest, StreamId};
 use super::sse::{SseDecoder, SseError, SseEvent};
 use super::url;
+use crate::auth::{AuthEvent, Authorizer};
 use crate::connection::deadline_after;
 use crate::connection::{ClientConnection, Status};
 use crate::event::{Event, RequestError};
@@ -145,6 +147,8 @@ enum Role {
     LegacyGet,
     /// Ending the session.
     Delete,
+    /// One of the authorizer's requests (metadata, registration, token).
+    Auth,
 }
 
 /// How a response body is handled.
@@ -162,6 +166,8 @@ enum Body {
     Ignore,
     /// A success status with a content type that cannot carry the response.
     Unexpected(String),
+    /// The response to one of the authorizer's requests, whatever its status.
+    Auth(Vec<u8>),
 }
 
 #[derive(Debug)]
@@ -175,6 +181,8 @@ struct Stream {
     /// `GET` when it opens, to carry `Last-Event-ID` and `retry` from one connection of the
     /// stream to the next.
     decoder: Option<SseDecoder>,
+    /// The generation of the access token the request carried, if any.
+    token: Option<u64>,
 }
 
 /// A `GET` to open later: a reconnection after the server's `retry` delay.
@@ -271,6 +279,10 @@ pub struct HttpSession {
     /// 2026-07-28: the session's own `tools/list` requests (by id), each with the call it
     /// fetches new headers for.
     refreshes: BTreeMap<RequestId, Refresh>,
+    /// OAuth, when configured (see `with_authorizer`).
+    auth: Option<Box<Authorizer>>,
+    /// The authorizer's events, for the application.
+    auth_events: VecDeque<AuthEvent>,
 }
 
 impl HttpSession {
@@ -309,6 +321,8 @@ impl HttpSession {
             tool_headers: ToolHeaders::default(),
             tool_lists: BTreeSet::new(),
             refreshes: BTreeMap::new(),
+            auth: None,
+            auth_events: VecDeque::new(),
         }
     }
 
@@ -357,6 +371,11 @@ impl HttpSession {
         self.conn.handle_transport(now, TransportEvent::RequestFailed { id: RequestId::Number(id), error });
     }
 
+    /// The MCP endpoint URL.
+    pub fn url(&self) -> &str {
+        &self.config.url
+    }
+
     /// The session id the server assigned, if any.
     pub fn session_id(&self) -> Option<&str> {
         self.session_id.as_deref()
@@ -391,7 +410,8 @@ impl HttpSession {
         let streams = self.streams.values().filter_map(|s| s.deadline);
         let reconnects = self.reconnects.iter().map(|r| r.at);
         let gate = self.gate.map(|(_, until)| until);
-        streams.chain(reconnects).chain(gate).chain(self.conn.poll_timeout()).min()
+        let auth = self.auth.as_ref().and_then(|a| a.poll_timeout());
+        streams.chain(reconnects).chain(gate).chain(auth).chain(self.conn.poll_timeout()).min()
     }
 
     // ----- inputs -----
@@ -400,6 +420,9 @@ impl HttpSession {
     /// reconnections that are due.
     pub fn handle_timeout(&mut self, now: Instant) {
         self.conn.handle_timeout(now);
+        if let Some(auth) = self.auth.as_mut() {
+            auth.handle_timeout(now);
+        }
         let expired: Vec<StreamId> = self
             .streams
             .iter()
@@ -451,8 +474,16 @@ impl HttpSession {
         }
         let mut content_type = String::new();
         let mut session_id = None;
+        let mut www_authenticate = None;
         for (name, value) in headers {
-            if name.eq_ignore_ascii_case("content-type") {
+            if name.eq_ignore_ascii_case("www-authenticate") {
+                let value = String::from_utf8_lossy(value);
+                // Several challenges may come in several headers: keep them all.
+                www_authenticate = Some(match www_authenticate {
+                    Some(previous) => format!("{previous}, {value}"),
+                    None => value.into_owned(),
+                });
+            } else if name.eq_ignore_ascii_case("content-type") {
                 let value = String::from_utf8_lossy(value);
                 content_type = value.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
             } else if name.eq_ignore_ascii_case("mcp-session-id") {
@@ -460,6 +491,20 @@ impl HttpSession {
             }
         }
         s.status = Some(status);
+        if matches!(s.role, Role::Auth) {
+            s.body = Body::Auth(Vec::new());
+            return;
+        }
+        let carried = s.token;
+        if (status == 401 || status == 403) && self.on_challenge(now, stream, status, www_authenticate.as_deref()) {
+            return self.sync(now);
+        }
+        if (200..300).contains(&status) && carried.is_some() && carried == self.token_generation() {
+            if let Some(auth) = self.auth.as_mut() {
+                auth.accepted();
+            }
+        }
+        let Some(s) = self.streams.get_mut(&stream) else { return };
         if !matches!(s.role, Role::Reinitialize) {
             // The re-initialization keeps its deadline for the whole answer (see
             // `session_expired`); every other exchange waited for its head only.
@@ -543,6 +588,10 @@ impl HttpSession {
                 }
                 self.sse_items = items;
             }
+            Body::Auth(buf) => {
+                let room = Self::auth_body_room(buf);
+                buf.extend_from_slice(&chunk[..chunk.len().min(room)]);
+            }
             Body::AwaitingHead | Body::Ignore | Body::Unexpected(_) => {}
         }
         self.put_back(stream, s);
@@ -617,24 +666,7 @@ pub fn header_value(value: &str) -> String {
         && !value.starts_with([' ', '\t'])
         && !value.ends_with([' ', '\t'])
         && (!value.starts_with("=?base64?") || !value.ends_with("?="));
-    if plain { value.to_owned() } else { format!("=?base64?{}?=", base64(value.as_bytes())) }
-}
-
-/// Standard Base64 with padding.
-fn base64(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let n = chunk.iter().enumerate().fold(0u32, |n, (i, &b)| n | u32::from(b) << (16 - 8 * i));
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(char::from(ALPHABET[(n >> (18 - 6 * i)) as usize & 63]));
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
+    if plain { value.to_owned() } else { format!("=?base64?{}?=", crate::base64::encode(value.as_bytes())) }
 }
 
 /// Header values the session accepts as a session id: visible ASCII, as the spec requires.
@@ -699,11 +731,11 @@ mod tests {
 
     #[test]
     fn header_values_and_base64() {
-        assert_eq!(base64(b""), "");
-        assert_eq!(base64(b"f"), "Zg==");
-        assert_eq!(base64(b"fo"), "Zm8=");
-        assert_eq!(base64(b"foo"), "Zm9v");
-        assert_eq!(base64(b"foobar"), "Zm9vYmFy");
+        assert_eq!(crate::base64::encode(b""), "");
+        assert_eq!(crate::base64::encode(b"f"), "Zg==");
+        assert_eq!(crate::base64::encode(b"fo"), "Zm8=");
+        assert_eq!(crate::base64::encode(b"foo"), "Zm9v");
+        assert_eq!(crate::base64::encode(b"foobar"), "Zm9vYmFy");
         assert_eq!(header_value("get_weather"), "get_weather");
         assert_eq!(header_value("file:///a b.txt"), "file:///a b.txt");
         assert_eq!(header_value(""), "");

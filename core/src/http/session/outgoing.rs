@@ -11,6 +11,7 @@ impl HttpSession {
     /// Picks up what the connection did since the last call: new transmits, requests that
     /// finished elsewhere (timed out, cancelled), the handshake's end, the connection's close.
     pub(super) fn sync(&mut self, now: Instant) {
+        self.drive_auth(now);
         if self.conn.is_closed() {
             if !self.closing {
                 self.begin_close(now);
@@ -45,7 +46,9 @@ impl HttpSession {
                 self.tool_lists.insert(call);
             }
             let out = Outgoing { body, request: Some(request), retried: false, refreshed: false };
-            if initialize {
+            if initialize && !self.auth_ready(now) {
+                self.held.push_back(out);
+            } else if initialize {
                 self.post(now, out, true);
             } else {
                 self.dispatch(now, out);
@@ -75,18 +78,18 @@ impl HttpSession {
         if self.gate.is_some_and(|(id, _)| !self.streams.contains_key(&id)) {
             self.gate = None;
         }
-        if self.gate.is_none() && self.reinit.is_none() && matches!(self.mode, Mode::Streamable) {
-            // What waited for the standalone stream's head (see `gate`).
+        let authorized = self.auth_ready(now);
+        if self.gate.is_none() && self.reinit.is_none() && matches!(self.mode, Mode::Streamable) && authorized {
+            // What waited for the standalone stream's head (see `gate`) or for a token.
             while let Some(out) = self.held.pop_front() {
-                if out.id().is_none_or(|id| self.awaits(id)) {
-                    self.post(now, out, false);
-                }
+                self.resend(now, out);
             }
         }
-        let can_post = match &self.mode {
-            Mode::Streamable => self.reinit.is_none(),
-            Mode::Legacy { endpoint, .. } => endpoint.is_some(),
-        };
+        let can_post = authorized
+            && match &self.mode {
+                Mode::Streamable => self.reinit.is_none(),
+                Mode::Legacy { endpoint, .. } => endpoint.is_some(),
+            };
         while can_post && !self.one_way.is_empty() && self.one_way_in_flight() < MAX_ONE_WAY_POSTS {
             if let Some(out) = self.one_way.pop_front() {
                 self.post(now, out, false);
@@ -98,10 +101,12 @@ impl HttpSession {
             && matches!(self.mode, Mode::Streamable)
             && self.reinit.is_none()
             && self.conn.status() == Status::Ready
+            && authorized
         {
             let decoder = SseDecoder::new(self.conn.config().max_message_size);
             self.open_get(now, GetKind::Standalone, 0, decoder);
         }
+        self.drive_auth(now);
         self.pump(now);
     }
 
@@ -117,10 +122,11 @@ impl HttpSession {
 
     /// Sends a message now, or holds it until the session can take it.
     pub(super) fn dispatch(&mut self, now: Instant, out: Outgoing) {
-        let waiting = match &self.mode {
-            Mode::Streamable => self.reinit.is_some() || (self.gate.is_some() && out.request.is_some()),
-            Mode::Legacy { endpoint, .. } => endpoint.is_none(),
-        };
+        let waiting = !self.auth_ready(now)
+            || match &self.mode {
+                Mode::Streamable => self.reinit.is_some() || (self.gate.is_some() && out.request.is_some()),
+                Mode::Legacy { endpoint, .. } => endpoint.is_none(),
+            };
         if waiting {
             self.held.push_back(out);
         } else {
@@ -153,7 +159,8 @@ impl HttpSession {
     pub(super) fn new_stream(&mut self, role: Role, deadline: Option<Instant>) -> StreamId {
         let id = StreamId(self.next_stream);
         self.next_stream += 1;
-        let stream = Stream { role, status: None, body: Body::AwaitingHead, deadline, decoder: None };
+        let token = if matches!(role, Role::Auth) { None } else { self.token_generation() };
+        let stream = Stream { role, status: None, body: Body::AwaitingHead, deadline, decoder: None, token };
         self.streams.insert(id, stream);
         id
     }
@@ -171,6 +178,7 @@ impl HttpSession {
                 headers.push((Cow::Borrowed("MCP-Protocol-Version"), v.as_str().to_owned()));
             }
         }
+        self.authorization_header(&mut headers);
         headers
     }
 

@@ -7,6 +7,7 @@
 //! transports are [`stream::StreamIo`] (byte streams) and [`exchanges::HttpIo`] (HTTP), each
 //! with its own receive, collect and send steps.
 
+pub(crate) mod authorize;
 mod events;
 mod exchanges;
 mod stream;
@@ -20,6 +21,7 @@ use std::time::{Duration, Instant};
 
 use futures_lite::{AsyncRead, AsyncWrite};
 
+use self::authorize::AuthIo;
 use self::events::{Answers, Batch};
 use self::exchanges::HttpIo;
 use self::stream::StreamIo;
@@ -73,6 +75,8 @@ pub struct Driver {
     /// has news.
     task: Arc<TaskWaker>,
     process: Option<ServerProcess>,
+    /// OAuth, over HTTP when configured.
+    auth: Option<AuthIo>,
     /// The connection's span: every event of the driver (and of the engine, which it calls)
     /// happens inside it.
     span: tracing::Span,
@@ -145,11 +149,14 @@ impl Driver {
         transport: Arc<dyn HttpTransport>,
         handler: Arc<dyn ClientHandler>,
         origin: &str,
+        auth: Option<AuthIo>,
     ) -> Self {
         // The origin only: a URL's path or query may carry secrets, and headers are never logged.
         let span = tracing::debug_span!("mcp_connection", transport = "http", origin = %origin);
         let task = Arc::new(TaskWaker::default());
-        Self::with_io(shared, Io::Http(HttpIo::new(transport)), task, handler, span)
+        let mut driver = Self::with_io(shared, Io::Http(HttpIo::new(transport)), task, handler, span);
+        driver.auth = auth;
+        driver
     }
 
     fn with_io(
@@ -170,6 +177,7 @@ impl Driver {
             background: Background { work: Vec::new(), news: SourceWaker::new(task.clone()) },
             task,
             process: None,
+            auth: None,
             span,
         }
     }
@@ -194,6 +202,9 @@ impl Driver {
         let (engine, events) = self.exchange(cx, now);
         progressed |= events;
         self.batch.deliver(&self.shared, now, &mut self.answers);
+        if let Some(auth) = self.auth.as_mut() {
+            progressed |= auth.poll(cx, &self.shared, now);
+        }
         progressed |= self.io.send(cx, &self.shared, now);
         progressed |= self.answers.poll(cx, &self.shared);
         self.background.poll();
@@ -216,6 +227,9 @@ impl Driver {
             state.engine.handle_timeout(now);
         }
         self.io.collect(&mut state.engine, now);
+        if let Some(auth) = self.auth.as_mut() {
+            auth.collect(&mut state.engine, now);
+        }
         let events = self.batch.take(&mut state, &mut self.answers);
         let engine = EngineView {
             deadline: state.engine.poll_timeout(),

@@ -1,0 +1,273 @@
+//! The HTTP requests the authorizer needs ([`AuthRequest`]) and what it reads from their
+//! responses: token responses, OAuth error responses, registrations, form encoding.
+
+use std::fmt;
+
+use serde::Deserialize;
+
+use super::config::{ClientInfo, Secret, TokenEndpointAuth};
+use super::metadata::ServerMetadata;
+use crate::http::HttpMethod;
+
+/// What an [`AuthRequest`] is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Endpoint {
+    /// Protected Resource Metadata (RFC 9728).
+    ResourceMetadata,
+    /// Authorization Server Metadata (RFC 8414 / OpenID Connect Discovery).
+    ServerMetadata,
+    /// Dynamic client registration (RFC 7591).
+    Registration,
+    /// The token endpoint.
+    Token,
+}
+
+impl Endpoint {
+    /// A name for messages.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Endpoint::ResourceMetadata => "protected resource metadata",
+            Endpoint::ServerMetadata => "authorization server metadata",
+            Endpoint::Registration => "the registration endpoint",
+            Endpoint::Token => "the token endpoint",
+        }
+    }
+}
+
+/// One HTTP request the [`Authorizer`](super::Authorizer) needs executed (not to the MCP
+/// server's endpoint: to metadata documents and the authorization server). Redirects are not
+/// followed; the whole response body is handed back.
+///
+/// `Debug` shows the method, URL and purpose only: bodies and headers carry codes, secrets and
+/// refresh tokens.
+#[derive(Clone)]
+pub struct AuthRequest {
+    pub(crate) endpoint: Endpoint,
+    pub(crate) method: HttpMethod,
+    pub(crate) url: String,
+    pub(crate) headers: Vec<(&'static str, String)>,
+    pub(crate) body: Vec<u8>,
+}
+
+impl AuthRequest {
+    fn get(endpoint: Endpoint, url: &url::Url) -> Self {
+        AuthRequest {
+            endpoint,
+            method: HttpMethod::Get,
+            url: url.as_str().to_owned(),
+            headers: vec![("Accept", "application/json".to_owned())],
+            body: Vec::new(),
+        }
+    }
+
+    pub(crate) fn metadata(endpoint: Endpoint, url: &url::Url) -> Self {
+        Self::get(endpoint, url)
+    }
+
+    pub(crate) fn post_json(endpoint: Endpoint, url: &str, body: Vec<u8>) -> Self {
+        AuthRequest {
+            endpoint,
+            method: HttpMethod::Post,
+            url: url.to_owned(),
+            headers: vec![
+                ("Accept", "application/json".to_owned()),
+                ("Content-Type", "application/json".to_owned()),
+            ],
+            body,
+        }
+    }
+
+    /// A token request: the grant's parameters, and the client's authentication by `method`.
+    pub(crate) fn token(
+        url: &str,
+        client: &ClientInfo,
+        method: TokenEndpointAuth,
+        params: &[(&str, &str)],
+    ) -> Self {
+        let mut form = url::form_urlencoded::Serializer::new(String::new());
+        form.extend_pairs(params.iter().copied());
+        let mut headers = vec![
+            ("Accept", "application/json".to_owned()),
+            ("Content-Type", "application/x-www-form-urlencoded".to_owned()),
+        ];
+        let secret = client.client_secret.as_ref().map_or("", Secret::expose);
+        match method {
+            TokenEndpointAuth::None => {
+                form.append_pair("client_id", &client.client_id);
+            }
+            TokenEndpointAuth::ClientSecretPost => {
+                form.append_pair("client_id", &client.client_id);
+                form.append_pair("client_secret", secret);
+            }
+            TokenEndpointAuth::ClientSecretBasic => {
+                // RFC 6749 §2.3.1: each part form-urlencoded, then Basic.
+                let encode = |s: &str| url::form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>();
+                let pair = format!("{}:{}", encode(&client.client_id), encode(secret));
+                headers.push(("Authorization", format!("Basic {}", crate::base64::encode(pair.as_bytes()))));
+            }
+        }
+        AuthRequest {
+            endpoint: Endpoint::Token,
+            method: HttpMethod::Post,
+            url: url.to_owned(),
+            headers,
+            body: form.finish().into_bytes(),
+        }
+    }
+
+    /// What the request is for.
+    pub fn endpoint(&self) -> Endpoint {
+        self.endpoint
+    }
+
+    /// `GET` or `POST`.
+    pub fn method(&self) -> HttpMethod {
+        self.method
+    }
+
+    /// The absolute URL.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The headers (name, value). Values may be credentials: never log them.
+    pub fn headers(&self) -> impl ExactSizeIterator<Item = (&str, &str)> + '_ {
+        self.headers.iter().map(|(n, v)| (*n, v.as_str()))
+    }
+
+    /// The body (a form or JSON; empty for `GET`). May hold credentials: never log it.
+    pub fn body(&self) -> &[u8] {
+        &self.body
+    }
+}
+
+impl fmt::Debug for AuthRequest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AuthRequest")
+            .field("endpoint", &self.endpoint)
+            .field("method", &self.method)
+            .field("url", &self.url)
+            .field("body_len", &self.body.len())
+            .finish()
+    }
+}
+
+/// A successful token response (RFC 6749 §5.1).
+#[derive(Deserialize)]
+pub(crate) struct TokenResponse {
+    pub(crate) access_token: String,
+    pub(crate) token_type: String,
+    #[serde(default)]
+    pub(crate) expires_in: Option<serde_json::Value>,
+    #[serde(default)]
+    pub(crate) refresh_token: Option<String>,
+    #[serde(default)]
+    pub(crate) scope: Option<String>,
+}
+
+impl TokenResponse {
+    /// `expires_in` in seconds: a number, or a numeric string as some servers send.
+    pub(crate) fn lifetime(&self) -> Option<u64> {
+        match self.expires_in.as_ref()? {
+            serde_json::Value::Number(n) => n.as_u64().or_else(|| n.as_f64().map(|f| f.max(0.0) as u64)),
+            serde_json::Value::String(s) => s.trim().parse().ok(),
+            _ => None,
+        }
+    }
+}
+
+/// An OAuth error response (RFC 6749 §5.2, RFC 7591 §3.2.2).
+#[derive(Deserialize, Default)]
+pub(crate) struct ErrorResponse {
+    #[serde(default)]
+    pub(crate) error: Option<String>,
+    #[serde(default)]
+    pub(crate) error_description: Option<String>,
+}
+
+impl ErrorResponse {
+    /// The error of a failed response: its `error` and `error_description` when the body is
+    /// one, else the status.
+    pub(crate) fn of(status: u16, body: &[u8]) -> (String, Option<String>) {
+        let parsed: ErrorResponse = serde_json::from_slice(body).unwrap_or_default();
+        (parsed.error.unwrap_or_else(|| format!("HTTP {status}")), parsed.error_description)
+    }
+}
+
+/// A dynamic registration's answer (RFC 7591 §3.2.1): the fields the client keeps.
+#[derive(Deserialize)]
+pub(crate) struct RegistrationResponse {
+    pub(crate) client_id: String,
+    #[serde(default)]
+    pub(crate) client_secret: Option<String>,
+    #[serde(default)]
+    pub(crate) token_endpoint_auth_method: Option<String>,
+}
+
+/// How `client` authenticates at the token endpoint of `server`: as it was registered, else the
+/// best the server offers for what the client has (a secret or not).
+pub(crate) fn auth_method(client: &ClientInfo, server: &ServerMetadata) -> TokenEndpointAuth {
+    if let Some(method) = client.auth_method {
+        return method;
+    }
+    if client.client_secret.is_none() {
+        return TokenEndpointAuth::None;
+    }
+    match &server.token_endpoint_auth_methods_supported {
+        // RFC 8414: absent means client_secret_basic.
+        None => TokenEndpointAuth::ClientSecretBasic,
+        Some(methods) => {
+            let has = |m: &str| methods.iter().any(|x| x == m);
+            if has("client_secret_basic") {
+                TokenEndpointAuth::ClientSecretBasic
+            } else if has("client_secret_post") {
+                TokenEndpointAuth::ClientSecretPost
+            } else {
+                TokenEndpointAuth::ClientSecretBasic
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn token_requests_authenticate_the_client_three_ways() {
+        let client = ClientInfo::confidential("id:1", "s&cret");
+        let params = [("grant_type", "client_credentials")];
+        let basic = AuthRequest::token("https://as/token", &client, TokenEndpointAuth::ClientSecretBasic, &params);
+        assert_eq!(basic.body(), b"grant_type=client_credentials");
+        let auth = basic.headers().find(|(n, _)| *n == "Authorization").unwrap().1;
+        let decoded = crate::base64::decode(auth.strip_prefix("Basic ").unwrap()).unwrap();
+        assert_eq!(decoded, b"id%3A1:s%26cret");
+        let post = AuthRequest::token("https://as/token", &client, TokenEndpointAuth::ClientSecretPost, &params);
+        assert_eq!(post.body(), b"grant_type=client_credentials&client_id=id%3A1&client_secret=s%26cret");
+        assert!(post.headers().all(|(n, _)| n != "Authorization"));
+        let none = AuthRequest::token("https://as/token", &client, TokenEndpointAuth::None, &params);
+        assert_eq!(none.body(), b"grant_type=client_credentials&client_id=id%3A1");
+        assert!(!format!("{post:?}").contains("cret"));
+    }
+
+    #[test]
+    fn picks_the_auth_method_from_the_metadata() {
+        let mut server = ServerMetadata::default();
+        assert_eq!(auth_method(&ClientInfo::public("p"), &server), TokenEndpointAuth::None);
+        let confidential = ClientInfo::confidential("c", "s");
+        assert_eq!(auth_method(&confidential, &server), TokenEndpointAuth::ClientSecretBasic);
+        server.token_endpoint_auth_methods_supported = Some(vec!["client_secret_post".into()]);
+        assert_eq!(auth_method(&confidential, &server), TokenEndpointAuth::ClientSecretPost);
+        let pinned = confidential.with_auth_method(TokenEndpointAuth::ClientSecretBasic);
+        assert_eq!(auth_method(&pinned, &server), TokenEndpointAuth::ClientSecretBasic);
+    }
+
+    #[test]
+    fn reads_expires_in_as_number_or_string() {
+        let parse = |json: &str| serde_json::from_str::<TokenResponse>(json).unwrap().lifetime();
+        assert_eq!(parse(r#"{"access_token":"a","token_type":"Bearer","expires_in":60}"#), Some(60));
+        assert_eq!(parse(r#"{"access_token":"a","token_type":"Bearer","expires_in":"60"}"#), Some(60));
+        assert_eq!(parse(r#"{"access_token":"a","token_type":"Bearer"}"#), None);
+    }
+}

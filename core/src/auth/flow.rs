@@ -1,0 +1,479 @@
+//! The authorizer's steps, in the order a flow takes them: resource metadata, server metadata,
+//! client identity, the grant (a user's authorization, then the code exchange; or client
+//! credentials), and refresh.
+
+use std::time::Instant;
+
+use sha2::{Digest, Sha256};
+use url::Url;
+
+use super::exchange::{self, AuthRequest, Endpoint, ErrorResponse, RegistrationResponse, TokenResponse};
+use super::metadata::{self, ResourceMetadata, ServerMetadata};
+use super::*;
+
+impl Authorizer {
+    /// Starts (or continues) a full authorization: whatever is not known yet is discovered, the
+    /// client identified, then the grant runs.
+    pub(super) fn authorize(&mut self, now: Instant) {
+        self.attempts += 1;
+        self.proceed(now);
+    }
+
+    /// Takes the next step towards a token from what is known.
+    fn proceed(&mut self, now: Instant) {
+        if matches!(self.resource_metadata, Discovered::Unknown) {
+            let candidates = metadata::resource_metadata_urls(&self.server, self.metadata_hint.as_deref());
+            return self.fetch_candidate(now, Step::Resource { candidates, next: 0 });
+        }
+        let Some(server) = self.metadata.clone() else {
+            // The issuer as the resource metadata names it, kept as a string: RFC 8414 §3.3
+            // compares it to the metadata's `issuer` exactly.
+            let issuer = match &self.resource_metadata {
+                Discovered::Found(prm) => match prm.authorization_servers.first() {
+                    Some(issuer) => issuer.clone(),
+                    None => {
+                        return self.fail(AuthError::InvalidResponse {
+                            endpoint: Endpoint::ResourceMetadata.as_str(),
+                            detail: "no authorization_servers".to_owned(),
+                        });
+                    }
+                },
+                // 2025-03-26: the authorization base URL is the server's origin.
+                _ => metadata::origin_of(&self.server),
+            };
+            let url = match Url::parse(&issuer) {
+                Ok(url) if metadata::is_secure(&url) => url,
+                Ok(_) => return self.fail(AuthError::InsecureEndpoint(issuer)),
+                Err(e) => {
+                    return self.fail(AuthError::InvalidResponse {
+                        endpoint: Endpoint::ResourceMetadata.as_str(),
+                        detail: format!("authorization server {issuer:?} is not a URL: {e}"),
+                    });
+                }
+            };
+            let candidates = metadata::server_metadata_urls(&url);
+            return self.fetch_candidate(now, Step::Server { issuer, candidates, next: 0 });
+        };
+        for endpoint in [&server.authorization_endpoint, &server.token_endpoint, &server.registration_endpoint]
+            .into_iter()
+            .flatten()
+        {
+            if !Url::parse(endpoint).is_ok_and(|u| metadata::is_secure(&u)) {
+                return self.fail(AuthError::InsecureEndpoint(endpoint.clone()));
+            }
+        }
+        let Some(client) = self.client_for(&server) else {
+            if let (Grant::AuthorizationCode { .. }, Some(registration)) =
+                (&self.config.grant, &server.registration_endpoint)
+            {
+                return self.register(registration.clone());
+            }
+            return self.fail(AuthError::NoClientIdentity(
+                "no pre-registered client, no registration endpoint, and no client metadata document \
+                 the server accepts"
+                    .into(),
+            ));
+        };
+        self.client = Some(client);
+        match &self.config.grant {
+            Grant::ClientCredentials => self.request_token(TokenGrant::ClientCredentials, &[]),
+            Grant::AuthorizationCode { redirect_uri } => {
+                let redirect_uri = redirect_uri.clone();
+                self.send_user(now, &server, &redirect_uri);
+            }
+        }
+    }
+
+    /// The identity the client uses with `server`: pre-registered, registered with this issuer
+    /// before, or its metadata document URL where the server accepts one.
+    fn client_for(&self, server: &ServerMetadata) -> Option<ClientInfo> {
+        if let Some(client) = &self.config.client {
+            return Some(client.clone());
+        }
+        let issuer = metadata::canonical(&server.issuer);
+        if let Some(client) =
+            self.client.as_ref().filter(|c| c.issuer.as_deref().and_then(metadata::canonical) == issuer)
+        {
+            return Some(client.clone());
+        }
+        match &self.config.metadata_url {
+            Some(url) if server.client_id_metadata_document_supported => Some(ClientInfo {
+                client_id: url.clone(),
+                client_secret: None,
+                auth_method: Some(TokenEndpointAuth::None),
+                issuer: Some(server.issuer.clone()),
+            }),
+            _ => None,
+        }
+    }
+
+    /// Queues the request for the candidate the step points at.
+    fn fetch_candidate(&mut self, now: Instant, step: Step) {
+        let (endpoint, url) = match &step {
+            Step::Resource { candidates, next } => (Endpoint::ResourceMetadata, candidates.get(*next)),
+            Step::Server { candidates, next, .. } => (Endpoint::ServerMetadata, candidates.get(*next)),
+            _ => return,
+        };
+        match url {
+            Some(url) => {
+                tracing::debug!(url = url.as_str(), what = endpoint.as_str(), "authorization discovery");
+                self.outbox = Some(AuthRequest::metadata(endpoint, url));
+                self.step = step;
+            }
+            None => {
+                self.step = step;
+                self.candidates_exhausted(now);
+            }
+        }
+    }
+
+    /// The candidate in flight did not give a document: the next one.
+    pub(super) fn next_candidate(&mut self, now: Instant) {
+        let step = match std::mem::replace(&mut self.step, Step::Idle) {
+            Step::Resource { candidates, next } => Step::Resource { candidates, next: next + 1 },
+            Step::Server { issuer, candidates, next } => Step::Server { issuer, candidates, next: next + 1 },
+            other => other,
+        };
+        self.fetch_candidate(now, step);
+    }
+
+    /// Every candidate location failed.
+    fn candidates_exhausted(&mut self, now: Instant) {
+        match std::mem::replace(&mut self.step, Step::Idle) {
+            Step::Resource { .. } => {
+                // No resource metadata: the 2025-03-26 rules (the server's origin is the
+                // authorization server).
+                tracing::debug!("no protected resource metadata: falling back to the server's origin");
+                self.resource_metadata = Discovered::Absent;
+                self.proceed(now);
+            }
+            Step::Server { issuer, .. } => {
+                if matches!(self.resource_metadata, Discovered::Absent) {
+                    // 2025-03-26: default endpoints at the server's origin.
+                    tracing::debug!("no authorization server metadata: default endpoints");
+                    let Ok(base) = Url::parse(&issuer) else { return };
+                    self.metadata = Some(ServerMetadata::fallback(&base));
+                    self.issuer = Some(issuer);
+                    self.proceed(now);
+                } else {
+                    self.fail(AuthError::Discovery(format!(
+                        "no authorization server metadata found for {issuer}"
+                    )));
+                }
+            }
+            other => self.step = other,
+        }
+    }
+
+    pub(super) fn on_resource_metadata(&mut self, now: Instant, candidates: Vec<Url>, next: usize, status: u16, body: &[u8]) {
+        self.step = Step::Resource { candidates, next };
+        if !(200..300).contains(&status) {
+            return self.next_candidate(now);
+        }
+        let Ok(prm) = serde_json::from_slice::<ResourceMetadata>(body) else {
+            return self.next_candidate(now);
+        };
+        self.step = Step::Idle;
+        if let Some(resource) = &prm.resource {
+            if !metadata::resource_matches(resource, &self.server) {
+                return self.fail(AuthError::ResourceMismatch {
+                    expected: self.server.as_str().to_owned(),
+                    found: resource.clone(),
+                });
+            }
+        }
+        self.resource_metadata = Discovered::Found(prm);
+        self.proceed(now);
+    }
+
+    pub(super) fn on_server_metadata(
+        &mut self,
+        now: Instant,
+        issuer: String,
+        candidates: Vec<Url>,
+        next: usize,
+        status: u16,
+        body: &[u8],
+    ) {
+        self.step = Step::Server { issuer, candidates, next };
+        if !(200..300).contains(&status) {
+            return self.next_candidate(now);
+        }
+        let Ok(server) = serde_json::from_slice::<ServerMetadata>(body) else {
+            return self.next_candidate(now);
+        };
+        let Step::Server { issuer, .. } = std::mem::replace(&mut self.step, Step::Idle) else { return };
+        // RFC 8414 §3.3: the metadata must be the issuer's own, compared as strings. Without
+        // resource metadata (2025-03-26) the issuer was only guessed from the server's origin,
+        // and that spec had no such rule: the metadata's own `issuer` stands.
+        let legacy = matches!(self.resource_metadata, Discovered::Absent);
+        if server.issuer != issuer && !legacy {
+            return self.fail(AuthError::IssuerMismatch { expected: issuer, found: server.issuer.clone() });
+        }
+        if matches!(self.config.grant, Grant::AuthorizationCode { .. })
+            && !server.code_challenge_methods_supported.as_ref().is_some_and(|m| m.iter().any(|x| x == "S256"))
+        {
+            return self.fail(AuthError::PkceUnsupported);
+        }
+        self.issuer = Some(server.issuer.clone());
+        self.metadata = Some(server);
+        self.proceed(now);
+    }
+
+    /// Dynamic client registration (RFC 7591).
+    fn register(&mut self, endpoint: String) {
+        let Grant::AuthorizationCode { redirect_uri } = &self.config.grant else { return };
+        let mut body = serde_json::json!({
+            "client_name": self.config.client_name,
+            "redirect_uris": [redirect_uri],
+            "grant_types": ["authorization_code", "refresh_token"],
+            "response_types": ["code"],
+            "token_endpoint_auth_method": "none",
+            "application_type": "native",
+        });
+        if let Some(scope) = self.requested_scope() {
+            body["scope"] = scope.into();
+        }
+        tracing::debug!(endpoint = endpoint.as_str(), "registering the client");
+        self.outbox = Some(AuthRequest::post_json(Endpoint::Registration, &endpoint, body.to_string().into_bytes()));
+        self.step = Step::Register;
+    }
+
+    pub(super) fn on_registration(&mut self, now: Instant, status: u16, body: &[u8]) {
+        if !(200..300).contains(&status) {
+            let (error, description) = ErrorResponse::of(status, body);
+            let detail = match description {
+                Some(d) => format!("{error} ({d})"),
+                None => error,
+            };
+            return self.fail(AuthError::Registration(detail));
+        }
+        let registered = match serde_json::from_slice::<RegistrationResponse>(body) {
+            Ok(r) => r,
+            Err(e) => {
+                return self.fail(AuthError::InvalidResponse {
+                    endpoint: Endpoint::Registration.as_str(),
+                    detail: e.to_string(),
+                });
+            }
+        };
+        self.client = Some(ClientInfo {
+            client_id: registered.client_id,
+            client_secret: registered.client_secret.map(Secret::new),
+            auth_method: registered.token_endpoint_auth_method.as_deref().and_then(TokenEndpointAuth::parse),
+            issuer: self.metadata.as_ref().map(|m| m.issuer.clone()),
+        });
+        self.events.push_back(AuthEvent::CredentialsChanged);
+        self.proceed(now);
+    }
+
+    /// The scope to ask for: the configured one, else the challenge's, else the resource
+    /// metadata's `scopes_supported`; plus what step-ups added.
+    pub(super) fn requested_scope(&self) -> Option<String> {
+        let base = self.config.scope.clone().or_else(|| self.challenge_scope.clone()).or_else(|| {
+            match &self.resource_metadata {
+                Discovered::Found(prm) => prm.scopes_supported.as_ref().map(|s| s.join(" ")),
+                _ => None,
+            }
+        });
+        union(base.as_deref(), self.step_up_scope.as_deref())
+    }
+
+    /// The resource indicator (RFC 8707): the resource metadata's `resource`, else the server's
+    /// canonical URI.
+    fn resource(&self) -> String {
+        match &self.resource_metadata {
+            Discovered::Found(ResourceMetadata { resource: Some(resource), .. }) => resource.clone(),
+            _ => metadata::canonical(self.server.as_str()).unwrap_or_else(|| self.server.as_str().to_owned()),
+        }
+    }
+
+    fn random_string(&mut self, bytes: usize) -> String {
+        let mut buf = vec![0; bytes];
+        self.random.fill(&mut buf);
+        crate::base64::encode_url(&buf)
+    }
+
+    /// Builds the authorization URL and asks the application to send the user there.
+    fn send_user(&mut self, now: Instant, server: &ServerMetadata, redirect_uri: &str) {
+        let (Some(client), Some(endpoint)) = (&self.client, &server.authorization_endpoint) else {
+            return self.fail(AuthError::InvalidResponse {
+                endpoint: Endpoint::ServerMetadata.as_str(),
+                detail: "no authorization_endpoint".into(),
+            });
+        };
+        let Ok(mut url) = Url::parse(endpoint) else {
+            return self.fail(AuthError::InvalidResponse {
+                endpoint: Endpoint::ServerMetadata.as_str(),
+                detail: format!("authorization_endpoint {endpoint:?} is not a URL"),
+            });
+        };
+        let client_id = client.client_id.clone();
+        let verifier = self.random_string(32);
+        let state = self.random_string(16);
+        let challenge = crate::base64::encode_url(&Sha256::digest(verifier.as_bytes()));
+        let mut scope = self.requested_scope();
+        if server.supports_scope("offline_access") {
+            scope = union(scope.as_deref(), Some("offline_access"));
+        }
+        let resource = self.resource();
+        {
+            let mut query = url.query_pairs_mut();
+            query
+                .append_pair("response_type", "code")
+                .append_pair("client_id", &client_id)
+                .append_pair("redirect_uri", redirect_uri)
+                .append_pair("code_challenge", &challenge)
+                .append_pair("code_challenge_method", "S256")
+                .append_pair("state", &state)
+                .append_pair("resource", &resource);
+            if let Some(scope) = &scope {
+                query.append_pair("scope", scope);
+            }
+        }
+        let deadline = crate::connection::deadline_after(now, self.config.authorization_timeout);
+        self.step = Step::Redirect(Box::new(Pending { state, verifier, deadline, code: None }));
+        self.events.push_back(AuthEvent::AuthorizationRequired { url: url.into() });
+    }
+
+    /// Checks the redirect against the authorization in progress; keeps its code.
+    pub(super) fn on_redirect(&mut self, url: &str) -> Result<(), AuthError> {
+        let Step::Redirect(pending) = &mut self.step else {
+            return Err(AuthError::InvalidRedirect("no authorization is in progress".into()));
+        };
+        if pending.code.is_some() {
+            return Err(AuthError::InvalidRedirect("the redirect was already received".into()));
+        }
+        let url = Url::parse(url).map_err(|e| AuthError::InvalidRedirect(format!("not a URL: {e}")))?;
+        let param = |name: &str| url.query_pairs().find(|(k, _)| k == name).map(|(_, v)| v.into_owned());
+        if param("state").as_deref() != Some(pending.state.as_str()) {
+            return Err(AuthError::InvalidRedirect("its state does not match the request's".into()));
+        }
+        let issuer = self.metadata.as_ref().map(|m| (m.issuer.clone(), m.authorization_response_iss_parameter_supported));
+        if let Some((expected, promised)) = issuer {
+            let iss = param("iss");
+            let matches = iss.as_deref().is_some_and(|iss| iss == expected);
+            // RFC 9207 §2.4: an `iss` that is there must match; one promised must be there.
+            if (iss.is_some() || promised) && !matches {
+                return Err(AuthError::IssuerMixUp { expected, found: iss });
+            }
+        }
+        if let Some(error) = param("error") {
+            return Err(AuthError::AuthorizationDenied { error, description: param("error_description") });
+        }
+        let code = param("code").ok_or_else(|| AuthError::InvalidRedirect("it has no code".into()))?;
+        pending.code = Some(code);
+        Ok(())
+    }
+
+    /// Exchanges the code the redirect brought for tokens.
+    pub(super) fn exchange_code(&mut self, _now: Instant) {
+        let Step::Redirect(pending) = std::mem::replace(&mut self.step, Step::Idle) else { return };
+        let (Some(code), Grant::AuthorizationCode { redirect_uri }) = (&pending.code, &self.config.grant) else {
+            return;
+        };
+        let redirect_uri = redirect_uri.clone();
+        let resource = self.resource();
+        self.request_token(
+            TokenGrant::Code,
+            &[
+                ("grant_type", "authorization_code"),
+                ("code", code),
+                ("redirect_uri", &redirect_uri),
+                ("code_verifier", &pending.verifier),
+                ("resource", &resource),
+            ],
+        );
+    }
+
+    /// Refreshes the access token (one refresh at a time: callers check `is_busy`).
+    pub(super) fn refresh(&mut self, _now: Instant) {
+        let Some(refresh) = self.tokens.as_ref().and_then(|t| t.refresh.clone()) else { return };
+        let resource = self.resource();
+        self.request_token(
+            TokenGrant::Refresh,
+            &[("grant_type", "refresh_token"), ("refresh_token", refresh.expose()), ("resource", &resource)],
+        );
+    }
+
+    /// Queues a token request for `grant` (client credentials takes its parameters here).
+    fn request_token(&mut self, grant: TokenGrant, params: &[(&str, &str)]) {
+        let (Some(server), Some(client)) = (&self.metadata, &self.client) else {
+            return self.fail(AuthError::Discovery("no authorization server is known".into()));
+        };
+        let Some(endpoint) = server.token_endpoint.clone() else {
+            return self.fail(AuthError::InvalidResponse {
+                endpoint: Endpoint::ServerMetadata.as_str(),
+                detail: "no token_endpoint".into(),
+            });
+        };
+        let method = exchange::auth_method(client, server);
+        let request = if grant == TokenGrant::ClientCredentials {
+            let scope = self.requested_scope();
+            let resource = self.resource();
+            let mut params = vec![("grant_type", "client_credentials"), ("resource", resource.as_str())];
+            if let Some(scope) = &scope {
+                params.push(("scope", scope));
+            }
+            AuthRequest::token(&endpoint, client, method, &params)
+        } else {
+            AuthRequest::token(&endpoint, client, method, params)
+        };
+        tracing::debug!(grant = grant.name(), method = method.as_str(), "token request");
+        self.outbox = Some(request);
+        self.step = Step::Token(grant);
+    }
+
+    pub(super) fn on_token(&mut self, now: Instant, grant: TokenGrant, status: u16, body: &[u8]) {
+        if !(200..300).contains(&status) {
+            let (error, description) = ErrorResponse::of(status, body);
+            if grant == TokenGrant::Refresh {
+                // The refresh token is spent or revoked: authorize from scratch.
+                tracing::debug!(%error, "refresh refused: authorizing again");
+                self.tokens = None;
+                return self.authorize(now);
+            }
+            return self.fail(AuthError::TokenRefused { grant: grant.name(), error, description });
+        }
+        let response = match serde_json::from_slice::<TokenResponse>(body) {
+            Ok(r) if r.token_type.eq_ignore_ascii_case("bearer") && !r.access_token.is_empty() => r,
+            Ok(r) => {
+                return self.fail(AuthError::InvalidResponse {
+                    endpoint: Endpoint::Token.as_str(),
+                    detail: format!("unsupported token type {:?}", r.token_type),
+                });
+            }
+            Err(e) => {
+                return self.fail(AuthError::InvalidResponse {
+                    endpoint: Endpoint::Token.as_str(),
+                    detail: e.to_string(),
+                });
+            }
+        };
+        let lifetime = response.lifetime();
+        // A refresh that brings no new refresh token keeps the old one (RFC 6749 §6).
+        let old_refresh = self.tokens.take().and_then(|t| t.refresh);
+        self.tokens = Some(Tokens {
+            access: Secret::new(response.access_token),
+            refresh: response.refresh_token.map(Secret::new).or(old_refresh.filter(|_| grant == TokenGrant::Refresh)),
+            scope: response.scope.or_else(|| self.requested_scope()),
+            expires_at: lifetime.map(|s| crate::connection::deadline_after(now, Duration::from_secs(s))),
+        });
+        self.generation += 1;
+        self.fresh = true;
+        self.step = Step::Idle;
+        tracing::debug!(grant = grant.name(), "token obtained");
+        self.events.push_back(AuthEvent::CredentialsChanged);
+        self.events.push_back(AuthEvent::Authorized);
+    }
+
+    /// The flow failed: nothing more is sent for it; what waits fails with `error`.
+    pub(super) fn fail(&mut self, error: AuthError) {
+        tracing::debug!(%error, "authorization failed");
+        self.step = Step::Idle;
+        self.outbox = None;
+        self.in_flight = None;
+        self.attempts = 0;
+        self.events.push_back(AuthEvent::Failed(error));
+    }
+}

@@ -1,0 +1,188 @@
+//! The session's side of OAuth: an [`Authorizer`] beside it, whose requests run as exchanges of
+//! the session, whose token goes on every request to the MCP server, and whose verdicts decide
+//! what happens to a request the server refused with 401 or 403.
+
+use std::borrow::Cow;
+use std::time::Instant;
+
+use super::*;
+use crate::auth::{AuthError, AuthEvent, AuthRequest, Authorizer, Credentials, MAX_RESPONSE_BODY, Verdict};
+
+impl HttpSession {
+    /// Authorizes with OAuth when the server asks for it (a `401`, or a `403` with
+    /// `insufficient_scope`): the session runs the authorizer's requests as its own exchanges,
+    /// holds requests while a token is being obtained and sends each again once it is, and puts
+    /// `Authorization: Bearer` on every request to the MCP server (and nowhere else).
+    ///
+    /// The application acts on [`poll_auth_event`](Self::poll_auth_event): it sends the user to
+    /// the authorization URL and hands the redirect back with
+    /// [`handle_authorization_redirect`](Self::handle_authorization_redirect).
+    #[must_use]
+    pub fn with_authorizer(mut self, authorizer: Authorizer) -> Self {
+        self.auth = Some(Box::new(authorizer));
+        self
+    }
+
+    /// The authorizer, if the session has one.
+    pub fn authorizer(&self) -> Option<&Authorizer> {
+        self.auth.as_deref()
+    }
+
+    /// The next authorization event: send the user to a URL, persist new credentials, a token
+    /// obtained, authorization failed.
+    pub fn poll_auth_event(&mut self) -> Option<AuthEvent> {
+        self.auth_events.pop_front()
+    }
+
+    /// The authorization server redirected the user's browser to the redirect URI: `url` is the
+    /// whole URL. Checks it (`state`, `iss`, `error`) and asks for the token; on an error, what
+    /// waited for the authorization fails with it.
+    pub fn handle_authorization_redirect(&mut self, now: Instant, url: &str) -> Result<(), AuthError> {
+        let Some(auth) = self.auth.as_mut() else {
+            return Err(AuthError::InvalidRedirect("the session has no authorizer".into()));
+        };
+        let result = auth.handle_redirect(now, url);
+        self.sync(now);
+        result
+    }
+
+    /// The application gives up on the authorization in progress (its handler failed): what
+    /// waited for it fails with [`AuthError::Abandoned`].
+    pub fn abandon_authorization(&mut self, now: Instant, reason: &str) {
+        if let Some(auth) = self.auth.as_mut() {
+            auth.abandon(reason);
+        }
+        self.sync(now);
+    }
+
+    /// The credentials to keep between runs (see [`Authorizer::credentials`]).
+    pub fn credentials(&self, now: Instant, now_unix: u64) -> Option<Credentials> {
+        self.auth.as_ref().map(|a| a.credentials(now, now_unix))
+    }
+
+    /// Whether requests may go to the server now (no authorization under way; starts a
+    /// refresh when the token is about to expire).
+    pub(super) fn auth_ready(&mut self, now: Instant) -> bool {
+        self.auth.as_mut().is_none_or(|a| a.ready(now))
+    }
+
+    /// Adds the `Authorization` header, when the authorizer holds a token.
+    pub(super) fn authorization_header(&self, headers: &mut Vec<(Cow<'static, str>, String)>) {
+        if let Some((value, _)) = self.auth.as_ref().and_then(|a| a.authorization()) {
+            headers.retain(|(name, _)| !name.eq_ignore_ascii_case("authorization"));
+            headers.push((Cow::Borrowed("Authorization"), value));
+        }
+    }
+
+    /// The generation of the token a request sent now carries.
+    pub(super) fn token_generation(&self) -> Option<u64> {
+        self.auth.as_ref().and_then(|a| a.authorization()).map(|(_, generation)| generation)
+    }
+
+    /// Starts the authorizer's requests and hands its events on; when authorization failed,
+    /// what waited for it fails.
+    pub(super) fn drive_auth(&mut self, now: Instant) {
+        let Some(auth) = self.auth.as_mut() else { return };
+        let mut failed = None;
+        while let Some(event) = auth.poll_event() {
+            if let AuthEvent::Failed(error) = &event {
+                failed = Some(error.clone());
+            }
+            self.auth_events.push_back(event);
+        }
+        let requests: Vec<AuthRequest> = std::iter::from_fn(|| auth.poll_request()).collect();
+        for request in requests {
+            let deadline = Some(deadline_after(now, self.config.connect_timeout));
+            let headers = request.headers().map(|(n, v)| (Cow::Owned(n.to_owned()), v.to_owned())).collect();
+            let role = Role::Auth;
+            let AuthRequest { method, url, body, .. } = request;
+            self.start_exchange(method, url, headers, body, role, deadline);
+        }
+        if let Some(error) = failed {
+            self.fail_held(now, &error);
+        }
+    }
+
+    /// Authorization failed: every request held fails with it; answers and notifications held
+    /// are dropped.
+    fn fail_held(&mut self, now: Instant, error: &AuthError) {
+        for out in std::mem::take(&mut self.held) {
+            match out.id().filter(|&id| self.awaits(id)) {
+                Some(id) => self.fail(now, id, RequestError::Unauthorized(error.clone())),
+                None if out.request.is_none() => {
+                    tracing::warn!(%error, "a message to the server was dropped: authorization failed");
+                }
+                None => {}
+            }
+        }
+    }
+
+    /// The server refused exchange `stream` with `status` (401, 403): returns `true` when the
+    /// authorizer took the matter (the exchange is over; its request waits or was failed).
+    pub(super) fn on_challenge(
+        &mut self,
+        now: Instant,
+        stream: StreamId,
+        status: u16,
+        www_authenticate: Option<&str>,
+    ) -> bool {
+        let Some(s) = self.streams.get(&stream) else { return false };
+        let takes = matches!(s.role, Role::Post { .. } | Role::Get { kind: GetKind::Standalone, .. });
+        if !takes || !(status == 401 || status == 403) {
+            return false;
+        }
+        let verdict = match self.auth.as_mut() {
+            Some(auth) => auth.challenge(now, status, www_authenticate, s.token),
+            None if status == 401 => Verdict::Fail(AuthError::NotConfigured { status }),
+            None => return false,
+        };
+        if verdict == Verdict::NotAuthorization {
+            return false;
+        }
+        let Some(s) = self.streams.remove(&stream) else { return false };
+        self.actions.push_back(HttpAction::Abort(stream));
+        match s.role {
+            Role::Post { out, .. } => match verdict {
+                Verdict::Wait => self.held.push_back(out),
+                Verdict::Retry => self.resend(now, out),
+                Verdict::Fail(error) => match out.id().filter(|&id| self.awaits(id)) {
+                    Some(id) => self.fail(now, id, RequestError::Unauthorized(error)),
+                    None => tracing::warn!(%error, "a message to the server was refused: unauthorized"),
+                },
+                Verdict::NotAuthorization => {}
+            },
+            Role::Get { .. } => {
+                self.standalone = match verdict {
+                    Verdict::Fail(_) => Standalone::Off,
+                    _ => Standalone::Idle,
+                };
+            }
+            _ => {}
+        }
+        true
+    }
+
+    /// Sends a held message again (held because of authorization, a gate, a re-initialization).
+    pub(super) fn resend(&mut self, now: Instant, out: Outgoing) {
+        if out.id().is_some_and(|id| !self.awaits(id)) {
+            return;
+        }
+        let initialize = out.method() == Some("initialize");
+        self.post(now, out, initialize);
+    }
+
+    /// The end of one of the authorizer's exchanges.
+    pub(super) fn finish_auth(&mut self, now: Instant, status: Option<u16>, body: &[u8], failure: Option<&str>) {
+        let Some(auth) = self.auth.as_mut() else { return };
+        match (status, failure) {
+            (Some(status), None) => auth.handle_response(now, status, body),
+            (_, Some(why)) => auth.handle_failure(now, why),
+            (None, None) => auth.handle_failure(now, "the exchange ended without a response"),
+        }
+    }
+
+    /// How much of an authorization response is kept.
+    pub(super) fn auth_body_room(buf: &[u8]) -> usize {
+        MAX_RESPONSE_BODY.saturating_sub(buf.len())
+    }
+}
