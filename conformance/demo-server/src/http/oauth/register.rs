@@ -50,7 +50,12 @@ impl Client {
     /// for a registered loopback URI, the same host and path with any port (RFC 8252 §7.3). A
     /// pre-registered client (no URIs) may use any loopback URI without a fragment.
     pub(super) fn allows_redirect(&self, uri: &str) -> bool {
-        let Some((host, rest)) = loopback(uri).filter(|_| !uri.contains('#')) else {
+        // The URI goes into a Location header: no white space or control characters (which a
+        // percent-encoded query could carry), no fragment.
+        if !valid_redirect_uri(uri) {
+            return false;
+        }
+        let Some((host, rest)) = loopback(uri) else {
             return self.redirect_uris.iter().any(|known| known == uri);
         };
         if self.redirect_uris.is_empty() && self.method.is_none() {
@@ -213,5 +218,7 @@ mod tests {
             Client { secret: Some("s".into()), method: None, redirect_uris: Vec::new(), grant_types: None };
         assert!(preregistered.allows_redirect("http://localhost:1234/anything"));
         assert!(!preregistered.allows_redirect("https://app.example/cb"));
+        assert!(!preregistered.allows_redirect("http://127.0.0.1/cb\r\nSet-Cookie: a=b"));
+        assert!(!preregistered.allows_redirect("http://127.0.0.1/cb#x"));
     }
 }
