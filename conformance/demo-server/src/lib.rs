@@ -147,7 +147,8 @@
 //! is killed (logs on stderr; the other flags apply as over stdio). It is a small hand-written
 //! HTTP/1.1 server, a thread per connection:
 //!
-//! - Only the path `/mcp` is served (the query is ignored; other paths are `404`). A request
+//! - Only the path `/mcp` is served (the query is ignored; other paths are `404`), and the OAuth
+//!   paths in [OAuth mode](#oauth-mode---oauth). A request
 //!   with an `Origin` whose host is not `localhost`, `127.0.0.1` or `[::1]` is `403`.
 //! - Heads over 64 KiB are `431`, bodies over 16 MiB `413` (both close the connection), a
 //!   malformed request `400`. Bodies come with `Content-Length` or `Transfer-Encoding: chunked`;
@@ -220,6 +221,84 @@
 //!   early is not a cancellation in this era (use `notifications/cancelled`).
 //!
 //! The `crash` tool ends the whole process, as over stdio.
+//!
+//! ## OAuth mode (`--oauth`)
+//!
+//! `mcp-demo-server --http 127.0.0.1:0 --oauth` (or [`serve_http`] with
+//! [`Options::with_oauth`]) makes `/mcp` an OAuth 2.1 protected resource and the same listener
+//! its authorization server, for testing clients' authorization on one machine. The issuer is
+//! `http://<bound address>` (the real port when bound to port 0; bind a concrete host, as the
+//! issuer names it), the resource `http://<bound address>/mcp`. Everything is in memory and
+//! lost when the process ends. The "user" always approves: `/authorize` never shows a page.
+//!
+//! - **`/mcp`**: every request (any method) needs `Authorization: Bearer <access token>`.
+//!   Without one: `401`, `WWW-Authenticate: Bearer resource_metadata="<issuer>/.well-known/
+//!   oauth-protected-resource/mcp", scope="mcp:tools"`; with a token that is unknown, revoked or
+//!   expired the challenge starts with `error="invalid_token", error_description="..."`. A
+//!   token lacking a scope the request needs: `403`, `WWW-Authenticate: Bearer
+//!   error="insufficient_scope", scope="<needed>", resource_metadata="..."`. Every request needs
+//!   `mcp:tools`; calling the tool `admin_echo` (echo, listed only in OAuth mode, alone or in a
+//!   batch) needs `mcp:tools mcp:admin`, which is what step-up tests ask for. The bodies of
+//!   these answers are JSON-RPC errors (`-32000`, id `null`). Otherwise `/mcp` is as above.
+//! - **`GET /.well-known/oauth-protected-resource/mcp`** (and the same document at
+//!   `/.well-known/oauth-protected-resource`): RFC 9728 metadata, `{resource, authorization_servers:
+//!   [issuer], scopes_supported: ["mcp:tools", "mcp:admin"], bearer_methods_supported:
+//!   ["header"], resource_name}`.
+//! - **`GET /.well-known/oauth-authorization-server`**: RFC 8414 metadata: `issuer`,
+//!   `authorization_endpoint` (`/authorize`), `token_endpoint` (`/token`),
+//!   `registration_endpoint` (`/register`), `response_types_supported: ["code"]`,
+//!   `grant_types_supported: ["authorization_code", "refresh_token", "client_credentials"]`,
+//!   `code_challenge_methods_supported: ["S256"]`, `token_endpoint_auth_methods_supported:
+//!   ["none", "client_secret_basic", "client_secret_post"]`, `scopes_supported`,
+//!   `client_id_metadata_document_supported: false`,
+//!   `authorization_response_iss_parameter_supported: true`.
+//! - **`POST /register`** (RFC 7591, JSON): `201` with the metadata as sent plus `client_id`,
+//!   `client_id_issued_at`, the defaults (`token_endpoint_auth_method: client_secret_basic`, as
+//!   the RFC says, `grant_types: ["authorization_code"]`, `response_types: ["code"]`) and, unless
+//!   the method is `none`, `client_secret` (`client_secret_expires_at: 0`). `400` with
+//!   `invalid_redirect_uri` when an `authorization_code` client has no `redirect_uris` or one is
+//!   not an absolute URI without a fragment; `invalid_client_metadata` for an unknown method or
+//!   grant, `client_credentials` with `none`, or a body that is not a JSON object.
+//! - **Pre-registered clients** (`--oauth-client ID:SECRET`, [`Options::with_oauth_client`]) are
+//!   confidential: they may use `client_secret_basic` or `client_secret_post`, every grant, and
+//!   any loopback redirect URI.
+//! - **`GET /authorize`**: needs a known `client_id` and a `redirect_uri` registered for it
+//!   (exactly; a loopback `http://127.0.0.1`, `http://localhost` or `http://[::1]` URI matches a
+//!   registered one on the same host and path with any port, RFC 8252 §7.3); it may be left out
+//!   when the client has a single one. Otherwise `400` (JSON `{error, error_description}`), no
+//!   redirect. Then `response_type=code`, `code_challenge` (43 to 128 unreserved characters)
+//!   with `code_challenge_method=S256` (`plain` or none is refused), `resource` if present equal
+//!   to the `/mcp` URL, `scope` among the known ones (`offline_access` is accepted and ignored;
+//!   no scope means `mcp:tools`), no repeated parameter. Success: `302` to
+//!   `<redirect_uri>?code=...&state=...&iss=<issuer>` (the code is good for 60 s); a failure:
+//!   `302` to `<redirect_uri>?error=...&error_description=...&state=...&iss=...`
+//!   (`invalid_request`, `unsupported_response_type`, `unauthorized_client`, `invalid_target`,
+//!   `invalid_scope`).
+//! - **`POST /token`** (`application/x-www-form-urlencoded`): the client authenticates with HTTP
+//!   Basic (id and secret form-urlencoded first, RFC 6749 §2.3.1), `client_id` and
+//!   `client_secret` in the form, or (public clients) `client_id` alone; a registered client
+//!   must use the method it registered. Grants: `authorization_code` (`code`, `code_verifier`
+//!   checked against the S256 challenge, `redirect_uri` as sent to `/authorize`, `resource` if
+//!   given equal to the `/mcp` URL; a code is redeemed once: any attempt by its client uses it
+//!   up, and a second use also revokes the tokens the first one got), `refresh_token`
+//!   (rotating: the answer has a new refresh token and the old one is `invalid_grant` from then
+//!   on; `scope` may narrow, not widen, the grant) and `client_credentials` (confidential
+//!   clients only; no refresh token). Success: `200 {access_token, token_type: "Bearer",
+//!   expires_in, refresh_token?, scope}` with `Cache-Control: no-store`; refresh tokens come with
+//!   every `authorization_code` and `refresh_token` grant (whether or not `offline_access` was
+//!   asked for) and do not expire. Errors are RFC 6749 §5.2 JSON: `400` (`invalid_request`,
+//!   `invalid_grant`, `unauthorized_client`, `unsupported_grant_type`, `invalid_scope`,
+//!   `invalid_target`), `401` for `invalid_client` (with `WWW-Authenticate: Basic` when Basic
+//!   was used).
+//! - Access tokens live `--oauth-token-ttl` seconds (default 3600; `0` makes them expire at
+//!   once), see [`Options::with_oauth_token_ttl`]. Tokens, codes and client ids are opaque
+//!   strings from a counter hashed with std's randomly keyed hasher: unguessable enough for a
+//!   demo, not cryptographic.
+//! - **`GET /demo/oauth-stats`** (for tests): counters as JSON: `registrations`,
+//!   `registration_errors`, `authorizations` (codes issued), `authorization_errors` and
+//!   `token_errors` (by error code), `token_requests` (by `grant_type`, `other` for the rest),
+//!   `access_tokens_issued`, `refresh_tokens_issued`, and `mcp_requests: {authorized,
+//!   unauthorized, insufficient_scope}`.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -252,7 +331,7 @@ use output::Output;
 use server::Server;
 
 /// Serves one session: reads messages from `input` until EOF, writes responses and
-/// notifications to `output`.
+/// notifications to `output`. `options.oauth` is ignored (OAuth mode is for HTTP).
 ///
 /// Returns at EOF without waiting for requests still running on their own threads (they are
 /// abandoned; in a process, returning from `main` ends them). Note that the `crash` tool ends
@@ -288,7 +367,8 @@ pub fn run_stdio(options: Options) -> io::Result<()> {
 
 /// Serves Streamable HTTP on `listener` (see "HTTP" above) until the process ends: both eras,
 /// one thread per connection, the endpoint being `/mcp`. `options.http` is not used (the
-/// listener is already bound).
+/// listener is already bound). With `options.oauth` the listener is in OAuth mode (see "OAuth
+/// mode" above), its issuer being `http://` and the listener's local address.
 ///
 /// # Errors
 ///
