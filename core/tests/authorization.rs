@@ -116,7 +116,11 @@ struct Reply {
 }
 
 fn reply(status: u16, body: Value) -> Reply {
-    Reply { status, headers: vec![("Content-Type".into(), "application/json".into())], body: body.to_string() }
+    Reply {
+        status,
+        headers: vec![("Content-Type".into(), "application/json".into())],
+        body: body.to_string(),
+    }
 }
 
 fn query_of(url: &str) -> BTreeMap<String, String> {
@@ -227,7 +231,9 @@ impl World {
         assert_eq!(q["redirect_uri"], REDIRECT);
         let client = &q["client_id"];
         assert!(
-            self.registered.contains_key(client) || self.setup.clients.contains_key(client) || client.starts_with("https://"),
+            self.registered.contains_key(client)
+                || self.setup.clients.contains_key(client)
+                || client.starts_with("https://"),
             "unknown client {client}"
         );
         let code = self.fresh("code");
@@ -250,10 +256,8 @@ impl World {
         let grant = form.get("grant_type").cloned().unwrap_or_default();
         self.token_requests.push((grant.clone(), form.clone(), basic.clone()));
         if let Some(basic) = &basic {
-            let decoded = String::from_utf8(
-                mcp_sansio_base64(basic.strip_prefix("Basic ").unwrap()),
-            )
-            .unwrap();
+            let decoded =
+                String::from_utf8(mcp_sansio_base64(basic.strip_prefix("Basic ").unwrap())).unwrap();
             let (id, secret) = decoded.split_once(':').unwrap();
             if self.setup.clients.get(id).map(String::as_str) != Some(secret) {
                 return reply(401, json!({"error": "invalid_client"}));
@@ -342,11 +346,13 @@ impl World {
         }
         let id = message["id"].clone();
         let result = match method.as_str() {
-            "initialize" => return Reply {
-                status: 200,
-                headers: vec![("Content-Type".into(), "application/json".into())],
-                body: init_result("2025-11-25", json!({"tools": {}})),
-            },
+            "initialize" => {
+                return Reply {
+                    status: 200,
+                    headers: vec![("Content-Type".into(), "application/json".into())],
+                    body: init_result("2025-11-25", json!({"tools": {}})),
+                };
+            }
             "tools/call" => json!({"content": [{"type": "text", "text": "ok"}]}),
             _ if id.is_null() => return Reply { status: 202, headers: Vec::new(), body: String::new() },
             _ => json!({}),
@@ -497,7 +503,9 @@ impl Net {
 
     fn outcome(&self, id: &RequestId) -> Option<Result<(), RequestError>> {
         self.events.iter().find_map(|e| match e {
-            Event::Response { id: got, result } if got == id => Some(result.as_ref().map(|_| ()).map_err(Clone::clone)),
+            Event::Response { id: got, result } if got == id => {
+                Some(result.as_ref().map(|_| ()).map_err(Clone::clone))
+            }
             _ => None,
         })
     }
@@ -672,7 +680,9 @@ fn plain_http_to_a_remote_host_is_refused_before_anything_is_sent() {
     while session.poll_action(now).is_some() {}
     let events: Vec<Event> = std::iter::from_fn(|| session.poll_event()).collect();
     assert!(
-        events.iter().any(|e| matches!(e, Event::Closed(CloseReason::Unauthorized(AuthError::InsecureEndpoint(_))))),
+        events
+            .iter()
+            .any(|e| matches!(e, Event::Closed(CloseReason::Unauthorized(AuthError::InsecureEndpoint(_))))),
         "{events:?}"
     );
 }
@@ -729,7 +739,8 @@ fn client_credentials_need_no_user() {
 #[test]
 fn a_redirect_with_another_state_is_refused_and_no_token_is_requested() {
     let mut net = Net::new(Setup::default(), interactive());
-    net.world.tamper = Some(Box::new(|_| format!("{REDIRECT}?code=x&state=forged&iss=https%3A%2F%2Fauth.test")));
+    net.world.tamper =
+        Some(Box::new(|_| format!("{REDIRECT}?code=x&state=forged&iss=https%3A%2F%2Fauth.test")));
     net.run();
     assert!(matches!(net.redirects[..], [Err(AuthError::InvalidRedirect(_))]));
     assert!(net.world.token_requests.is_empty());
@@ -749,7 +760,11 @@ fn the_issuer_of_the_redirect_is_compared_as_a_string() {
             redirect
         }));
         net.run();
-        assert!(matches!(net.redirects[..], [Err(AuthError::IssuerMixUp { .. })]), "{iss:?}: {:?}", net.redirects);
+        assert!(
+            matches!(net.redirects[..], [Err(AuthError::IssuerMixUp { .. })]),
+            "{iss:?}: {:?}",
+            net.redirects
+        );
         assert!(net.world.token_requests.is_empty());
     }
 }

@@ -120,7 +120,8 @@ async fn read_target(stream: &mut Async<TcpStream>) -> io::Result<String> {
         }
     }
     let line = head.split(|&b| b == b'\n').next().unwrap_or(&[]);
-    let line = std::str::from_utf8(line).map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "not UTF-8"))?;
+    let line =
+        std::str::from_utf8(line).map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "not UTF-8"))?;
     let mut parts = line.trim_end().split(' ');
     match (parts.next(), parts.next()) {
         (Some("GET"), Some(target)) if target.starts_with('/') => Ok(target.to_owned()),
