@@ -49,6 +49,21 @@ pub enum TransportEvent {
         /// The size seen before it was dropped.
         len: usize,
     },
+    /// The transport holds request `id` back for something the server has no part in (the
+    /// user authorizing the client in a browser): its deadline stops until
+    /// [`Released`](Self::Released). Whatever holds it has a deadline of its own
+    /// ([`AuthConfig::authorization_timeout`](crate::auth::AuthConfig::authorization_timeout)),
+    /// so nothing waits for ever.
+    Held {
+        /// The request's id on the wire.
+        id: RequestId,
+    },
+    /// Request `id` goes out again after being [`Held`](Self::Held): its deadline (idle timeout
+    /// and cap) starts again from now.
+    Released {
+        /// The request's id on the wire.
+        id: RequestId,
+    },
     /// The transport is gone for good (a write failed, a session could not be re-established):
     /// the connection closes with [`CloseReason::Transport`](crate::CloseReason::Transport).
     Closed {

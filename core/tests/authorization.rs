@@ -452,6 +452,16 @@ impl Net {
             let mut moved = !batch.is_empty();
             for request in batch {
                 let r = self.world.respond(self.now, &request);
+                if std::env::var("AUTH_DEBUG").is_ok() {
+                    eprintln!(
+                        "{} {} -> {} {:?} auth={:?}",
+                        request.method(),
+                        request.url().split('?').next().unwrap(),
+                        r.status,
+                        String::from_utf8_lossy(request.body()).chars().take(60).collect::<String>(),
+                        request.header("authorization")
+                    );
+                }
                 let headers: Vec<(&str, &[u8])> =
                     r.headers.iter().map(|(n, v)| (n.as_str(), v.as_bytes())).collect();
                 self.session.handle_response_head(self.now, request.stream(), r.status, headers);
@@ -946,4 +956,44 @@ fn authorization_requests_never_carry_the_bearer_token() {
     net.call("echo");
     net.run();
     assert!(net.world.leaked.is_empty());
+}
+
+#[test]
+fn tokens_shorter_than_the_refresh_margin_are_refreshed_once_per_expiry() {
+    let setup = Setup { token_ttl: Some(1), ..Setup::default() };
+    let mut net = authorizes(setup, interactive());
+    for _ in 0..3 {
+        net.advance(Duration::from_millis(1100));
+        let id = net.call("echo");
+        net.run();
+        assert_eq!(net.outcome(&id), Some(Ok(())));
+    }
+    assert_eq!(net.world.authorizations.len(), 1, "{:#?}", net.world.log);
+}
+
+#[test]
+fn a_user_slower_than_the_handshake_timeout_is_waited_for() {
+    let mut net = Net::new(Setup::default(), interactive());
+    net.user_returns = false;
+    net.run();
+    let url = net
+        .auth_events
+        .iter()
+        .find_map(|e| match e {
+            AuthEvent::AuthorizationRequired { url } => Some(url.clone()),
+            _ => None,
+        })
+        .unwrap();
+    // Five minutes in the browser: far past the 60 s handshake timeout, within the 10 min
+    // authorization timeout. The held `initialize` does not time out meanwhile.
+    net.advance(Duration::from_secs(300));
+    assert!(net.closed().is_none(), "{:?}", net.closed());
+    let redirect = net.world.authorize(&url);
+    net.session.handle_authorization_redirect(net.now, &redirect).unwrap();
+    net.run();
+    assert!(net.ready());
+    // Its deadline started again when it was sent again: silence now is a timeout as usual.
+    let id = net.call("echo");
+    net.run();
+    assert_eq!(net.outcome(&id), Some(Ok(())));
 }

@@ -409,7 +409,20 @@ impl ClientConnection {
                     self.fail_request(now, wire, error);
                 }
             }
-            TransportEvent::RequestFailed { .. } | TransportEvent::ResponseLost { .. } => {}
+            TransportEvent::Held { id: RequestId::Number(wire) } => {
+                if let Some(call) = WireId::of(wire).and_then(|wire| self.pending.owner(wire)) {
+                    self.pending.hold(call);
+                }
+            }
+            TransportEvent::Released { id: RequestId::Number(wire) } => {
+                if let Some(call) = WireId::of(wire).and_then(|wire| self.pending.owner(wire)) {
+                    self.pending.release(call, now);
+                }
+            }
+            TransportEvent::RequestFailed { .. }
+            | TransportEvent::ResponseLost { .. }
+            | TransportEvent::Held { .. }
+            | TransportEvent::Released { .. } => {}
             TransportEvent::Oversized { len } => self.on_frame_oversized(len),
             TransportEvent::Closed { detail } => self.transport_error(now, detail),
         }

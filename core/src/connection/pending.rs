@@ -130,6 +130,9 @@ pub(crate) struct Pending {
     pub(crate) retry: Option<Box<Retry>>,
     /// Times it was sent again under a new id for a reason other than input.
     pub(crate) reissues: u8,
+    /// Its deadline is suspended: the transport holds it for something the server has no part
+    /// in (the user authorizing the client). Not in the deadline index meanwhile.
+    held: bool,
 }
 
 impl Pending {
@@ -141,7 +144,7 @@ impl Pending {
             Deadline { at, cap, timeout: timing.timeout, max_total: timing.max_total }
         });
         let reset_on_progress = timing.is_some_and(|t| t.reset_on_progress);
-        Pending { kind, deadline, reset_on_progress, wire: None, retry: None, reissues: 0 }
+        Pending { kind, deadline, reset_on_progress, wire: None, retry: None, reissues: 0, held: false }
     }
 
     /// What is in flight for it, if anything.
@@ -225,7 +228,7 @@ impl PendingTable {
     }
 
     fn file(&mut self, id: CallId, pending: Pending) {
-        if let Some(deadline) = pending.deadline {
+        if let Some(deadline) = pending.deadline.filter(|_| !pending.held) {
             self.deadlines.insert((deadline.at, id));
         }
         if let Some(wire) = pending.wire.filter(|&w| w != id.first_wire()) {
@@ -239,7 +242,7 @@ impl PendingTable {
     }
 
     fn unindex(&mut self, id: CallId, pending: &Pending) {
-        if let Some(deadline) = pending.deadline {
+        if let Some(deadline) = pending.deadline.filter(|_| !pending.held) {
             self.deadlines.remove(&(deadline.at, id));
         }
         if let Some(wire) = pending.wire.filter(|&w| w != id.first_wire()) {
@@ -310,7 +313,7 @@ impl PendingTable {
     /// on progress; never past its cap). Returns whether the request is pending.
     pub(crate) fn touch(&mut self, id: CallId, now: Instant) -> bool {
         let Some(pending) = self.entries.get_mut(&id) else { return false };
-        let reset = pending.reset_on_progress;
+        let reset = pending.reset_on_progress && !pending.held;
         if let Some(deadline) = pending.deadline.as_mut().filter(|_| reset) {
             let at = deadline_after(now, deadline.timeout).min(deadline.cap);
             self.deadlines.remove(&(deadline.at, id));
@@ -318,6 +321,30 @@ impl PendingTable {
             deadline.at = at;
         }
         true
+    }
+
+    /// Suspends the request's deadline (see [`Pending::held`]); `false` if it is not pending.
+    pub(crate) fn hold(&mut self, id: CallId) -> bool {
+        let Some(pending) = self.entries.get_mut(&id) else { return false };
+        if !pending.held {
+            if let Some(deadline) = pending.deadline {
+                self.deadlines.remove(&(deadline.at, id));
+            }
+            pending.held = true;
+        }
+        true
+    }
+
+    /// Ends a suspension: the request's deadline starts again from `now`, as if it had just
+    /// been sent (its idle timeout and its cap both).
+    pub(crate) fn release(&mut self, id: CallId, now: Instant) {
+        let Some(pending) = self.entries.get_mut(&id).filter(|p| p.held) else { return };
+        pending.held = false;
+        if let Some(deadline) = pending.deadline.as_mut() {
+            deadline.cap = deadline_after(now, deadline.max_total);
+            deadline.at = deadline_after(now, deadline.timeout).min(deadline.cap);
+            self.deadlines.insert((deadline.at, id));
+        }
     }
 
     /// Takes out the earliest request whose deadline is at or before `now`, and why it expired.
@@ -360,11 +387,11 @@ impl PendingTable {
         if self.entries.len() > FULL_CHECK_LIMIT {
             return;
         }
-        let timed = self.entries.values().filter(|p| p.deadline.is_some()).count();
+        let timed = self.entries.values().filter(|p| p.deadline.is_some() && !p.held).count();
         debug_assert_eq!(timed, self.deadlines.len(), "one deadline entry per timed request");
         for (&id, pending) in &self.entries {
             debug_assert!(id.0 < self.next, "call {id:?} was issued");
-            if let Some(deadline) = pending.deadline {
+            if let Some(deadline) = pending.deadline.filter(|_| !pending.held) {
                 debug_assert!(self.deadlines.contains(&(deadline.at, id)), "deadline of {id:?} indexed");
                 debug_assert!(deadline.at <= deadline.cap, "deadline of {id:?} within its cap");
             }
@@ -559,5 +586,30 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_held_request_has_no_deadline_until_released() {
+        let now = Instant::now();
+        let mut table = PendingTable::default();
+        let id = table.start(Pending::new(PendingKind::User, now, Some(Timing::fixed(10 * S))));
+        assert_eq!(table.next_deadline(), Some(now + 10 * S));
+        assert!(table.hold(id));
+        table.check();
+        assert_eq!(table.next_deadline(), None);
+        assert!(table.pop_expired(now + 1000 * S).is_none());
+        // Progress does not move a held deadline either.
+        table.touch(id, now + 500 * S);
+        assert_eq!(table.next_deadline(), None);
+        table.release(id, now + 600 * S);
+        table.check();
+        assert_eq!(table.next_deadline(), Some(now + 610 * S));
+        // Released twice is once; a request taken out while held leaves no index behind.
+        table.release(id, now + 700 * S);
+        assert_eq!(table.next_deadline(), Some(now + 610 * S));
+        table.hold(id);
+        assert!(table.remove(id).is_some());
+        table.check();
+        assert_eq!(table.len(), 0);
     }
 }
