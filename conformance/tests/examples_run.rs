@@ -23,6 +23,7 @@ const SOURCES: &[(&str, &str)] = &[
     ("pool", "runtimes/smol/examples/pool.rs"),
     ("custom_event_loop", "core/examples/custom_event_loop.rs"),
     ("http_headers", "runtimes/hyper/examples/http_headers.rs"),
+    ("oauth", "runtimes/hyper/examples/oauth.rs"),
     ("record_trace", "conformance/examples/record_trace.rs"),
 ];
 
@@ -105,6 +106,24 @@ fn the_http_headers_example_runs_and_never_prints_header_values() {
         .and_then(|rest| rest.split_whitespace().next())
         .expect("the example names the server's process");
     assert!(!std::path::Path::new(&format!("/proc/{pid}")).exists(), "the demo server {pid} still runs");
+}
+
+#[test]
+fn the_oauth_example_authorizes_steps_up_and_reuses_the_stored_token() {
+    let output = run_example("oauth", LIMIT);
+    output.assert_success_with(&["First connection:", "Second connection"]);
+    let out = &output.stdout;
+    assert_eq!(
+        out.matches("Authorize at: http://127.0.0.1:").count(),
+        2,
+        "first authorization and the step-up\n{output}"
+    );
+    assert!(out.contains("admin_echo after a step-up"), "{output}");
+    let second = out.split("Second connection").nth(1).expect("a second connection");
+    assert!(!second.contains("Authorize at"), "the stored token is used\n{output}");
+    assert!(second.contains("hello again"), "{output}");
+    // Tokens never appear in what it prints.
+    assert!(!out.contains("access_token") && !out.contains("Bearer"), "{output}");
 }
 
 #[test]
