@@ -2,8 +2,10 @@
 //! outcome, duration), and never a header value or a tool argument above `trace` level.
 //!
 //! A hand-written subscriber records every span and event at every level, over stdio and over
-//! Streamable HTTP (hyper) against the demo server. One test per binary: the subscriber is the
-//! global default, since the drivers run on smol's executor threads.
+//! Streamable HTTP (hyper) against the demo server, and over OAuth against the demo server in
+//! OAuth mode: access and refresh tokens and client secrets appear at no level at all. One test
+//! per binary: the subscriber is the global default, since the drivers run on smol's executor
+//! threads.
 #![allow(clippy::unwrap_used)]
 
 mod demo;
@@ -12,9 +14,16 @@ use std::fmt::Write as _;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use std::io::{BufRead, BufReader, Read, Write as _};
+use std::net::{TcpListener, TcpStream};
+use std::sync::Arc;
+
+use mcp_sansio::auth::{AuthConfig, ClientInfo};
 use mcp_sansio::http::HttpConfig;
 use mcp_sansio::schema::Implementation;
-use mcp_smol::{ClientApi, ClientBuilder, ServerCommand};
+use mcp_smol::{
+    ClientApi, ClientBuilder, LoopbackRedirect, MemoryTokenStore, OAuth, ServerCommand, TokenStore,
+};
 use serde_json::json;
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
@@ -22,6 +31,34 @@ use tracing::{Event, Level, Metadata, Subscriber};
 
 const SECRET_HEADER: &str = "Bearer s3cr3t-header-value";
 const SECRET_ARGUMENT: &str = "s3cr3t-tool-argument";
+const CLIENT_SECRET: &str = "s3cr3t-client-secret";
+
+/// A browser that approves: follows the authorization URL to the loopback redirect.
+fn approve(url: &str) {
+    let url = url.to_owned();
+    std::thread::spawn(move || {
+        let location = get(&url).expect("the authorization server redirects");
+        get(&location);
+    });
+}
+
+/// A plain HTTP/1.1 GET; the `Location` of the answer.
+fn get(url: &str) -> Option<String> {
+    let rest = url.strip_prefix("http://")?;
+    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    let mut stream = TcpStream::connect(authority).ok()?;
+    write!(stream, "GET {path} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\r\n").ok()?;
+    let mut reader = BufReader::new(stream);
+    let (mut line, mut location) = (String::new(), None);
+    while reader.read_line(&mut line).ok()? > 2 {
+        if let Some(value) = line.strip_prefix("Location:").or_else(|| line.strip_prefix("location:")) {
+            location = Some(value.trim().to_owned());
+        }
+        line.clear();
+    }
+    let _ = reader.read_to_end(&mut Vec::new());
+    location
+}
 
 /// One span or event: its level, name and fields as text.
 #[derive(Debug, Clone)]
@@ -107,7 +144,45 @@ fn spans_name_requests_and_connections_and_secrets_stay_at_trace() {
         client.close().await;
     });
 
+    // OAuth: an authorization code flow with a step-up, then client credentials.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let oauth_url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let options = mcp_demo_server::Options::default().with_oauth_client("svc", CLIENT_SECRET);
+    std::thread::spawn(move || mcp_demo_server::serve_http(listener, options));
+    let mut secrets = vec![CLIENT_SECRET.to_owned()];
+    smol::block_on(async {
+        let builder = || ClientBuilder::new(Implementation::new("redaction-test", "0.0.0"));
+        let store = Arc::new(MemoryTokenStore::default());
+        let redirect = LoopbackRedirect::bind(approve).unwrap();
+        let oauth = OAuth::new(AuthConfig::authorization_code(redirect.redirect_uri()))
+            .handler(redirect)
+            .store(store.clone());
+        let http = HttpConfig::new(oauth_url.as_str());
+        let client = builder().oauth(oauth).spawn_http(http, mcp_hyper::HyperTransport::new()).await.unwrap();
+        client.call_tool("admin_echo", json!({"message": "step up"})).await.unwrap();
+        client.close().await;
+        let tokens = store.load().and_then(|c| c.tokens).expect("tokens were stored");
+        secrets.push(tokens.access_token.expose().to_owned());
+        secrets.extend(tokens.refresh_token.map(|t| t.expose().to_owned()));
+
+        let store = Arc::new(MemoryTokenStore::default());
+        let oauth =
+            OAuth::new(AuthConfig::client_credentials(ClientInfo::confidential("svc", CLIENT_SECRET)))
+                .store(store.clone());
+        let http = HttpConfig::new(oauth_url.as_str());
+        let client = builder().oauth(oauth).spawn_http(http, mcp_hyper::HyperTransport::new()).await.unwrap();
+        client.list_all_tools().await.unwrap();
+        client.close().await;
+        secrets.push(store.load().and_then(|c| c.tokens).unwrap().access_token.expose().to_owned());
+    });
+
     let entries = ENTRIES.lock().unwrap().clone();
+    for entry in &entries {
+        for secret in &secrets {
+            assert!(!entry.text.contains(secret.as_str()), "an OAuth credential was logged: {entry:?}");
+        }
+    }
+    assert!(entries.iter().any(|e| e.text.contains("token obtained")), "the OAuth flow logs its steps");
     let above_trace: Vec<_> = entries.iter().filter(|e| e.level != Level::TRACE).collect();
     for entry in &above_trace {
         assert!(
@@ -125,9 +200,9 @@ fn spans_name_requests_and_connections_and_secrets_stay_at_trace() {
 
     let requests: Vec<_> = entries.iter().filter(|e| e.kind == "span" && e.name == "mcp_request").collect();
     let calls: Vec<_> = requests.iter().filter(|e| e.text.contains("method=\"tools/call\"")).collect();
-    assert_eq!(calls.len(), 3, "{requests:#?}");
+    assert_eq!(calls.len(), 4, "{requests:#?}");
     assert!(calls.iter().all(|e| e.text.contains(" id=") && e.text.contains("duration_us=")), "{calls:#?}");
-    assert_eq!(calls.iter().filter(|e| e.text.contains("outcome=\"ok\"")).count(), 2, "{calls:#?}");
+    assert_eq!(calls.iter().filter(|e| e.text.contains("outcome=\"ok\"")).count(), 3, "{calls:#?}");
     assert_eq!(calls.iter().filter(|e| e.text.contains("outcome=\"server_error\"")).count(), 1, "{calls:#?}");
 
     let connections: Vec<_> =
