@@ -23,8 +23,9 @@ pub type BodyStream = Pin<Box<dyn Stream<Item = io::Result<Bytes>> + Send + 'sta
 pub struct HttpResponse {
     /// The status code.
     pub status: u16,
-    /// The response headers (name, raw value). Only `Content-Type` and `Mcp-Session-Id` are
-    /// used; a transport may pass just those.
+    /// The response headers (name, raw value). The session reads `Content-Type`,
+    /// `Mcp-Session-Id`, and for OAuth `WWW-Authenticate` and `DPoP-Nonce`; a transport may
+    /// pass just those.
     pub headers: Vec<(String, Vec<u8>)>,
     /// The body.
     pub body: BodyStream,
