@@ -1,8 +1,9 @@
-//! `WWW-Authenticate` (RFC 9110 §11.6.1): the `Bearer` challenge of a 401 or 403, with the
-//! parameters the MCP authorization spec reads: `resource_metadata` (RFC 9728 §5.1), `scope`
-//! and `error` (RFC 6750 §3).
+//! `WWW-Authenticate` (RFC 9110 §11.6.1): the `Bearer` (or `DPoP`, RFC 9449 §7.1) challenge of
+//! a 401 or 403, with the parameters the MCP authorization spec reads: `resource_metadata`
+//! (RFC 9728 §5.1), `scope` and `error` (RFC 6750 §3).
 
-/// A `Bearer` challenge from `WWW-Authenticate`.
+/// A `Bearer` challenge from `WWW-Authenticate` (or a `DPoP` one: the same parameters, see
+/// [`parse_scheme`](Self::parse_scheme)).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct BearerChallenge {
     /// `error`: `invalid_token`, `insufficient_scope`, `invalid_request`, …
@@ -29,6 +30,21 @@ impl BearerChallenge {
     /// assert_eq!(challenge.scope.as_deref(), Some("a b"));
     /// ```
     pub fn parse(header: &str) -> Option<Self> {
+        Self::parse_scheme(header, "Bearer")
+    }
+
+    /// The challenge of authentication scheme `scheme` (`"DPoP"`, compared without case), if
+    /// there is one; as [`parse`](Self::parse) otherwise.
+    ///
+    /// ```
+    /// use mcp_sansio::auth::BearerChallenge;
+    ///
+    /// let header = r#"DPoP error="use_dpop_nonce", resource_metadata="https://mcp.example/prm""#;
+    /// let challenge = BearerChallenge::parse_scheme(header, "DPoP").unwrap();
+    /// assert_eq!(challenge.error.as_deref(), Some("use_dpop_nonce"));
+    /// assert_eq!(BearerChallenge::parse(header), None);
+    /// ```
+    pub fn parse_scheme(header: &str, scheme: &str) -> Option<Self> {
         let mut lexer = Lexer { rest: header };
         let mut found: Option<BearerChallenge> = None;
         let mut in_bearer = false;
@@ -63,7 +79,7 @@ impl BearerChallenge {
                 if found.is_some() && in_bearer {
                     break;
                 }
-                in_bearer = token.eq_ignore_ascii_case("bearer");
+                in_bearer = token.eq_ignore_ascii_case(scheme);
                 if in_bearer {
                     found = Some(BearerChallenge::default());
                 }
@@ -162,7 +178,8 @@ mod tests {
 
     #[test]
     fn finds_bearer_among_other_schemes() {
-        let c = BearerChallenge::parse(r#"Basic realm="r", DPoP algs="ES256", Bearer scope="x", Other a=b"#).unwrap();
+        let c = BearerChallenge::parse(r#"Basic realm="r", DPoP algs="ES256", Bearer scope="x", Other a=b"#)
+            .unwrap();
         assert_eq!(c.scope.as_deref(), Some("x"));
         assert_eq!(BearerChallenge::parse(r#"Basic realm="r""#), None);
         assert_eq!(BearerChallenge::parse("Bearer"), Some(BearerChallenge::default()));
@@ -170,8 +187,20 @@ mod tests {
     }
 
     #[test]
+    fn reads_the_dpop_challenge() {
+        let header = r#"Bearer scope="b", DPoP algs="ES256 PS256", error="use_dpop_nonce", resource_metadata="https://h/prm""#;
+        let c = BearerChallenge::parse_scheme(header, "dpop").unwrap();
+        assert_eq!(c.error.as_deref(), Some("use_dpop_nonce"));
+        assert_eq!(c.resource_metadata.as_deref(), Some("https://h/prm"));
+        assert_eq!(c.scope, None);
+        assert_eq!(BearerChallenge::parse(header).unwrap().scope.as_deref(), Some("b"));
+    }
+
+    #[test]
     fn never_panics_on_junk() {
-        for junk in ["", "=", "\"", "Bearer scope=\"unterminated", "Bearer ,,,=,\"\\", "Bearer é=ü", "\u{0}\u{7f}"] {
+        for junk in
+            ["", "=", "\"", "Bearer scope=\"unterminated", "Bearer ,,,=,\"\\", "Bearer é=ü", "\u{0}\u{7f}"]
+        {
             let _ = BearerChallenge::parse(junk);
         }
     }

@@ -1,13 +1,16 @@
 //! How the client authorizes: [`AuthConfig`] (the grant, how the client is identified, scopes,
-//! limits), the credentials it keeps ([`ClientInfo`], [`Credentials`]) and [`Secret`], the
-//! string type that never prints.
+//! DPoP, limits), the credentials it keeps ([`ClientInfo`], [`Credentials`]) and [`Secret`],
+//! the string type that never prints.
 
 use std::fmt;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-/// A source of cryptographically secure random bytes (PKCE verifiers, `state`, JWT ids).
+use super::jose::SigningKey;
+
+/// A source of cryptographically secure random bytes (PKCE verifiers, `state`, JWT ids, the DPoP
+/// key).
 ///
 /// The engine has no randomness of its own, as it has no clock: the driver hands one in, as
 /// rustls takes its crypto provider. `mcp-smol` passes the operating system's generator.
@@ -71,6 +74,9 @@ pub enum TokenEndpointAuth {
     ClientSecretBasic,
     /// The client id and secret in the form.
     ClientSecretPost,
+    /// A JWT signed with the client's private key (RFC 7523 §2.2): the key is
+    /// [`ClientInfo::private_key`].
+    PrivateKeyJwt,
 }
 
 impl TokenEndpointAuth {
@@ -80,6 +86,7 @@ impl TokenEndpointAuth {
             TokenEndpointAuth::None => "none",
             TokenEndpointAuth::ClientSecretBasic => "client_secret_basic",
             TokenEndpointAuth::ClientSecretPost => "client_secret_post",
+            TokenEndpointAuth::PrivateKeyJwt => "private_key_jwt",
         }
     }
 
@@ -88,6 +95,7 @@ impl TokenEndpointAuth {
             "none" => Some(TokenEndpointAuth::None),
             "client_secret_basic" => Some(TokenEndpointAuth::ClientSecretBasic),
             "client_secret_post" => Some(TokenEndpointAuth::ClientSecretPost),
+            "private_key_jwt" => Some(TokenEndpointAuth::PrivateKeyJwt),
             _ => None,
         }
     }
@@ -110,12 +118,22 @@ pub struct ClientInfo {
     /// server that issued it; `None` for a pre-registered client, used with any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub issuer: Option<String>,
+    /// The private key of a client that authenticates with `private_key_jwt`. Never stored
+    /// (a pre-registered client's key comes from the application's configuration).
+    #[serde(skip)]
+    pub private_key: Option<SigningKey>,
 }
 
 impl ClientInfo {
     /// A pre-registered public client.
     pub fn public(client_id: impl Into<String>) -> Self {
-        ClientInfo { client_id: client_id.into(), client_secret: None, auth_method: None, issuer: None }
+        ClientInfo {
+            client_id: client_id.into(),
+            client_secret: None,
+            auth_method: None,
+            issuer: None,
+            private_key: None,
+        }
     }
 
     /// A pre-registered confidential client.
@@ -125,6 +143,34 @@ impl ClientInfo {
             client_secret: Some(Secret::new(secret)),
             auth_method: None,
             issuer: None,
+            private_key: None,
+        }
+    }
+
+    /// A pre-registered client that authenticates with a JWT signed by `key`
+    /// (`private_key_jwt`, RFC 7523 §2.2; the authorization server knows the public key). The
+    /// assertion names the client as `iss` and `sub` and the authorization server's issuer as
+    /// `aud`, and lives five minutes.
+    ///
+    /// ```
+    /// use mcp_sansio::auth::{AuthConfig, ClientInfo, SigningKey};
+    ///
+    /// # fn pem() -> String { String::new() }
+    /// let pem: String = pem(); // -----BEGIN PRIVATE KEY----- … (PKCS#8, P-256)
+    /// match SigningKey::from_pkcs8_pem(&pem) {
+    ///     Ok(key) => {
+    ///         let _config = AuthConfig::client_credentials(ClientInfo::private_key_jwt("svc", key));
+    ///     }
+    ///     Err(error) => eprintln!("bad key: {error}"),
+    /// }
+    /// ```
+    pub fn private_key_jwt(client_id: impl Into<String>, key: SigningKey) -> Self {
+        ClientInfo {
+            client_id: client_id.into(),
+            client_secret: None,
+            auth_method: Some(TokenEndpointAuth::PrivateKeyJwt),
+            issuer: None,
+            private_key: Some(key),
         }
     }
 
@@ -175,6 +221,75 @@ pub(crate) enum Grant {
     AuthorizationCode { redirect_uri: String },
     /// Client credentials: a machine client, no user.
     ClientCredentials,
+    /// The JWT bearer grant (RFC 7523 §2.1) with an assertion the application has (a workload
+    /// identity token).
+    JwtBearer { assertion: Secret },
+    /// Enterprise-managed authorization: an identity assertion exchanged at the identity
+    /// provider for an ID-JAG (RFC 8693), then the JWT bearer grant with it.
+    IdentityAssertion(IdentityAssertion),
+}
+
+/// Enterprise-managed authorization (the MCP `enterprise-managed-authorization` extension,
+/// SEP-990): the user's identity assertion from the enterprise identity provider (an OpenID
+/// Connect ID token), which the client exchanges at the identity provider's token endpoint
+/// (RFC 8693 token exchange) for an Identity Assertion JWT Authorization Grant (ID-JAG) for the
+/// MCP server's authorization server, then presents there with the JWT bearer grant (RFC 7523).
+///
+/// ```
+/// use mcp_sansio::auth::{AuthConfig, ClientInfo, IdentityAssertion};
+///
+/// let idp = IdentityAssertion::new("https://idp.example/token", "eyJ…id-token")
+///     .idp_client(ClientInfo::public("my-app-at-the-idp"));
+/// let _config = AuthConfig::identity_assertion(idp, ClientInfo::confidential("my-app", "secret"));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IdentityAssertion {
+    pub(crate) token_endpoint: String,
+    pub(crate) id_token: Secret,
+    pub(crate) idp_client: Option<ClientInfo>,
+}
+
+impl IdentityAssertion {
+    /// The identity provider's token endpoint and the user's ID token from it.
+    pub fn new(idp_token_endpoint: impl Into<String>, id_token: impl Into<String>) -> Self {
+        IdentityAssertion {
+            token_endpoint: idp_token_endpoint.into(),
+            id_token: Secret::new(id_token),
+            idp_client: None,
+        }
+    }
+
+    /// How the client is known at the identity provider (its `client_id` is sent with the
+    /// exchange; with a secret it authenticates as the identity provider's metadata would
+    /// have it, `client_secret_basic`).
+    #[must_use]
+    pub fn idp_client(mut self, client: ClientInfo) -> Self {
+        self.idp_client = Some(client);
+        self
+    }
+}
+
+/// When access tokens are bound to a key of the client with DPoP (RFC 9449; the MCP DPoP
+/// extension, SEP-1932).
+///
+/// With DPoP the client makes an EC P-256 key (from its [`SecureRandom`]) and signs a proof
+/// for every token request and every request to the MCP server; a token stolen from a log or
+/// a proxy is useless without the key. The key lives as long as the
+/// [`Authorizer`](super::Authorizer): a DPoP-bound token is not part of
+/// [`Credentials`] (it could not be used after a restart).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum DpopPolicy {
+    /// DPoP when the authorization server offers it for ES256
+    /// (`dpop_signing_alg_values_supported`) or the resource requires it
+    /// (`dpop_bound_access_tokens_required`); plain bearer tokens otherwise. The default.
+    #[default]
+    Auto,
+    /// Always DPoP: an authorization server that lists DPoP algorithms without ES256 is
+    /// refused ([`AuthError::Unsupported`](super::AuthError::Unsupported)).
+    Required,
+    /// Never DPoP: bearer tokens only.
+    Disabled,
 }
 
 /// How the client authorizes with an OAuth-protected MCP server (the MCP authorization spec:
@@ -192,7 +307,9 @@ pub(crate) enum Grant {
 ///     .client(ClientInfo::public("my-app"));
 /// // A service: client credentials.
 /// let machine = AuthConfig::client_credentials(ClientInfo::confidential("svc", "secret"));
-/// # let _ = (interactive, registered, machine);
+/// // A workload with an identity token from its platform (RFC 7523 JWT bearer grant).
+/// let workload = AuthConfig::jwt_bearer("eyJ…workload-token").client(ClientInfo::public("wl"));
+/// # let _ = (interactive, registered, machine, workload);
 /// ```
 #[derive(Debug, Clone)]
 pub struct AuthConfig {
@@ -203,6 +320,7 @@ pub struct AuthConfig {
     pub(crate) scope: Option<String>,
     pub(crate) max_step_ups: u32,
     pub(crate) authorization_timeout: Duration,
+    pub(crate) dpop: DpopPolicy,
 }
 
 impl AuthConfig {
@@ -220,6 +338,25 @@ impl AuthConfig {
         Self::with_grant(Grant::ClientCredentials).client(client)
     }
 
+    /// The JWT bearer grant (RFC 7523 §2.1) with `assertion`, a JWT the application obtained
+    /// elsewhere (workload identity federation, SEP-1933: a Kubernetes service account token,
+    /// a cloud instance identity token). Add [`client`](Self::client) if the authorization
+    /// server wants a `client_id`.
+    ///
+    /// One attempt: if the authorization server refuses the assertion, the error is final
+    /// (the same assertion would be refused again, and a retry or another grant is what
+    /// an attacker's client would do): every later request fails with it until
+    /// [`Authorizer::set_assertion`](super::Authorizer::set_assertion) brings a new one.
+    pub fn jwt_bearer(assertion: impl Into<String>) -> Self {
+        Self::with_grant(Grant::JwtBearer { assertion: Secret::new(assertion) })
+    }
+
+    /// Enterprise-managed authorization (SEP-990; see [`IdentityAssertion`]): `client` is how
+    /// the client is registered with the MCP server's authorization server.
+    pub fn identity_assertion(assertion: IdentityAssertion, client: ClientInfo) -> Self {
+        Self::with_grant(Grant::IdentityAssertion(assertion)).client(client)
+    }
+
     fn with_grant(grant: Grant) -> Self {
         AuthConfig {
             grant,
@@ -229,6 +366,7 @@ impl AuthConfig {
             scope: None,
             max_step_ups: 2,
             authorization_timeout: Duration::from_secs(600),
+            dpop: DpopPolicy::Auto,
         }
     }
 
@@ -278,11 +416,19 @@ impl AuthConfig {
         self
     }
 
+    /// When tokens are bound to the client's key with DPoP (default
+    /// [`DpopPolicy::Auto`]).
+    #[must_use]
+    pub fn dpop(mut self, policy: DpopPolicy) -> Self {
+        self.dpop = policy;
+        self
+    }
+
     /// The redirect URI of the authorization code grant, if that is the grant.
     pub fn redirect_uri(&self) -> Option<&str> {
         match &self.grant {
             Grant::AuthorizationCode { redirect_uri } => Some(redirect_uri),
-            Grant::ClientCredentials => None,
+            _ => None,
         }
     }
 }

@@ -69,10 +69,13 @@ pub enum AuthError {
         /// The `iss` parameter received.
         found: Option<String>,
     },
-    /// The token endpoint refused the request.
+    /// The token endpoint (of the authorization server, or of the identity provider for a
+    /// token exchange) refused the request.
     #[error("the token endpoint refused the {grant} request: {error}{}", suffix(.description))]
     TokenRefused {
-        /// `authorization_code`, `refresh_token`, `client_credentials`.
+        /// The `grant_type`: `authorization_code`, `refresh_token`, `client_credentials`,
+        /// `urn:ietf:params:oauth:grant-type:jwt-bearer`,
+        /// `urn:ietf:params:oauth:grant-type:token-exchange`.
         grant: &'static str,
         /// The OAuth error code (`invalid_grant`, …) or `HTTP <status>`.
         error: String,
@@ -108,6 +111,22 @@ pub enum AuthError {
     /// The application gave up on the authorization (its handler failed).
     #[error("authorization abandoned: {0}")]
     Abandoned(String),
+    /// A private key for signing JWTs could not be read (not PKCS#8 PEM, not P-256).
+    #[error("invalid signing key: {0}")]
+    InvalidKey(String),
+    /// What the configuration or the server asks for is not supported: a signed JWT without
+    /// the `jwt` feature, DPoP required but no algorithm in common with the server.
+    #[error("unsupported: {0}")]
+    Unsupported(String),
+    /// A JWT (a client assertion, a DPoP proof) is needed and the authorizer does not know the
+    /// time of day: the driver must call
+    /// [`Authorizer::set_wall_clock`](super::Authorizer::set_wall_clock).
+    #[error("a signed JWT needs the wall-clock time, and none was given (Authorizer::set_wall_clock)")]
+    NoWallClock,
+    /// The MCP server refused the DPoP nonce it had just asked for (`use_dpop_nonce` again with
+    /// the same nonce).
+    #[error("the server refused its own DPoP nonce")]
+    DpopNonceRejected,
     /// A request to an authorization endpoint failed (connection refused, reset, timeout).
     #[error("request to {endpoint} failed: {detail}")]
     Transport {

@@ -21,6 +21,8 @@ pub enum Endpoint {
     Registration,
     /// The token endpoint.
     Token,
+    /// The enterprise identity provider's token endpoint (a token exchange, RFC 8693).
+    IdentityProvider,
 }
 
 impl Endpoint {
@@ -31,6 +33,7 @@ impl Endpoint {
             Endpoint::ServerMetadata => "authorization server metadata",
             Endpoint::Registration => "the registration endpoint",
             Endpoint::Token => "the token endpoint",
+            Endpoint::IdentityProvider => "the identity provider's token endpoint",
         }
     }
 }
@@ -78,19 +81,32 @@ impl AuthRequest {
         }
     }
 
-    /// A token request: the grant's parameters, and the client's authentication by `method`.
-    pub(crate) fn token(
+    /// A token request to `endpoint` at `url`: the grant's parameters, and the client's
+    /// authentication by `method` (none at all without a client). `assertion` is the signed
+    /// JWT of `private_key_jwt`.
+    pub(crate) fn token<K: AsRef<str>, V: AsRef<str>>(
+        endpoint: Endpoint,
         url: &str,
-        client: &ClientInfo,
+        client: Option<&ClientInfo>,
         method: TokenEndpointAuth,
-        params: &[(&str, &str)],
+        params: &[(K, V)],
+        assertion: Option<&str>,
     ) -> Self {
         let mut form = url::form_urlencoded::Serializer::new(String::new());
-        form.extend_pairs(params.iter().copied());
+        form.extend_pairs(params.iter().map(|(k, v)| (k.as_ref(), v.as_ref())));
         let mut headers = vec![
             ("Accept", "application/json".to_owned()),
             ("Content-Type", "application/x-www-form-urlencoded".to_owned()),
         ];
+        let Some(client) = client else {
+            return AuthRequest {
+                endpoint,
+                method: HttpMethod::Post,
+                url: url.to_owned(),
+                headers,
+                body: form.finish().into_bytes(),
+            };
+        };
         let secret = client.client_secret.as_ref().map_or("", Secret::expose);
         match method {
             TokenEndpointAuth::None => {
@@ -106,14 +122,24 @@ impl AuthRequest {
                 let pair = format!("{}:{}", encode(&client.client_id), encode(secret));
                 headers.push(("Authorization", format!("Basic {}", crate::base64::encode(pair.as_bytes()))));
             }
+            TokenEndpointAuth::PrivateKeyJwt => {
+                form.append_pair("client_id", &client.client_id);
+                form.append_pair("client_assertion_type", CLIENT_ASSERTION_TYPE);
+                form.append_pair("client_assertion", assertion.unwrap_or_default());
+            }
         }
         AuthRequest {
-            endpoint: Endpoint::Token,
+            endpoint,
             method: HttpMethod::Post,
             url: url.to_owned(),
             headers,
             body: form.finish().into_bytes(),
         }
+    }
+
+    /// Adds a header (DPoP).
+    pub(crate) fn push_header(&mut self, name: &'static str, value: String) {
+        self.headers.push((name, value));
     }
 
     /// What the request is for.
@@ -153,7 +179,10 @@ impl fmt::Debug for AuthRequest {
     }
 }
 
-/// A successful token response (RFC 6749 §5.1).
+/// `client_assertion_type` of `private_key_jwt` (RFC 7523 §2.2).
+pub(crate) const CLIENT_ASSERTION_TYPE: &str = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";
+
+/// A successful token response (RFC 6749 §5.1; RFC 8693 §2.2.1 adds `issued_token_type`).
 #[derive(Deserialize)]
 pub(crate) struct TokenResponse {
     pub(crate) access_token: String,
@@ -164,6 +193,8 @@ pub(crate) struct TokenResponse {
     pub(crate) refresh_token: Option<String>,
     #[serde(default)]
     pub(crate) scope: Option<String>,
+    #[serde(default)]
+    pub(crate) issued_token_type: Option<String>,
 }
 
 impl TokenResponse {
@@ -211,6 +242,9 @@ pub(crate) fn auth_method(client: &ClientInfo, server: &ServerMetadata) -> Token
     if let Some(method) = client.auth_method {
         return method;
     }
+    if client.private_key.is_some() {
+        return TokenEndpointAuth::PrivateKeyJwt;
+    }
     if client.client_secret.is_none() {
         return TokenEndpointAuth::None;
     }
@@ -238,17 +272,43 @@ mod tests {
     fn token_requests_authenticate_the_client_three_ways() {
         let client = ClientInfo::confidential("id:1", "s&cret");
         let params = [("grant_type", "client_credentials")];
-        let basic = AuthRequest::token("https://as/token", &client, TokenEndpointAuth::ClientSecretBasic, &params);
+        let token = |method| {
+            AuthRequest::token(Endpoint::Token, "https://as/token", Some(&client), method, &params, None)
+        };
+        let basic = token(TokenEndpointAuth::ClientSecretBasic);
         assert_eq!(basic.body(), b"grant_type=client_credentials");
         let auth = basic.headers().find(|(n, _)| *n == "Authorization").unwrap().1;
         let decoded = crate::base64::decode(auth.strip_prefix("Basic ").unwrap()).unwrap();
         assert_eq!(decoded, b"id%3A1:s%26cret");
-        let post = AuthRequest::token("https://as/token", &client, TokenEndpointAuth::ClientSecretPost, &params);
+        let post = token(TokenEndpointAuth::ClientSecretPost);
         assert_eq!(post.body(), b"grant_type=client_credentials&client_id=id%3A1&client_secret=s%26cret");
         assert!(post.headers().all(|(n, _)| n != "Authorization"));
-        let none = AuthRequest::token("https://as/token", &client, TokenEndpointAuth::None, &params);
+        let none = token(TokenEndpointAuth::None);
         assert_eq!(none.body(), b"grant_type=client_credentials&client_id=id%3A1");
         assert!(!format!("{post:?}").contains("cret"));
+        let jwt = AuthRequest::token(
+            Endpoint::Token,
+            "https://as/token",
+            Some(&client),
+            TokenEndpointAuth::PrivateKeyJwt,
+            &params,
+            Some("a.b.c"),
+        );
+        assert_eq!(
+            jwt.body(),
+            b"grant_type=client_credentials&client_id=id%3A1&client_assertion_type=\
+              urn%3Aietf%3Aparams%3Aoauth%3Aclient-assertion-type%3Ajwt-bearer&client_assertion=a.b.c"
+        );
+        assert!(jwt.headers().all(|(n, _)| n != "Authorization"));
+        let anonymous = AuthRequest::token(
+            Endpoint::Token,
+            "https://as/token",
+            None,
+            TokenEndpointAuth::None,
+            &params,
+            None,
+        );
+        assert_eq!(anonymous.body(), b"grant_type=client_credentials");
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The authorizer's steps, in the order a flow takes them: resource metadata, server metadata,
-//! client identity, the grant (a user's authorization, then the code exchange; or client
-//! credentials), and refresh.
+//! client identity, the grant (a user's authorization, then the code exchange; client
+//! credentials; a JWT bearer assertion, maybe exchanged for at an identity provider first),
+//! token requests (client assertions, DPoP proofs and nonces), and refresh.
 
 use std::time::Instant;
 
@@ -8,8 +9,13 @@ use sha2::{Digest, Sha256};
 use url::Url;
 
 use super::exchange::{self, AuthRequest, Endpoint, ErrorResponse, RegistrationResponse, TokenResponse};
+use super::jose;
 use super::metadata::{self, ResourceMetadata, ServerMetadata};
 use super::*;
+
+/// RFC 8693 token types of enterprise-managed authorization.
+const ID_TOKEN_TYPE: &str = "urn:ietf:params:oauth:token-type:id_token";
+const ID_JAG_TYPE: &str = "urn:ietf:params:oauth:token-type:id-jag";
 
 impl Authorizer {
     /// Starts (or continues) a full authorization: whatever is not known yet is discovered, the
@@ -54,34 +60,98 @@ impl Authorizer {
             let candidates = metadata::server_metadata_urls(&url);
             return self.fetch_candidate(now, Step::Server { issuer, candidates, next: 0 });
         };
-        for endpoint in [&server.authorization_endpoint, &server.token_endpoint, &server.registration_endpoint]
-            .into_iter()
-            .flatten()
+        for endpoint in
+            [&server.authorization_endpoint, &server.token_endpoint, &server.registration_endpoint]
+                .into_iter()
+                .flatten()
         {
             if !Url::parse(endpoint).is_ok_and(|u| metadata::is_secure(&u)) {
                 return self.fail(AuthError::InsecureEndpoint(endpoint.clone()));
             }
         }
-        let Some(client) = self.client_for(&server) else {
-            if let (Grant::AuthorizationCode { .. }, Some(registration)) =
-                (&self.config.grant, &server.registration_endpoint)
-            {
-                return self.register(registration.clone());
-            }
-            return self.fail(AuthError::NoClientIdentity(
-                "no pre-registered client, no registration endpoint, and no client metadata document \
-                 the server accepts"
-                    .into(),
-            ));
-        };
-        self.client = Some(client);
-        match &self.config.grant {
-            Grant::ClientCredentials => self.request_token(TokenGrant::ClientCredentials, &[]),
+        if let Err(error) = self.check_dpop(&server) {
+            return self.fail(error);
+        }
+        match self.client_for(&server) {
+            Some(client) => self.client = Some(client),
+            None => match (&self.config.grant, &server.registration_endpoint) {
+                (Grant::AuthorizationCode { .. }, Some(registration)) => {
+                    return self.register(registration.clone());
+                }
+                // The assertion identifies the workload: a client id is optional (RFC 7523 §3).
+                (Grant::JwtBearer { .. }, _) => self.client = None,
+                _ => {
+                    return self.fail(AuthError::NoClientIdentity(
+                        "no pre-registered client, no registration endpoint, and no client metadata \
+                         document the server accepts"
+                            .into(),
+                    ));
+                }
+            },
+        }
+        let resource = self.resource();
+        let scope = self.requested_scope();
+        let mut params = vec![("grant_type", String::new())];
+        let grant = match &self.config.grant {
             Grant::AuthorizationCode { redirect_uri } => {
                 let redirect_uri = redirect_uri.clone();
-                self.send_user(now, &server, &redirect_uri);
+                return self.send_user(now, &server, &redirect_uri);
             }
+            Grant::ClientCredentials => TokenGrant::ClientCredentials,
+            Grant::JwtBearer { assertion } => {
+                params.push(("assertion", assertion.expose().to_owned()));
+                TokenGrant::JwtBearer
+            }
+            Grant::IdentityAssertion(assertion) => {
+                // SEP-990: the ID-JAG is asked for this authorization server (the audience)
+                // and this resource.
+                params.extend([
+                    ("requested_token_type", ID_JAG_TYPE.to_owned()),
+                    ("subject_token", assertion.id_token.expose().to_owned()),
+                    ("subject_token_type", ID_TOKEN_TYPE.to_owned()),
+                    ("audience", server.issuer.clone()),
+                ]);
+                TokenGrant::TokenExchange
+            }
+        };
+        params[0].1 = grant.name().to_owned();
+        params.push(("resource", resource));
+        if let Some(scope) = scope {
+            params.push(("scope", scope));
         }
+        self.request_token(now, grant, params);
+    }
+
+    /// Whether DPoP can be what the configuration asks of this server.
+    fn check_dpop(&self, server: &ServerMetadata) -> Result<(), AuthError> {
+        if self.config.dpop != DpopPolicy::Required {
+            return Ok(());
+        }
+        if !cfg!(feature = "jwt") {
+            return Err(AuthError::Unsupported("DPoP needs mcp-sansio's `jwt` feature".into()));
+        }
+        match &server.dpop_signing_alg_values_supported {
+            Some(algs) if !algs.iter().any(|a| a == "ES256") => Err(AuthError::Unsupported(format!(
+                "DPoP is required and the authorization server takes no ES256 proofs (only {algs:?})"
+            ))),
+            _ => Ok(()),
+        }
+    }
+
+    /// Whether token requests to the authorization server carry DPoP proofs.
+    fn dpop_active(&self) -> bool {
+        let offered = self
+            .metadata
+            .as_ref()
+            .and_then(|m| m.dpop_signing_alg_values_supported.as_ref())
+            .is_some_and(|algs| algs.iter().any(|a| a == "ES256"));
+        let required = matches!(&self.resource_metadata, Discovered::Found(prm) if prm.dpop_bound_access_tokens_required);
+        cfg!(feature = "jwt")
+            && match self.config.dpop {
+                DpopPolicy::Disabled => false,
+                DpopPolicy::Required => true,
+                DpopPolicy::Auto => offered || required,
+            }
     }
 
     /// The identity the client uses with `server`: pre-registered, registered with this issuer
@@ -98,10 +168,9 @@ impl Authorizer {
         }
         match &self.config.metadata_url {
             Some(url) if server.client_id_metadata_document_supported => Some(ClientInfo {
-                client_id: url.clone(),
-                client_secret: None,
                 auth_method: Some(TokenEndpointAuth::None),
                 issuer: Some(server.issuer.clone()),
+                ..ClientInfo::public(url.clone())
             }),
             _ => None,
         }
@@ -165,7 +234,14 @@ impl Authorizer {
         }
     }
 
-    pub(super) fn on_resource_metadata(&mut self, now: Instant, candidates: Vec<Url>, next: usize, status: u16, body: &[u8]) {
+    pub(super) fn on_resource_metadata(
+        &mut self,
+        now: Instant,
+        candidates: Vec<Url>,
+        next: usize,
+        status: u16,
+        body: &[u8],
+    ) {
         self.step = Step::Resource { candidates, next };
         if !(200..300).contains(&status) {
             return self.next_candidate(now);
@@ -211,7 +287,10 @@ impl Authorizer {
             return self.fail(AuthError::IssuerMismatch { expected: issuer, found: server.issuer.clone() });
         }
         if matches!(self.config.grant, Grant::AuthorizationCode { .. })
-            && !server.code_challenge_methods_supported.as_ref().is_some_and(|m| m.iter().any(|x| x == "S256"))
+            && !server
+                .code_challenge_methods_supported
+                .as_ref()
+                .is_some_and(|m| m.iter().any(|x| x == "S256"))
         {
             return self.fail(AuthError::PkceUnsupported);
         }
@@ -235,7 +314,8 @@ impl Authorizer {
             body["scope"] = scope.into();
         }
         tracing::debug!(endpoint = endpoint.as_str(), "registering the client");
-        self.outbox = Some(AuthRequest::post_json(Endpoint::Registration, &endpoint, body.to_string().into_bytes()));
+        self.outbox =
+            Some(AuthRequest::post_json(Endpoint::Registration, &endpoint, body.to_string().into_bytes()));
         self.step = Step::Register;
     }
 
@@ -258,10 +338,10 @@ impl Authorizer {
             }
         };
         self.client = Some(ClientInfo {
-            client_id: registered.client_id,
             client_secret: registered.client_secret.map(Secret::new),
             auth_method: registered.token_endpoint_auth_method.as_deref().and_then(TokenEndpointAuth::parse),
             issuer: self.metadata.as_ref().map(|m| m.issuer.clone()),
+            ..ClientInfo::public(registered.client_id)
         });
         self.events.push_back(AuthEvent::CredentialsChanged);
         self.proceed(now);
@@ -270,11 +350,11 @@ impl Authorizer {
     /// The scope to ask for: the configured one, else the challenge's, else the resource
     /// metadata's `scopes_supported`; plus what step-ups added.
     pub(super) fn requested_scope(&self) -> Option<String> {
-        let base = self.config.scope.clone().or_else(|| self.challenge_scope.clone()).or_else(|| {
-            match &self.resource_metadata {
-                Discovered::Found(prm) => prm.scopes_supported.as_ref().map(|s| s.join(" ")),
-                _ => None,
-            }
+        let base = self.config.scope.clone().or_else(|| self.challenge_scope.clone()).or_else(|| match &self
+            .resource_metadata
+        {
+            Discovered::Found(prm) => prm.scopes_supported.as_ref().map(|s| s.join(" ")),
+            _ => None,
         });
         union(base.as_deref(), self.step_up_scope.as_deref())
     }
@@ -349,7 +429,10 @@ impl Authorizer {
         if param("state").as_deref() != Some(pending.state.as_str()) {
             return Err(AuthError::InvalidRedirect("its state does not match the request's".into()));
         }
-        let issuer = self.metadata.as_ref().map(|m| (m.issuer.clone(), m.authorization_response_iss_parameter_supported));
+        let issuer = self
+            .metadata
+            .as_ref()
+            .map(|m| (m.issuer.clone(), m.authorization_response_iss_parameter_supported));
         if let Some((expected, promised)) = issuer {
             let iss = param("iss");
             let matches = iss.as_deref().is_some_and(|iss| iss == expected);
@@ -367,76 +450,188 @@ impl Authorizer {
     }
 
     /// Exchanges the code the redirect brought for tokens.
-    pub(super) fn exchange_code(&mut self, _now: Instant) {
+    pub(super) fn exchange_code(&mut self, now: Instant) {
         let Step::Redirect(pending) = std::mem::replace(&mut self.step, Step::Idle) else { return };
-        let (Some(code), Grant::AuthorizationCode { redirect_uri }) = (&pending.code, &self.config.grant) else {
+        let (Some(code), Grant::AuthorizationCode { redirect_uri }) = (pending.code, &self.config.grant)
+        else {
             return;
         };
-        let redirect_uri = redirect_uri.clone();
-        let resource = self.resource();
-        self.request_token(
-            TokenGrant::Code,
-            &[
-                ("grant_type", "authorization_code"),
-                ("code", code),
-                ("redirect_uri", &redirect_uri),
-                ("code_verifier", &pending.verifier),
-                ("resource", &resource),
-            ],
-        );
+        let params = vec![
+            ("grant_type", TokenGrant::Code.name().to_owned()),
+            ("code", code),
+            ("redirect_uri", redirect_uri.clone()),
+            ("code_verifier", pending.verifier),
+            ("resource", self.resource()),
+        ];
+        self.request_token(now, TokenGrant::Code, params);
     }
 
     /// Refreshes the access token (one refresh at a time: callers check `is_busy`).
-    pub(super) fn refresh(&mut self, _now: Instant) {
+    pub(super) fn refresh(&mut self, now: Instant) {
         let Some(refresh) = self.tokens.as_ref().and_then(|t| t.refresh.clone()) else { return };
-        let resource = self.resource();
-        self.request_token(
-            TokenGrant::Refresh,
-            &[("grant_type", "refresh_token"), ("refresh_token", refresh.expose()), ("resource", &resource)],
-        );
+        let params = vec![
+            ("grant_type", TokenGrant::Refresh.name().to_owned()),
+            ("refresh_token", refresh.expose().to_owned()),
+            ("resource", self.resource()),
+        ];
+        self.request_token(now, TokenGrant::Refresh, params);
     }
 
-    /// Queues a token request for `grant` (client credentials takes its parameters here).
-    fn request_token(&mut self, grant: TokenGrant, params: &[(&str, &str)]) {
-        let (Some(server), Some(client)) = (&self.metadata, &self.client) else {
-            return self.fail(AuthError::Discovery("no authorization server is known".into()));
-        };
-        let Some(endpoint) = server.token_endpoint.clone() else {
-            return self.fail(AuthError::InvalidResponse {
-                endpoint: Endpoint::ServerMetadata.as_str(),
-                detail: "no token_endpoint".into(),
-            });
-        };
-        let method = exchange::auth_method(client, server);
-        let request = if grant == TokenGrant::ClientCredentials {
-            let scope = self.requested_scope();
-            let resource = self.resource();
-            let mut params = vec![("grant_type", "client_credentials"), ("resource", resource.as_str())];
-            if let Some(scope) = &scope {
-                params.push(("scope", scope));
+    /// Queues a token request for `grant` with its parameters. Requests to the authorization
+    /// server carry a DPoP proof when DPoP is on.
+    fn request_token(&mut self, now: Instant, grant: TokenGrant, params: Vec<(&'static str, String)>) {
+        let proof = (grant != TokenGrant::TokenExchange && self.dpop_active()).then_some(None);
+        self.send_token(now, TokenCall { grant, params, proof, nonce_retries: 0 });
+    }
+
+    /// Builds the request of `call` (again, for a nonce: a fresh assertion and proof) and
+    /// queues it.
+    fn send_token(&mut self, now: Instant, mut call: TokenCall) {
+        match self.build_token_request(now, &mut call) {
+            Ok(request) => {
+                self.outbox = Some(request);
+                self.step = Step::Token(call);
             }
-            AuthRequest::token(&endpoint, client, method, &params)
-        } else {
-            AuthRequest::token(&endpoint, client, method, params)
-        };
-        tracing::debug!(grant = grant.name(), method = method.as_str(), "token request");
-        self.outbox = Some(request);
-        self.step = Step::Token(grant);
+            Err(error) => self.fail(error),
+        }
     }
 
-    pub(super) fn on_token(&mut self, now: Instant, grant: TokenGrant, status: u16, body: &[u8]) {
+    fn build_token_request(&mut self, now: Instant, call: &mut TokenCall) -> Result<AuthRequest, AuthError> {
+        // Where the request goes, who the client is there, and the `aud` of its assertion.
+        let (endpoint, url, client, method, audience) = if call.grant == TokenGrant::TokenExchange {
+            let Grant::IdentityAssertion(assertion) = &self.config.grant else {
+                return Err(AuthError::Discovery("no identity provider is configured".into()));
+            };
+            let client = assertion.idp_client.clone();
+            let method = client
+                .as_ref()
+                .map_or(TokenEndpointAuth::None, |c| exchange::auth_method(c, &ServerMetadata::default()));
+            let url = assertion.token_endpoint.clone();
+            (Endpoint::IdentityProvider, url.clone(), client, method, url)
+        } else {
+            let Some(server) = &self.metadata else {
+                return Err(AuthError::Discovery("no authorization server is known".into()));
+            };
+            let Some(url) = server.token_endpoint.clone() else {
+                return Err(AuthError::InvalidResponse {
+                    endpoint: Endpoint::ServerMetadata.as_str(),
+                    detail: "no token_endpoint".into(),
+                });
+            };
+            let client = self.client.clone();
+            let method =
+                client.as_ref().map_or(TokenEndpointAuth::None, |c| exchange::auth_method(c, server));
+            (Endpoint::Token, url, client, method, server.issuer.clone())
+        };
+        let assertion = match (&client, method) {
+            (Some(client), TokenEndpointAuth::PrivateKeyJwt) => {
+                let Some(key) = &client.private_key else {
+                    return Err(AuthError::InvalidKey(format!(
+                        "the client {:?} authenticates with private_key_jwt and has no private key",
+                        client.client_id
+                    )));
+                };
+                let jti = self.random_string(16);
+                let now_unix = self.unix_time(now)?;
+                Some(jose::client_assertion(key, &client.client_id, &audience, now_unix, &jti)?)
+            }
+            _ => None,
+        };
+        let mut request =
+            AuthRequest::token(endpoint, &url, client.as_ref(), method, &call.params, assertion.as_deref());
+        if call.proof.is_some() {
+            let nonce = self.dpop.server_nonce.clone();
+            let proof = self.proof(now, "POST", &url, None, nonce.as_deref())?;
+            request.push_header("DPoP", proof);
+            call.proof = Some(nonce);
+        }
+        tracing::debug!(
+            grant = call.grant.name(),
+            method = method.as_str(),
+            dpop = call.proof.is_some(),
+            "token request"
+        );
+        Ok(request)
+    }
+
+    /// A DPoP proof for a request (RFC 9449 §4.2), with the key made at the first one.
+    pub(super) fn proof(
+        &mut self,
+        now: Instant,
+        method: &str,
+        url: &str,
+        access_token: Option<&str>,
+        nonce: Option<&str>,
+    ) -> Result<String, AuthError> {
+        let now_unix = self.unix_time(now)?;
+        let key = match self.dpop.key.take() {
+            Some(key) => key,
+            None => self.new_dpop_key()?,
+        };
+        let jti = self.random_string(16);
+        let proof = jose::Proof { method, url, access_token, nonce, now_unix, jti: &jti }.sign(&key);
+        self.dpop.key = Some(key);
+        proof
+    }
+
+    /// A DPoP key from the random source.
+    #[cfg(feature = "jwt")]
+    fn new_dpop_key(&mut self) -> Result<SigningKey, AuthError> {
+        // A random 256-bit string is a valid P-256 scalar but for a chance in 2^32; a
+        // generator that fails four times in a row is broken.
+        for _ in 0..4 {
+            let mut bytes = [0; 32];
+            self.random.fill(&mut bytes);
+            if let Some(key) = SigningKey::from_random(&bytes) {
+                tracing::debug!(jkt = %key.thumbprint(), "a DPoP key was made");
+                return Ok(key);
+            }
+        }
+        Err(AuthError::InvalidKey("the random source gave no valid P-256 key".into()))
+    }
+
+    #[cfg(not(feature = "jwt"))]
+    fn new_dpop_key(&mut self) -> Result<SigningKey, AuthError> {
+        Err(AuthError::Unsupported("DPoP needs mcp-sansio's `jwt` feature".into()))
+    }
+
+    pub(super) fn on_token(&mut self, now: Instant, mut call: TokenCall, status: u16, body: &[u8]) {
+        let grant = call.grant;
         if !(200..300).contains(&status) {
             let (error, description) = ErrorResponse::of(status, body);
+            // RFC 9449 §8: the authorization server wants a nonce in the proof; the request
+            // goes again with a new proof (a new `jti`) carrying it. Once per new nonce.
+            if let (Some(sent), "use_dpop_nonce") = (&call.proof, error.as_str()) {
+                if self.dpop.server_nonce.is_some()
+                    && self.dpop.server_nonce != *sent
+                    && call.nonce_retries < 2
+                {
+                    tracing::debug!(grant = grant.name(), "the authorization server asks for a DPoP nonce");
+                    call.nonce_retries += 1;
+                    return self.send_token(now, call);
+                }
+            }
             if grant == TokenGrant::Refresh {
                 // The refresh token is spent or revoked: authorize from scratch.
                 tracing::debug!(%error, "refresh refused: authorizing again");
                 self.tokens = None;
                 return self.authorize(now);
             }
-            return self.fail(AuthError::TokenRefused { grant: grant.name(), error, description });
+            let error = AuthError::TokenRefused { grant: grant.name(), error, description };
+            if grant == TokenGrant::JwtBearer && matches!(self.config.grant, Grant::JwtBearer { .. }) {
+                // SEP-1933: the assertion was refused; sending it again (or trying another
+                // grant) is not done. Final until the application brings a new assertion.
+                self.broken = Some(error.clone());
+            }
+            return self.fail(error);
         }
+        if grant == TokenGrant::TokenExchange {
+            return self.on_id_jag(now, body);
+        }
+        let dpop = call.proof.is_some();
         let response = match serde_json::from_slice::<TokenResponse>(body) {
             Ok(r) if r.token_type.eq_ignore_ascii_case("bearer") && !r.access_token.is_empty() => r,
+            Ok(r) if dpop && r.token_type.eq_ignore_ascii_case("dpop") && !r.access_token.is_empty() => r,
             Ok(r) => {
                 return self.fail(AuthError::InvalidResponse {
                     endpoint: Endpoint::Token.as_str(),
@@ -451,20 +646,51 @@ impl Authorizer {
             }
         };
         let lifetime = response.lifetime();
+        let bound = response.token_type.eq_ignore_ascii_case("dpop");
         // A refresh that brings no new refresh token keeps the old one (RFC 6749 §6).
         let old_refresh = self.tokens.take().and_then(|t| t.refresh);
         self.tokens = Some(Tokens {
             access: Secret::new(response.access_token),
-            refresh: response.refresh_token.map(Secret::new).or(old_refresh.filter(|_| grant == TokenGrant::Refresh)),
+            refresh: response
+                .refresh_token
+                .map(Secret::new)
+                .or(old_refresh.filter(|_| grant == TokenGrant::Refresh)),
             scope: response.scope.or_else(|| self.requested_scope()),
             expires_at: lifetime.map(|s| crate::connection::deadline_after(now, Duration::from_secs(s))),
+            dpop: bound,
         });
-        self.generation += 1;
+        self.generation = self.generation.saturating_add(1);
         self.fresh = true;
         self.step = Step::Idle;
-        tracing::debug!(grant = grant.name(), "token obtained");
+        tracing::debug!(grant = grant.name(), dpop = bound, "token obtained");
         self.events.push_back(AuthEvent::CredentialsChanged);
         self.events.push_back(AuthEvent::Authorized);
+    }
+
+    /// The identity provider answered the token exchange: the ID-JAG, presented to the
+    /// authorization server with the JWT bearer grant.
+    fn on_id_jag(&mut self, now: Instant, body: &[u8]) {
+        let endpoint = Endpoint::IdentityProvider.as_str();
+        let response = match serde_json::from_slice::<TokenResponse>(body) {
+            Ok(r) => r,
+            Err(e) => return self.fail(AuthError::InvalidResponse { endpoint, detail: e.to_string() }),
+        };
+        if response.issued_token_type.as_deref().is_some_and(|t| t != ID_JAG_TYPE)
+            || response.access_token.is_empty()
+        {
+            let detail = format!("no ID-JAG but a token of type {:?}", response.issued_token_type);
+            return self.fail(AuthError::InvalidResponse { endpoint, detail });
+        }
+        tracing::debug!("ID-JAG obtained from the identity provider");
+        let mut params = vec![
+            ("grant_type", TokenGrant::JwtBearer.name().to_owned()),
+            ("assertion", response.access_token),
+            ("resource", self.resource()),
+        ];
+        if let Some(scope) = self.requested_scope() {
+            params.push(("scope", scope));
+        }
+        self.request_token(now, TokenGrant::JwtBearer, params);
     }
 
     /// The flow failed: nothing more is sent for it; what waits fails with `error`.

@@ -17,6 +17,9 @@ pub struct ResourceMetadata {
     /// Scopes the resource knows.
     #[serde(default)]
     pub scopes_supported: Option<Vec<String>>,
+    /// Whether the resource accepts only DPoP-bound tokens (RFC 9728 §2).
+    #[serde(default)]
+    pub dpop_bound_access_tokens_required: bool,
 }
 
 /// Authorization Server Metadata (RFC 8414 §2, OpenID Connect Discovery): the fields a client
@@ -53,6 +56,9 @@ pub struct ServerMetadata {
     /// Whether authorization responses carry `iss` (RFC 9207).
     #[serde(default)]
     pub authorization_response_iss_parameter_supported: bool,
+    /// The JWS algorithms of DPoP proofs the server accepts (RFC 9449 §5.1).
+    #[serde(default)]
+    pub dpop_signing_alg_values_supported: Option<Vec<String>>,
 }
 
 impl ServerMetadata {
@@ -108,7 +114,10 @@ pub(crate) fn server_metadata_urls(issuer: &Url) -> Vec<Url> {
     let path = issuer.path().trim_end_matches('/');
     let at = |p: String| issuer.join(&p).ok();
     let candidates = if path.is_empty() {
-        vec![at("/.well-known/oauth-authorization-server".into()), at("/.well-known/openid-configuration".into())]
+        vec![
+            at("/.well-known/oauth-authorization-server".into()),
+            at("/.well-known/openid-configuration".into()),
+        ]
     } else {
         vec![
             at(format!("/.well-known/oauth-authorization-server{path}")),

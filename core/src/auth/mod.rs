@@ -5,7 +5,8 @@
 //! (resource metadata, authorization server metadata, client registration, token requests),
 //! reads their responses, asks the application to send the user to an authorization page, and
 //! ends with a token. Like the rest of the engine it has no clock, no randomness and no I/O:
-//! the caller passes `now`, a [`SecureRandom`], and executes the [`AuthRequest`]s.
+//! the caller passes `now`, a [`SecureRandom`], the wall-clock time where signed JWTs need it
+//! ([`Authorizer::set_wall_clock`]), and executes the [`AuthRequest`]s.
 //!
 //! [`HttpSession`](crate::http::HttpSession) drives one for you (see
 //! [`HttpSession::with_authorizer`](crate::http::HttpSession::with_authorizer)): requests that
@@ -26,7 +27,17 @@
 //!   from the challenge, else the resource metadata; `offline_access` when the server offers
 //!   it; step-up on `403 insufficient_scope`, bounded;
 //! - the client credentials grant; token endpoint authentication `none`,
-//!   `client_secret_basic`, `client_secret_post`;
+//!   `client_secret_basic`, `client_secret_post`, `private_key_jwt` (RFC 7523 §2.2, ES256 with a
+//!   [`SigningKey`]);
+//! - the JWT bearer grant (RFC 7523) with an assertion the application has (workload identity
+//!   federation, [`AuthConfig::jwt_bearer`]): one attempt, no retry and no other grant after a
+//!   refusal;
+//! - enterprise-managed authorization ([`AuthConfig::identity_assertion`]): the user's ID
+//!   token exchanged at the identity provider for an ID-JAG (RFC 8693), then the JWT bearer
+//!   grant with it;
+//! - DPoP (RFC 9449, [`DpopPolicy`]): tokens bound to a key the client makes, a fresh proof on
+//!   every token request and every request to the MCP server (`Authorization: DPoP`), the
+//!   servers' nonces (`use_dpop_nonce`) taken and the request sent again with one;
 //! - refresh (one at a time, however many requests wait), and a new authorization when it
 //!   fails;
 //! - credentials only over `https` or to loopback; tokens never printed ([`Secret`]).
@@ -36,7 +47,10 @@ mod config;
 mod error;
 mod exchange;
 mod flow;
+mod jose;
 mod metadata;
+#[cfg(all(test, feature = "jwt"))]
+mod tests;
 
 use std::collections::VecDeque;
 use std::fmt;
@@ -45,11 +59,16 @@ use std::time::{Duration, Instant};
 use url::Url;
 
 pub use challenge::BearerChallenge;
-pub use config::{AuthConfig, ClientInfo, Credentials, Secret, SecureRandom, StoredTokens, TokenEndpointAuth};
+pub use config::{
+    AuthConfig, ClientInfo, Credentials, DpopPolicy, IdentityAssertion, Secret, SecureRandom, StoredTokens,
+    TokenEndpointAuth,
+};
 pub use error::AuthError;
 pub use exchange::{AuthRequest, Endpoint};
+pub use jose::SigningKey;
 pub use metadata::{ResourceMetadata, ServerMetadata};
 
+use crate::http::HttpMethod;
 use config::Grant;
 
 /// How long before its expiry an access token is refreshed rather than used.
@@ -91,6 +110,53 @@ pub enum Verdict {
     NotAuthorization,
 }
 
+/// What identifies the credentials a request to the MCP server carried: give it back to
+/// [`Authorizer::challenge`] or [`Authorizer::accepted`] with that request's response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Stamp {
+    /// The token's generation.
+    generation: u32,
+    /// How many DPoP nonces of the MCP server the authorizer had seen.
+    nonce: u32,
+}
+
+/// The credentials for one request to the MCP server (see [`Authorizer::authorization`]).
+///
+/// `Debug` shows neither the token nor the proof.
+#[derive(Clone)]
+pub struct Authorization {
+    header: Secret,
+    dpop: Option<Secret>,
+    stamp: Stamp,
+}
+
+impl Authorization {
+    /// The value of the `Authorization` header: `Bearer <token>` or `DPoP <token>`. Never log
+    /// it.
+    pub fn header(&self) -> &str {
+        self.header.expose()
+    }
+
+    /// The value of the `DPoP` header (a proof for this one request), with a DPoP-bound token.
+    pub fn dpop(&self) -> Option<&str> {
+        self.dpop.as_ref().map(Secret::expose)
+    }
+
+    /// What to give back with the request's response.
+    pub fn stamp(&self) -> Stamp {
+        self.stamp
+    }
+}
+
+impl fmt::Debug for Authorization {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Authorization")
+            .field("dpop", &self.dpop.is_some())
+            .field("stamp", &self.stamp)
+            .finish_non_exhaustive()
+    }
+}
+
 /// A token the authorizer holds.
 #[derive(Clone)]
 struct Tokens {
@@ -98,6 +164,20 @@ struct Tokens {
     refresh: Option<Secret>,
     scope: Option<String>,
     expires_at: Option<Instant>,
+    /// Bound to the DPoP key (`token_type` `DPoP`): presented with a proof.
+    dpop: bool,
+}
+
+/// DPoP's state: the key (made at the first proof) and the servers' nonces.
+#[derive(Default)]
+struct Dpop {
+    key: Option<SigningKey>,
+    /// The authorization server's last `DPoP-Nonce`.
+    server_nonce: Option<String>,
+    /// The MCP server's last `DPoP-Nonce`.
+    resource_nonce: Option<String>,
+    /// Bumped with every new nonce of the MCP server (see [`Stamp`]).
+    epoch: u32,
 }
 
 /// Where discovery of the resource metadata stands.
@@ -113,14 +193,21 @@ enum Discovered<T> {
 enum Step {
     Idle,
     /// Fetching resource metadata: `candidates[next]` is in flight.
-    Resource { candidates: Vec<Url>, next: usize },
+    Resource {
+        candidates: Vec<Url>,
+        next: usize,
+    },
     /// Fetching server metadata for `issuer`.
-    Server { issuer: String, candidates: Vec<Url>, next: usize },
+    Server {
+        issuer: String,
+        candidates: Vec<Url>,
+        next: usize,
+    },
     Register,
     /// Waiting for the user to come back from the authorization page.
     Redirect(Box<Pending>),
     /// A token request is in flight.
-    Token(TokenGrant),
+    Token(TokenCall),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -128,16 +215,35 @@ enum TokenGrant {
     Code,
     Refresh,
     ClientCredentials,
+    /// RFC 7523 §2.1.
+    JwtBearer,
+    /// RFC 8693, at the identity provider.
+    TokenExchange,
 }
 
 impl TokenGrant {
+    /// The `grant_type`.
     fn name(self) -> &'static str {
         match self {
             TokenGrant::Code => "authorization_code",
             TokenGrant::Refresh => "refresh_token",
             TokenGrant::ClientCredentials => "client_credentials",
+            TokenGrant::JwtBearer => "urn:ietf:params:oauth:grant-type:jwt-bearer",
+            TokenGrant::TokenExchange => "urn:ietf:params:oauth:grant-type:token-exchange",
         }
     }
+}
+
+/// A token request, kept to be built again (a fresh client assertion and DPoP proof) when the
+/// authorization server asks for a DPoP nonce.
+struct TokenCall {
+    grant: TokenGrant,
+    /// The grant's parameters (client authentication is added when the request is built).
+    params: Vec<(&'static str, String)>,
+    /// Whether the request carried a DPoP proof, and with which nonce.
+    proof: Option<Option<String>>,
+    /// Requests sent again for a new nonce.
+    nonce_retries: u32,
 }
 
 /// An authorization request the user has not come back from.
@@ -160,6 +266,9 @@ pub struct Authorizer {
     broken: Option<AuthError>,
     config: AuthConfig,
     random: Box<dyn SecureRandom>,
+    /// An instant and the Unix time (seconds) at that instant, for signed JWTs.
+    wall_clock: Option<(Instant, u64)>,
+    dpop: Dpop,
     server: Url,
     resource_metadata: Discovered<ResourceMetadata>,
     /// The `resource_metadata` URL of the last challenge.
@@ -171,7 +280,7 @@ pub struct Authorizer {
     tokens: Option<Tokens>,
     /// Bumped with every new access token: a request refused with an older one is just sent
     /// again with the new one.
-    generation: u64,
+    generation: u32,
     /// No request has succeeded with the current token yet.
     fresh: bool,
     /// The scope of the last challenge.
@@ -179,6 +288,8 @@ pub struct Authorizer {
     /// Scope added by step-ups.
     step_up_scope: Option<String>,
     step_ups: u32,
+    /// Refreshes after a refusal since a request last succeeded.
+    refreshes: u32,
     /// Full authorizations since a request last succeeded.
     attempts: u32,
     step: Step,
@@ -218,12 +329,37 @@ impl Authorizer {
             let uri = config.redirect_uri().unwrap_or_default();
             broken.get_or_insert(AuthError::Discovery(format!("the redirect URI {uri:?} is invalid: {e}")));
         }
+        if let Some(client) = &config.client {
+            if client.auth_method == Some(TokenEndpointAuth::PrivateKeyJwt) && client.private_key.is_none() {
+                broken.get_or_insert(AuthError::InvalidKey(
+                    "private_key_jwt without a private key (ClientInfo::private_key)".into(),
+                ));
+            }
+        }
+        if let Grant::IdentityAssertion(assertion) = &config.grant {
+            match Url::parse(&assertion.token_endpoint) {
+                Ok(url) if metadata::is_secure(&url) => {}
+                Ok(_) => {
+                    broken.get_or_insert(AuthError::InsecureEndpoint(assertion.token_endpoint.clone()));
+                }
+                Err(e) => {
+                    broken.get_or_insert(AuthError::Discovery(format!(
+                        "the identity provider's token endpoint {:?} is invalid: {e}",
+                        assertion.token_endpoint
+                    )));
+                }
+            }
+        }
+        // A constant, valid URL: cannot fail. (An invalid server URL is reported as `broken`.)
+        #[allow(clippy::expect_used)]
         let server = parsed.unwrap_or_else(|_| Url::parse("https://invalid.invalid/").expect("a valid URL"));
         let client = config.client.clone();
         Authorizer {
             broken,
             config,
             random,
+            wall_clock: None,
+            dpop: Dpop::default(),
             server,
             resource_metadata: Discovered::Unknown,
             metadata_hint: None,
@@ -236,6 +372,7 @@ impl Authorizer {
             challenge_scope: None,
             step_up_scope: None,
             step_ups: 0,
+            refreshes: 0,
             attempts: 0,
             step: Step::Idle,
             outbox: None,
@@ -249,16 +386,49 @@ impl Authorizer {
         self.broken.clone().map_or(Ok(()), Err)
     }
 
+    /// Tells the time of day: `now_unix` is the wall-clock time at `now`, in seconds since the
+    /// Unix epoch (the engine has no clock). Signed JWTs (client assertions, DPoP proofs) take
+    /// their `iat` and `exp` from it, counted on from `now` with later instants: call it once,
+    /// when the authorizer is made (and again if the system clock was set since).
+    pub fn set_wall_clock(&mut self, now: Instant, now_unix: u64) {
+        self.wall_clock = Some((now, now_unix));
+    }
+
+    /// The Unix time at `now`, from the anchor [`set_wall_clock`](Self::set_wall_clock) gave.
+    fn unix_time(&self, now: Instant) -> Result<u64, AuthError> {
+        let (at, unix) = self.wall_clock.ok_or(AuthError::NoWallClock)?;
+        Ok(match now.checked_duration_since(at) {
+            Some(later) => unix.saturating_add(later.as_secs()),
+            None => unix.saturating_sub(at.saturating_duration_since(now).as_secs()),
+        })
+    }
+
+    /// Replaces the assertion of the JWT bearer grant ([`AuthConfig::jwt_bearer`]), e.g. a
+    /// workload token the platform renewed. After a refusal of the old one, the next request
+    /// that needs a token tries again with this one.
+    pub fn set_assertion(&mut self, assertion: impl Into<String>) {
+        if let Grant::JwtBearer { assertion: current } = &mut self.config.grant {
+            *current = Secret::new(assertion);
+            if matches!(self.broken, Some(AuthError::TokenRefused { .. })) {
+                self.broken = None;
+            }
+        }
+    }
+
     /// Takes back credentials kept from an earlier run (see [`credentials`](Self::credentials)).
     /// `now_unix` is the wall-clock time in seconds since the Unix epoch (the engine has no
-    /// clock), to read the tokens' expiry.
+    /// clock), to read the tokens' expiry; it also sets the wall clock if
+    /// [`set_wall_clock`](Self::set_wall_clock) did not.
     pub fn restore(&mut self, now: Instant, now_unix: u64, credentials: Credentials) {
+        if self.wall_clock.is_none() {
+            self.set_wall_clock(now, now_unix);
+        }
         if let Some(client) = credentials.client {
             if self.config.client.is_none() {
                 self.client = Some(client);
             }
         }
-        if let Some(stored) = credentials.tokens {
+        if let Some(stored) = credentials.tokens.filter(|t| t.token_type.eq_ignore_ascii_case("bearer")) {
             let expires_at = stored.expires_at.map(|at| {
                 crate::connection::deadline_after(now, Duration::from_secs(at.saturating_sub(now_unix)))
             });
@@ -267,16 +437,18 @@ impl Authorizer {
                 refresh: stored.refresh_token,
                 scope: stored.scope,
                 expires_at,
+                dpop: false,
             });
-            self.generation += 1;
+            self.generation = self.generation.saturating_add(1);
         }
     }
 
     /// What to keep for the next run: the client's registration (unless it was given in the
-    /// configuration) and the tokens. `now_unix` as for [`restore`](Self::restore).
+    /// configuration) and the tokens, unless they are bound to the DPoP key (which is not kept).
+    /// `now_unix` as for [`restore`](Self::restore).
     pub fn credentials(&self, now: Instant, now_unix: u64) -> Credentials {
         let client = self.client.clone().filter(|_| self.config.client.is_none());
-        let tokens = self.tokens.as_ref().map(|t| StoredTokens {
+        let tokens = self.tokens.as_ref().filter(|t| !t.dpop).map(|t| StoredTokens {
             access_token: t.access.clone(),
             token_type: "Bearer".to_owned(),
             refresh_token: t.refresh.clone(),
@@ -291,12 +463,33 @@ impl Authorizer {
         !matches!(self.step, Step::Idle)
     }
 
-    /// The value of the `Authorization` header for a request to the MCP server, if the
-    /// authorizer holds a token, and its generation (pass it back to
-    /// [`challenge`](Self::challenge) if the request is refused).
-    pub fn authorization(&self) -> Option<(String, u64)> {
+    /// The credentials for a request to the MCP server that is sent now, if the authorizer
+    /// holds a token: the `Authorization` header and, with a DPoP-bound token, the `DPoP`
+    /// header, a proof made for this request alone (`method`, `url`, a fresh `jti`, the
+    /// server's nonce). Call it for every request, each retry included; give the
+    /// [`Stamp`] back with the response ([`challenge`](Self::challenge),
+    /// [`accepted`](Self::accepted)).
+    pub fn authorization(&mut self, now: Instant, method: HttpMethod, url: &str) -> Option<Authorization> {
         let tokens = self.tokens.as_ref()?;
-        Some((format!("Bearer {}", tokens.access.expose()), self.generation))
+        let stamp = Stamp { generation: self.generation, nonce: self.dpop.epoch };
+        if !tokens.dpop {
+            let header = Secret::new(format!("Bearer {}", tokens.access.expose()));
+            return Some(Authorization { header, dpop: None, stamp });
+        }
+        let access = tokens.access.clone();
+        let nonce = self.dpop.resource_nonce.clone();
+        let proof = self.proof(now, method.as_str(), url, Some(access.expose()), nonce.as_deref());
+        let proof = match proof {
+            Ok(proof) => Some(Secret::new(proof)),
+            Err(error) => {
+                // Cannot happen: the token was obtained with a proof, so the key and the clock
+                // exist. The server refuses the request without one, which says why.
+                tracing::warn!(%error, "no DPoP proof for the request");
+                None
+            }
+        };
+        let header = Secret::new(format!("DPoP {}", access.expose()));
+        Some(Authorization { header, dpop: proof, stamp })
     }
 
     /// Whether requests may be sent now. Starts a refresh when the token is about to expire
@@ -305,9 +498,14 @@ impl Authorizer {
         if self.is_busy() {
             return false;
         }
-        let expiring = self.tokens.as_ref().and_then(|t| t.expires_at).is_some_and(|at| {
-            at <= crate::connection::deadline_after(now, EXPIRY_MARGIN)
-        });
+        // A token not used yet is used once whatever its lifetime: one that lives less than
+        // the margin would otherwise be refreshed for ever, no request ever going out.
+        let expiring = !self.fresh
+            && self
+                .tokens
+                .as_ref()
+                .and_then(|t| t.expires_at)
+                .is_some_and(|at| at <= crate::connection::deadline_after(now, EXPIRY_MARGIN));
         if expiring {
             if self.tokens.as_ref().is_some_and(|t| t.refresh.is_some()) && self.metadata.is_some() {
                 tracing::debug!("the access token expires: refreshing it");
@@ -320,36 +518,79 @@ impl Authorizer {
         true
     }
 
-    /// A request to the MCP server succeeded with the current token.
-    pub fn accepted(&mut self) {
-        self.fresh = false;
-        self.attempts = 0;
-        self.step_ups = 0;
+    /// A request to the MCP server that carried `stamp` succeeded.
+    pub fn accepted(&mut self, stamp: Stamp) {
+        if stamp.generation == self.generation && self.tokens.is_some() {
+            self.fresh = false;
+            self.attempts = 0;
+            self.step_ups = 0;
+            self.refreshes = 0;
+        }
     }
 
-    /// The MCP server refused a request with `status` (401 or 403) and this `WWW-Authenticate`
-    /// value; `generation` is what [`authorization`](Self::authorization) gave when the request
-    /// was sent (`None` if it carried no token). Says what to do with the request, and starts
-    /// what is needed (discovery, refresh, a new authorization, a step-up).
+    /// The MCP server sent a `DPoP-Nonce` header with a response that is no challenge (RFC
+    /// 9449 §9: a new nonce for the next requests).
+    pub fn handle_resource_nonce(&mut self, nonce: &str) {
+        if self.dpop.resource_nonce.as_deref() != Some(nonce) && is_nonce(nonce) {
+            self.dpop.resource_nonce = Some(nonce.to_owned());
+            self.dpop.epoch = self.dpop.epoch.saturating_add(1);
+        }
+    }
+
+    /// The MCP server refused a request with `status` (401 or 403), this `WWW-Authenticate`
+    /// value and this `DPoP-Nonce` header; `sent` is the stamp of the
+    /// [`authorization`](Self::authorization) the request carried (`None` if it carried no
+    /// token). Says what to do with the request, and starts what is needed (discovery,
+    /// refresh, a new authorization, a step-up).
+    ///
+    /// A DPoP `use_dpop_nonce` challenge is no reason to authorize again: the request is sent
+    /// again ([`Verdict::Retry`]) with a proof carrying the new nonce.
     pub fn challenge(
         &mut self,
         now: Instant,
         status: u16,
         www_authenticate: Option<&str>,
-        generation: Option<u64>,
+        dpop_nonce: Option<&str>,
+        sent: Option<Stamp>,
     ) -> Verdict {
-        let challenge = www_authenticate.and_then(BearerChallenge::parse).unwrap_or_default();
+        let bearer = www_authenticate.and_then(BearerChallenge::parse);
+        let dpop = www_authenticate.and_then(|h| BearerChallenge::parse_scheme(h, "DPoP"));
+        let wants_nonce = |c: &Option<BearerChallenge>| {
+            c.as_ref().is_some_and(|c| c.error.as_deref() == Some("use_dpop_nonce"))
+        };
+        let use_dpop_nonce = wants_nonce(&dpop) || wants_nonce(&bearer);
+        // A server that speaks both schemes may name the error in either; the DPoP one wins.
+        let challenge = match (dpop, bearer) {
+            (Some(dpop), _) if dpop.error.is_some() => dpop,
+            (dpop, Some(bearer)) => BearerChallenge {
+                resource_metadata: bearer.resource_metadata.or(dpop.and_then(|d| d.resource_metadata)),
+                ..bearer
+            },
+            (Some(dpop), None) => dpop,
+            (None, None) => BearerChallenge::default(),
+        };
         if status == 403 && challenge.error.as_deref() != Some("insufficient_scope") {
             return Verdict::NotAuthorization;
         }
         if let Some(error) = &self.broken {
             return Verdict::Fail(error.clone());
         }
-        if status == 403 && challenge.error.as_deref() != Some("insufficient_scope") {
-            return Verdict::NotAuthorization;
-        }
-        if generation.is_some_and(|g| g < self.generation) && self.tokens.is_some() {
+        if sent.is_some_and(|s| s.generation < self.generation) && self.tokens.is_some() {
             return Verdict::Retry;
+        }
+        if use_dpop_nonce && status == 401 && self.tokens.as_ref().is_some_and(|t| t.dpop) {
+            if let Some(sent) = sent {
+                if let Some(nonce) = dpop_nonce {
+                    self.handle_resource_nonce(nonce);
+                }
+                // Sent again once per new nonce: a server that refuses the nonce it just gave
+                // is not asked forever.
+                if sent.nonce < self.dpop.epoch {
+                    tracing::debug!("the server asks for a DPoP nonce: sending the request again");
+                    return Verdict::Retry;
+                }
+                return Verdict::Fail(AuthError::DpopNonceRejected);
+            }
         }
         if self.is_busy() {
             return Verdict::Wait;
@@ -369,16 +610,20 @@ impl Authorizer {
                 });
             }
             self.step_ups += 1;
-            let previous = self.tokens.as_ref().and_then(|t| t.scope.clone()).or_else(|| self.requested_scope());
+            let previous =
+                self.tokens.as_ref().and_then(|t| t.scope.clone()).or_else(|| self.requested_scope());
             self.step_up_scope = union(previous.as_deref(), challenge.scope.as_deref());
             tracing::debug!(attempt = self.step_ups, "insufficient scope: authorizing again for more");
             self.tokens = None;
             self.authorize(now);
             return Verdict::Wait;
         }
-        let had_token = generation.is_some() && self.tokens.is_some();
-        if had_token && !self.fresh && self.tokens.as_ref().is_some_and(|t| t.refresh.is_some()) {
+        let had_token = sent.is_some() && self.tokens.is_some();
+        // A refused token is refreshed, twice at most before a request succeeds again (a token
+        // can expire before its first use: refresh it rather than ask the user again).
+        if had_token && self.refreshes < 2 && self.tokens.as_ref().is_some_and(|t| t.refresh.is_some()) {
             tracing::debug!("the server refused the access token: refreshing it");
+            self.refreshes += 1;
             self.refresh(now);
             return Verdict::Wait;
         }
@@ -441,19 +686,38 @@ impl Authorizer {
         }
     }
 
-    /// The response to the request from [`poll_request`](Self::poll_request): its status, the
-    /// headers, and the body (at most [`MAX_RESPONSE_BODY`] bytes of it).
-    pub fn handle_response(&mut self, now: Instant, status: u16, body: &[u8]) {
-        if self.in_flight.take().is_none() {
-            return;
+    /// The response to the request from [`poll_request`](Self::poll_request): its status, its
+    /// headers (name, value; the authorizer reads `DPoP-Nonce`), and the body (at most
+    /// [`MAX_RESPONSE_BODY`] bytes of it).
+    pub fn handle_response<'h>(
+        &mut self,
+        now: Instant,
+        status: u16,
+        headers: impl IntoIterator<Item = (&'h str, &'h [u8])>,
+        body: &[u8],
+    ) {
+        let Some(endpoint) = self.in_flight.take() else { return };
+        if endpoint == Endpoint::Token {
+            // RFC 9449 §8: the authorization server's nonce, for the next proofs.
+            let nonce = headers
+                .into_iter()
+                .find(|(name, _)| name.eq_ignore_ascii_case("dpop-nonce"))
+                .and_then(|(_, value)| std::str::from_utf8(value).ok())
+                .map(str::trim)
+                .filter(|n| is_nonce(n));
+            if let Some(nonce) = nonce {
+                self.dpop.server_nonce = Some(nonce.to_owned());
+            }
         }
         match std::mem::replace(&mut self.step, Step::Idle) {
-            Step::Resource { candidates, next } => self.on_resource_metadata(now, candidates, next, status, body),
+            Step::Resource { candidates, next } => {
+                self.on_resource_metadata(now, candidates, next, status, body)
+            }
             Step::Server { issuer, candidates, next } => {
                 self.on_server_metadata(now, issuer, candidates, next, status, body)
             }
             Step::Register => self.on_registration(now, status, body),
-            Step::Token(grant) => self.on_token(now, grant, status, body),
+            Step::Token(call) => self.on_token(now, call, status, body),
             step @ (Step::Idle | Step::Redirect(_)) => self.step = step,
         }
     }
@@ -473,6 +737,13 @@ impl Authorizer {
         }
         result
     }
+}
+
+/// Whether a `DPoP-Nonce` value is one (RFC 9449 §8.1: `NQCHAR`s, at least one), so that it can
+/// go into a proof.
+fn is_nonce(nonce: &str) -> bool {
+    !nonce.is_empty()
+        && nonce.bytes().all(|b| b == b'!' || (0x23..=0x5b).contains(&b) || (0x5d..=0x7e).contains(&b))
 }
 
 /// The space-separated union of two scope strings, in order, without duplicates.

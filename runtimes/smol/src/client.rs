@@ -260,6 +260,8 @@ impl ClientBuilder {
         if let Some(oauth) = self.oauth {
             let url = session.url().to_owned();
             let mut authorizer = Authorizer::new(&url, oauth.config, Box::new(OsRandom));
+            // Signed JWTs (client assertions, DPoP proofs) need the time of day.
+            authorizer.set_wall_clock(now, unix_now());
             if let Some(credentials) = oauth.store.load() {
                 authorizer.restore(now, unix_now(), credentials);
             }

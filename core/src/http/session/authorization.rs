@@ -1,18 +1,29 @@
 //! The session's side of OAuth: an [`Authorizer`] beside it, whose requests run as exchanges of
-//! the session, whose token goes on every request to the MCP server, and whose verdicts decide
-//! what happens to a request the server refused with 401 or 403.
+//! the session, whose token (and DPoP proof) goes on every request to the MCP server, and whose
+//! verdicts decide what happens to a request the server refused with 401 or 403.
 
 use std::borrow::Cow;
 use std::time::Instant;
 
 use super::*;
-use crate::auth::{AuthError, AuthEvent, AuthRequest, Authorizer, Credentials, MAX_RESPONSE_BODY, Verdict};
+use crate::auth::{
+    AuthError, AuthEvent, AuthRequest, Authorizer, Credentials, MAX_RESPONSE_BODY, Stamp, Verdict,
+};
+
+/// The response to one of the authorizer's requests, gathered for it.
+#[derive(Debug)]
+pub(super) struct AuthResponse {
+    pub(super) headers: Vec<(String, Vec<u8>)>,
+    pub(super) body: Vec<u8>,
+}
 
 impl HttpSession {
     /// Authorizes with OAuth when the server asks for it (a `401`, or a `403` with
     /// `insufficient_scope`): the session runs the authorizer's requests as its own exchanges,
     /// holds requests while a token is being obtained and sends each again once it is, and puts
-    /// `Authorization: Bearer` on every request to the MCP server (and nowhere else).
+    /// `Authorization: Bearer` (or `DPoP`, with a `DPoP` proof made for the request) on every
+    /// request to the MCP server (and nowhere else). A server's `DPoP-Nonce` goes to the
+    /// authorizer, and a request refused for want of one is sent again with it.
     ///
     /// The application acts on [`poll_auth_event`](Self::poll_auth_event): it sends the user to
     /// the authorization URL and hands the redirect back with
@@ -66,17 +77,41 @@ impl HttpSession {
         self.auth.as_mut().is_none_or(|a| a.ready(now))
     }
 
-    /// Adds the `Authorization` header, when the authorizer holds a token.
-    pub(super) fn authorization_header(&self, headers: &mut Vec<(Cow<'static, str>, String)>) {
-        if let Some((value, _)) = self.auth.as_ref().and_then(|a| a.authorization()) {
-            headers.retain(|(name, _)| !name.eq_ignore_ascii_case("authorization"));
-            headers.push((Cow::Borrowed("Authorization"), value));
+    /// Adds the `Authorization` header (and the `DPoP` proof) to a request to the MCP server
+    /// sent now, when the authorizer holds a token; returns what identifies them.
+    pub(super) fn authorize_exchange(
+        &mut self,
+        now: Instant,
+        method: HttpMethod,
+        url: &str,
+        headers: &mut Vec<(Cow<'static, str>, String)>,
+    ) -> Option<Stamp> {
+        let authorization = self.auth.as_mut()?.authorization(now, method, url)?;
+        headers.retain(|(name, _)| {
+            !name.eq_ignore_ascii_case("authorization") && !name.eq_ignore_ascii_case("dpop")
+        });
+        headers.push((Cow::Borrowed("Authorization"), authorization.header().to_owned()));
+        if let Some(proof) = authorization.dpop() {
+            headers.push((Cow::Borrowed("DPoP"), proof.to_owned()));
         }
+        Some(authorization.stamp())
     }
 
-    /// The generation of the token a request sent now carries.
-    pub(super) fn token_generation(&self) -> Option<u64> {
-        self.auth.as_ref().and_then(|a| a.authorization()).map(|(_, generation)| generation)
+    /// A response of the MCP server that is no challenge the authorizer took: a success counts
+    /// for the token the request carried, and a new DPoP nonce is kept.
+    pub(super) fn authorized_response(
+        &mut self,
+        status: u16,
+        carried: Option<Stamp>,
+        dpop_nonce: Option<&str>,
+    ) {
+        let Some(auth) = self.auth.as_mut() else { return };
+        if let Some(nonce) = dpop_nonce {
+            auth.handle_resource_nonce(nonce);
+        }
+        if let (true, Some(stamp)) = ((200..300).contains(&status), carried) {
+            auth.accepted(stamp);
+        }
     }
 
     /// Starts the authorizer's requests and hands its events on; when authorization failed,
@@ -96,7 +131,7 @@ impl HttpSession {
             let headers = request.headers().map(|(n, v)| (Cow::Owned(n.to_owned()), v.to_owned())).collect();
             let role = Role::Auth;
             let AuthRequest { method, url, body, .. } = request;
-            self.start_exchange(method, url, headers, body, role, deadline);
+            self.start_exchange(now, method, url, headers, body, role, deadline);
         }
         if let Some(error) = failed {
             self.fail_held(now, &error);
@@ -125,6 +160,7 @@ impl HttpSession {
         stream: StreamId,
         status: u16,
         www_authenticate: Option<&str>,
+        dpop_nonce: Option<&str>,
     ) -> bool {
         let Some(s) = self.streams.get(&stream) else { return false };
         let takes = matches!(s.role, Role::Post { .. } | Role::Get { kind: GetKind::Standalone, .. });
@@ -132,7 +168,7 @@ impl HttpSession {
             return false;
         }
         let verdict = match self.auth.as_mut() {
-            Some(auth) => auth.challenge(now, status, www_authenticate, s.token),
+            Some(auth) => auth.challenge(now, status, www_authenticate, dpop_nonce, s.token),
             None if status == 401 => Verdict::Fail(AuthError::NotConfigured { status }),
             None => return false,
         };
@@ -143,7 +179,7 @@ impl HttpSession {
         self.actions.push_back(HttpAction::Abort(stream));
         match s.role {
             Role::Post { out, .. } => match verdict {
-                Verdict::Wait => self.held.push_back(out),
+                Verdict::Wait => self.hold_for_auth(now, out),
                 Verdict::Retry => self.resend(now, out),
                 Verdict::Fail(error) => match out.id().filter(|&id| self.awaits(id)) {
                     Some(id) => self.fail(now, id, RequestError::Unauthorized(error)),
@@ -162,20 +198,43 @@ impl HttpSession {
         true
     }
 
-    /// Sends a held message again (held because of authorization, a gate, a re-initialization).
+    /// Holds a message until authorization is over. A request's deadline stops meanwhile: the
+    /// user may take minutes in the browser, and the authorization has its own deadline.
+    pub(super) fn hold_for_auth(&mut self, now: Instant, out: Outgoing) {
+        if let Some(id) = out.id() {
+            self.conn.handle_transport(now, TransportEvent::Held { id: RequestId::Number(id) });
+        }
+        self.held.push_back(out);
+    }
+
+    /// Sends a held message again (held because of authorization, a gate, a re-initialization);
+    /// a request's deadline starts again if authorization had stopped it.
     pub(super) fn resend(&mut self, now: Instant, out: Outgoing) {
         if out.id().is_some_and(|id| !self.awaits(id)) {
             return;
+        }
+        if let Some(id) = out.id() {
+            self.conn.handle_transport(now, TransportEvent::Released { id: RequestId::Number(id) });
         }
         let initialize = out.method() == Some("initialize");
         self.post(now, out, initialize);
     }
 
     /// The end of one of the authorizer's exchanges.
-    pub(super) fn finish_auth(&mut self, now: Instant, status: Option<u16>, body: &[u8], failure: Option<&str>) {
+    pub(super) fn finish_auth(
+        &mut self,
+        now: Instant,
+        status: Option<u16>,
+        response: Option<&AuthResponse>,
+        failure: Option<&str>,
+    ) {
         let Some(auth) = self.auth.as_mut() else { return };
         match (status, failure) {
-            (Some(status), None) => auth.handle_response(now, status, body),
+            (Some(status), None) => {
+                let (headers, body) = response.map_or((&[][..], &[][..]), |r| (&r.headers[..], &r.body[..]));
+                let headers = headers.iter().map(|(n, v)| (n.as_str(), v.as_slice()));
+                auth.handle_response(now, status, headers, body)
+            }
             (_, Some(why)) => auth.handle_failure(now, why),
             (None, None) => auth.handle_failure(now, "the exchange ended without a response"),
         }

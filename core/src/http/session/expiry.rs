@@ -44,7 +44,7 @@ impl HttpSession {
             // The whole exchange gets the handshake's time: a server that takes the request and
             // never answers must not hold every request of the session forever.
             let deadline = Some(deadline_after(now, self.conn.config().handshake_timeout));
-            self.start_exchange(HttpMethod::Post, url, headers, body, Role::Reinitialize, deadline);
+            self.start_exchange(now, HttpMethod::Post, url, headers, body, Role::Reinitialize, deadline);
         }
         if retry {
             if let Some(reinit) = self.reinit.as_mut() {
@@ -95,7 +95,7 @@ impl HttpSession {
         if body.last() == Some(&b'\n') {
             body.pop();
         }
-        self.start_exchange(HttpMethod::Post, url, headers, body, Role::ReinitializedNotice, deadline);
+        self.start_exchange(now, HttpMethod::Post, url, headers, body, Role::ReinitializedNotice, deadline);
     }
 
     /// The new session is complete: send what waited for it.
@@ -121,7 +121,7 @@ impl HttpSession {
         headers.push((Cow::Borrowed("Accept"), ACCEPT_SSE.to_owned()));
         let url = self.config.url.clone();
         let deadline = Some(deadline_after(now, self.config.connect_timeout));
-        self.start_exchange(HttpMethod::Get, url, headers, Vec::new(), Role::LegacyGet, deadline);
+        self.start_exchange(now, HttpMethod::Get, url, headers, Vec::new(), Role::LegacyGet, deadline);
     }
 
     pub(super) fn on_endpoint(&mut self, now: Instant, reference: &str) {
@@ -164,7 +164,7 @@ impl HttpSession {
             let headers = self.base_headers(ACCEPT_POST);
             let url = self.config.url.clone();
             let deadline = Some(deadline_after(now, self.config.close_timeout));
-            self.start_exchange(HttpMethod::Delete, url, headers, Vec::new(), Role::Delete, deadline);
+            self.start_exchange(now, HttpMethod::Delete, url, headers, Vec::new(), Role::Delete, deadline);
         }
     }
 }

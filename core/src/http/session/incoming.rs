@@ -102,15 +102,15 @@ impl HttpSession {
             }
             Role::Delete => {}
             Role::Auth => {
-                let body = match &s.body {
-                    Body::Auth(buf) => buf.as_slice(),
-                    _ => &[],
+                let response = match &s.body {
+                    Body::Auth(response) => Some(&**response),
+                    _ => None,
                 };
                 let failure = match end {
                     End::Failed(why) => Some(why),
                     End::Complete => None,
                 };
-                self.finish_auth(now, s.status, body, failure);
+                self.finish_auth(now, s.status, response, failure);
             }
         }
     }

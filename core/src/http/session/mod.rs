@@ -24,10 +24,11 @@ use std::time::{Duration, Instant};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use self::authorization::AuthResponse;
 use super::request::{HttpAction, HttpConfig, HttpMethod, HttpRequest, StreamId};
 use super::sse::{SseDecoder, SseError, SseEvent};
 use super::url;
-use crate::auth::{AuthEvent, Authorizer};
+use crate::auth::{AuthEvent, Authorizer, Stamp};
 use crate::connection::deadline_after;
 use crate::connection::{ClientConnection, Status};
 use crate::event::{Event, RequestError};
@@ -167,7 +168,7 @@ enum Body {
     /// A success status with a content type that cannot carry the response.
     Unexpected(String),
     /// The response to one of the authorizer's requests, whatever its status.
-    Auth(Vec<u8>),
+    Auth(Box<AuthResponse>),
 }
 
 #[derive(Debug)]
@@ -181,8 +182,8 @@ struct Stream {
     /// `GET` when it opens, to carry `Last-Event-ID` and `retry` from one connection of the
     /// stream to the next.
     decoder: Option<SseDecoder>,
-    /// The generation of the access token the request carried, if any.
-    token: Option<u64>,
+    /// What identifies the credentials the request carried, if any.
+    token: Option<Stamp>,
 }
 
 /// A `GET` to open later: a reconnection after the server's `retry` delay.
@@ -475,7 +476,15 @@ impl HttpSession {
         let mut content_type = String::new();
         let mut session_id = None;
         let mut www_authenticate = None;
+        let mut dpop_nonce = None;
+        let auth_exchange = matches!(s.role, Role::Auth);
+        let mut auth_headers = Vec::new();
         for (name, value) in headers {
+            if auth_exchange {
+                auth_headers.push((name.to_owned(), value.to_vec()));
+            } else if name.eq_ignore_ascii_case("dpop-nonce") {
+                dpop_nonce = std::str::from_utf8(value).ok().map(|v| v.trim().to_owned());
+            }
             if name.eq_ignore_ascii_case("www-authenticate") {
                 let value = String::from_utf8_lossy(value);
                 // Several challenges may come in several headers: keep them all.
@@ -491,19 +500,17 @@ impl HttpSession {
             }
         }
         s.status = Some(status);
-        if matches!(s.role, Role::Auth) {
-            s.body = Body::Auth(Vec::new());
+        if auth_exchange {
+            s.body = Body::Auth(Box::new(AuthResponse { headers: auth_headers, body: Vec::new() }));
             return;
         }
         let carried = s.token;
-        if (status == 401 || status == 403) && self.on_challenge(now, stream, status, www_authenticate.as_deref()) {
+        let challenged = (status == 401 || status == 403)
+            && self.on_challenge(now, stream, status, www_authenticate.as_deref(), dpop_nonce.as_deref());
+        if challenged {
             return self.sync(now);
         }
-        if (200..300).contains(&status) && carried.is_some() && carried == self.token_generation() {
-            if let Some(auth) = self.auth.as_mut() {
-                auth.accepted();
-            }
-        }
+        self.authorized_response(status, carried, dpop_nonce.as_deref());
         let Some(s) = self.streams.get_mut(&stream) else { return };
         if !matches!(s.role, Role::Reinitialize) {
             // The re-initialization keeps its deadline for the whole answer (see
@@ -588,9 +595,9 @@ impl HttpSession {
                 }
                 self.sse_items = items;
             }
-            Body::Auth(buf) => {
-                let room = Self::auth_body_room(buf);
-                buf.extend_from_slice(&chunk[..chunk.len().min(room)]);
+            Body::Auth(response) => {
+                let room = Self::auth_body_room(&response.body);
+                response.body.extend_from_slice(&chunk[..chunk.len().min(room)]);
             }
             Body::AwaitingHead | Body::Ignore | Body::Unexpected(_) => {}
         }

@@ -47,7 +47,7 @@ impl HttpSession {
             }
             let out = Outgoing { body, request: Some(request), retried: false, refreshed: false };
             if initialize && !self.auth_ready(now) {
-                self.held.push_back(out);
+                self.hold_for_auth(now, out);
             } else if initialize {
                 self.post(now, out, true);
             } else {
@@ -78,8 +78,15 @@ impl HttpSession {
         if self.gate.is_some_and(|(id, _)| !self.streams.contains_key(&id)) {
             self.gate = None;
         }
-        let authorized = self.auth_ready(now);
-        if self.gate.is_none() && self.reinit.is_none() && matches!(self.mode, Mode::Streamable) && authorized {
+        // Only what is about to go asks the authorizer (which may start a refresh); with
+        // nothing to send, it is enough that no authorization is under way.
+        let authorized = if self.held.is_empty() && self.one_way.is_empty() {
+            self.auth.as_ref().is_none_or(|a| !a.is_busy())
+        } else {
+            self.auth_ready(now)
+        };
+        if self.gate.is_none() && self.reinit.is_none() && matches!(self.mode, Mode::Streamable) && authorized
+        {
             // What waited for the standalone stream's head (see `gate`) or for a token.
             while let Some(out) = self.held.pop_front() {
                 self.resend(now, out);
@@ -122,11 +129,13 @@ impl HttpSession {
 
     /// Sends a message now, or holds it until the session can take it.
     pub(super) fn dispatch(&mut self, now: Instant, out: Outgoing) {
-        let waiting = !self.auth_ready(now)
-            || match &self.mode {
-                Mode::Streamable => self.reinit.is_some() || (self.gate.is_some() && out.request.is_some()),
-                Mode::Legacy { endpoint, .. } => endpoint.is_none(),
-            };
+        if !self.auth_ready(now) {
+            return self.hold_for_auth(now, out);
+        }
+        let waiting = match &self.mode {
+            Mode::Streamable => self.reinit.is_some() || (self.gate.is_some() && out.request.is_some()),
+            Mode::Legacy { endpoint, .. } => endpoint.is_none(),
+        };
         if waiting {
             self.held.push_back(out);
         } else {
@@ -134,17 +143,26 @@ impl HttpSession {
         }
     }
 
-    /// Starts an exchange: registers its stream and asks the driver to send the request.
+    /// Starts an exchange: registers its stream and asks the driver to send the request. A
+    /// request to the MCP server gets its credentials here, made for it alone (a DPoP proof
+    /// binds the method and URL, and each try needs a fresh one).
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn start_exchange(
         &mut self,
+        now: Instant,
         method: HttpMethod,
         url: String,
-        headers: Vec<(Cow<'static, str>, String)>,
+        mut headers: Vec<(Cow<'static, str>, String)>,
         body: Vec<u8>,
         role: Role,
         deadline: Option<Instant>,
     ) -> StreamId {
-        let stream = self.new_stream(role, deadline);
+        let token = if matches!(role, Role::Auth) {
+            None
+        } else {
+            self.authorize_exchange(now, method, &url, &mut headers)
+        };
+        let stream = self.new_stream(role, deadline, token);
         self.actions.push_back(HttpAction::Send(HttpRequest { stream, method, url, headers, body }));
         stream
     }
@@ -156,10 +174,14 @@ impl HttpSession {
         headers
     }
 
-    pub(super) fn new_stream(&mut self, role: Role, deadline: Option<Instant>) -> StreamId {
+    pub(super) fn new_stream(
+        &mut self,
+        role: Role,
+        deadline: Option<Instant>,
+        token: Option<Stamp>,
+    ) -> StreamId {
         let id = StreamId(self.next_stream);
         self.next_stream += 1;
-        let token = if matches!(role, Role::Auth) { None } else { self.token_generation() };
         let stream = Stream { role, status: None, body: Body::AwaitingHead, deadline, decoder: None, token };
         self.streams.insert(id, stream);
         id
@@ -178,7 +200,6 @@ impl HttpSession {
                 headers.push((Cow::Borrowed("MCP-Protocol-Version"), v.as_str().to_owned()));
             }
         }
-        self.authorization_header(&mut headers);
         headers
     }
 
@@ -228,7 +249,7 @@ impl HttpSession {
         // Only a request may need re-sending (after a session expiry); the rest is moved.
         let body = if out.request.is_some() { out.body.clone() } else { std::mem::take(&mut out.body) };
         let role = Role::Post { out, answered: false, initialize };
-        self.start_exchange(HttpMethod::Post, url, headers, body, role, deadline);
+        self.start_exchange(now, HttpMethod::Post, url, headers, body, role, deadline);
     }
 
     /// A request was refused with an error status: fail it with the server's JSON-RPC error
@@ -270,7 +291,7 @@ impl HttpSession {
         let url = self.config.url.clone();
         let fresh = matches!(kind, GetKind::Standalone) && attempts == 0;
         let role = Role::Get { kind, attempts };
-        let stream = self.start_exchange(HttpMethod::Get, url, headers, Vec::new(), role, deadline);
+        let stream = self.start_exchange(now, HttpMethod::Get, url, headers, Vec::new(), role, deadline);
         if let Some(s) = self.streams.get_mut(&stream) {
             s.decoder = Some(decoder);
         }
