@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use mcp_hyper::HyperTransport;
 use mcp_sansio::ProtocolVersion;
-use mcp_sansio::auth::{AuthConfig, ClientInfo};
+use mcp_sansio::auth::{AuthConfig, ClientInfo, IdentityAssertion, SigningKey};
 use mcp_sansio::http::{HttpConfig, HttpMethod, HttpRequest};
 use mcp_sansio::schema::{ClientCapabilities, ElicitRequestParams, ElicitResult, Implementation, JsonObject};
 use mcp_smol::{ClientApi, HttpTransport, OAuth};
@@ -123,28 +123,61 @@ fn context() -> Option<Value> {
     serde_json::from_str(&std::env::var("MCP_CONFORMANCE_CONTEXT").ok()?).ok()
 }
 
-/// The OAuth configuration for the scenario: client credentials where the context gives a
-/// secret for them, a pre-registered client where it gives one, else the authorization code
-/// grant with dynamic registration (or the metadata document where the server takes it).
-fn oauth(transport: &HyperTransport) -> OAuth {
+/// The OAuth configuration for the scenario, from what the context gives:
+/// - a private key: client credentials with `private_key_jwt`;
+/// - an identity provider's ID token: enterprise-managed authorization (token exchange for an
+///   ID-JAG, then the JWT bearer grant);
+/// - a workload JWT: the JWT bearer grant with it (one attempt);
+/// - a client secret: client credentials in the client-credentials scenarios, else a
+///   pre-registered client;
+/// - nothing: the authorization code grant with dynamic registration (or the metadata
+///   document where the server takes it).
+///
+/// DPoP needs no configuration: the client binds its tokens when the authorization server
+/// offers it.
+fn oauth(transport: &HyperTransport) -> Result<OAuth, String> {
     let context = context().unwrap_or_default();
     let field = |name: &str| context.get(name).and_then(Value::as_str).map(str::to_owned);
     let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
-    let config = match (field("client_id"), field("client_secret")) {
-        (Some(id), Some(secret)) if scenario.contains("client-credentials") => {
-            AuthConfig::client_credentials(ClientInfo::confidential(id, secret))
+    let client_id = field("client_id");
+    let config = if let (Some(id), Some(pem)) = (&client_id, field("private_key_pem")) {
+        let key = SigningKey::from_pkcs8_pem(&pem).map_err(|e| format!("the context's private key: {e}"))?;
+        AuthConfig::client_credentials(ClientInfo::private_key_jwt(id, key))
+    } else if let (Some(id), Some(id_token), Some(endpoint)) =
+        (&client_id, field("idp_id_token"), field("idp_token_endpoint"))
+    {
+        let mut idp = IdentityAssertion::new(endpoint, id_token);
+        if let Some(idp_client) = field("idp_client_id") {
+            idp = idp.idp_client(ClientInfo::public(idp_client));
         }
-        (Some(id), Some(secret)) => {
-            AuthConfig::authorization_code(REDIRECT_URI).client(ClientInfo::confidential(id, secret))
+        let client = match field("client_secret") {
+            Some(secret) => ClientInfo::confidential(id, secret),
+            None => ClientInfo::public(id),
+        };
+        AuthConfig::identity_assertion(idp, client)
+    } else if let Some(assertion) = field("valid_jwt") {
+        let config = AuthConfig::jwt_bearer(assertion);
+        match &client_id {
+            Some(id) => config.client(ClientInfo::public(id)),
+            None => config,
         }
-        _ => AuthConfig::authorization_code(REDIRECT_URI),
+    } else {
+        match (client_id, field("client_secret")) {
+            (Some(id), Some(secret)) if scenario.contains("client-credentials") => {
+                AuthConfig::client_credentials(ClientInfo::confidential(id, secret))
+            }
+            (Some(id), Some(secret)) => {
+                AuthConfig::authorization_code(REDIRECT_URI).client(ClientInfo::confidential(id, secret))
+            }
+            _ => AuthConfig::authorization_code(REDIRECT_URI),
+        }
     };
     let config = config.client_name("mcp-sansio-conformance").client_metadata_url(CLIENT_METADATA_URL);
     let transport = transport.clone();
-    OAuth::new(config).handler(move |url: String| {
+    Ok(OAuth::new(config).handler(move |url: String| {
         let transport = transport.clone();
         async move { headless_authorization(&transport, url).await }
-    })
+    }))
 }
 
 /// The browser's part, without a browser: fetches the authorization URL (the runner's server
@@ -157,7 +190,8 @@ async fn headless_authorization(transport: &HyperTransport, url: String) -> Resu
         .iter()
         .find(|(name, _)| name.eq_ignore_ascii_case("location"))
         .and_then(|(_, value)| String::from_utf8(value.clone()).ok());
-    location.ok_or_else(|| format!("the authorization endpoint answered {} without a redirect", response.status))
+    location
+        .ok_or_else(|| format!("the authorization endpoint answered {} without a redirect", response.status))
 }
 
 async fn run(url: String) -> Result<(), String> {
@@ -169,7 +203,7 @@ async fn run(url: String) -> Result<(), String> {
     let client = ClientBuilder::new(Implementation::new("mcp-sansio-conformance", env!("CARGO_PKG_VERSION")))
         .configure(|config| config.with_capabilities(capabilities).with_versions(&versions()))
         .handler(AcceptDefaults)
-        .oauth(oauth(&transport))
+        .oauth(oauth(&transport)?)
         .spawn_http(HttpConfig::new(url), transport)
         .await
         .map_err(|e| format!("connecting: {e}"))?;
