@@ -4,8 +4,9 @@
 //!
 //! The protocol is the engine's [`Authorizer`](mcp_sansio::auth::Authorizer); the driver runs
 //! its requests through the same [`HttpTransport`](crate::HttpTransport) as the MCP requests,
-//! hands it the operating system's randomness, calls the handler when the user must approve,
-//! and saves what changed in the store.
+//! hands it the operating system's randomness and the time of day (for the signed JWTs of
+//! `private_key_jwt` and DPoP), calls the handler when the user must approve, and saves what
+//! changed in the store.
 //!
 //! [`ClientBuilder::oauth`]: crate::ClientBuilder::oauth
 
@@ -82,7 +83,8 @@ impl<T: TokenStore + ?Sized> TokenStore for Arc<T> {
     }
 }
 
-/// The operating system's random generator (`getrandom`), for PKCE verifiers and `state`.
+/// The operating system's random generator (`getrandom`), for PKCE verifiers, `state`, JWT ids
+/// and the DPoP key.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct OsRandom;
 
@@ -138,8 +140,9 @@ impl std::fmt::Debug for OAuth {
 }
 
 impl OAuth {
-    /// OAuth with `config`, an in-memory token store and no handler (enough for the client
-    /// credentials grant; the authorization code grant needs [`handler`](Self::handler)).
+    /// OAuth with `config`, an in-memory token store and no handler (enough for the grants
+    /// without a user: client credentials, JWT bearer, enterprise-managed authorization; the
+    /// authorization code grant needs [`handler`](Self::handler)).
     pub fn new(config: AuthConfig) -> Self {
         OAuth { config, handler: None, store: Arc::new(MemoryTokenStore::default()) }
     }
@@ -159,7 +162,7 @@ impl OAuth {
     }
 }
 
-/// Seconds since the Unix epoch, for the stored tokens' expiry.
+/// Seconds since the Unix epoch, for the stored tokens' expiry and the authorizer's wall clock.
 pub(crate) fn unix_now() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
 }
