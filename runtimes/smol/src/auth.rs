@@ -109,7 +109,7 @@ impl SecureRandom for OsRandom {
 ///
 /// smol::block_on(async {
 ///     // Receives the browser's redirect on 127.0.0.1 and prints the URL to open.
-///     let redirect = LoopbackRedirect::bind(|url| println!("Open {url} to authorize")).await?;
+///     let redirect = LoopbackRedirect::bind(|url| println!("Open {url} to authorize"))?;
 ///     let oauth = OAuth::new(AuthConfig::authorization_code(redirect.redirect_uri()).client_name("my-app"))
 ///         .handler(redirect);
 ///     let client = ClientBuilder::new(Implementation::new("my-app", "1.0.0"))
