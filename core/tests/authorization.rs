@@ -100,14 +100,20 @@ struct World {
     codes: BTreeMap<String, (String, BTreeSet<String>)>,
     registered: BTreeMap<String, Option<String>>,
     next: u32,
-    /// `(grant_type, body)` of every token request.
-    token_requests: Vec<(String, BTreeMap<String, String>, Option<String>)>,
+    /// Every token request.
+    token_requests: Vec<TokenRequest>,
     /// Query of every authorization URL the user was sent to.
     authorizations: Vec<BTreeMap<String, String>>,
     /// What the user does at the authorization page: approve (default), or redirect with
     /// something else.
-    tamper: Option<Box<dyn Fn(&str) -> String>>,
+    tamper: Option<Tamper>,
 }
+
+/// Where the user's browser goes instead of approving, given the authorization URL.
+type Tamper = Box<dyn Fn(&str) -> String>;
+
+/// A token request as the world saw it: the grant type, the form, the `Authorization` header.
+type TokenRequest = (String, BTreeMap<String, String>, Option<String>);
 
 struct Reply {
     status: u16,

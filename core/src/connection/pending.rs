@@ -590,7 +590,7 @@ mod tests {
 
     #[test]
     fn a_held_request_has_no_deadline_until_released() {
-        let now = Instant::now();
+        let now = epoch();
         let mut table = PendingTable::default();
         let id = table.start(Pending::new(PendingKind::User, now, Some(Timing::fixed(10 * S))));
         assert_eq!(table.next_deadline(), Some(now + 10 * S));

@@ -51,7 +51,9 @@ fn main() -> Result<(), Box<dyn Error>> {
     // The demo server in OAuth mode, on a free port, in this process.
     let listener = TcpListener::bind("127.0.0.1:0")?;
     let url = format!("http://{}/mcp", listener.local_addr()?);
-    std::thread::spawn(move || mcp_demo_server::serve_http(listener, mcp_demo_server::Options::default().with_oauth()));
+    std::thread::spawn(move || {
+        mcp_demo_server::serve_http(listener, mcp_demo_server::Options::default().with_oauth())
+    });
     println!("Demo server (MCP and authorization server) at {url}");
 
     let dir = std::env::temp_dir().join(format!("mcp-oauth-example-{}", std::process::id()));
@@ -66,7 +68,8 @@ fn main() -> Result<(), Box<dyn Error>> {
             std::thread::spawn(move || simulated_browser(&url));
         }
     })?;
-    let config = AuthConfig::authorization_code(redirect.redirect_uri()).client_name("mcp-sansio oauth example");
+    let config =
+        AuthConfig::authorization_code(redirect.redirect_uri()).client_name("mcp-sansio oauth example");
     let oauth = OAuth::new(config).handler(redirect).store(store.clone());
 
     smol::block_on(async {

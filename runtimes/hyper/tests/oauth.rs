@@ -8,13 +8,13 @@ use std::net::{TcpListener, TcpStream};
 use std::sync::Arc;
 use std::time::Duration;
 
+use mcp_demo_server::Options;
 use mcp_hyper::HyperTransport;
+use mcp_smol::mcp_sansio::CloseReason;
 use mcp_smol::mcp_sansio::auth::{AuthConfig, AuthError, ClientInfo};
 use mcp_smol::mcp_sansio::http::HttpConfig;
 use mcp_smol::mcp_sansio::schema::Implementation;
-use mcp_smol::mcp_sansio::CloseReason;
 use mcp_smol::{ClientApi, ClientBuilder, Error, LoopbackRedirect, MemoryTokenStore, OAuth};
-use mcp_demo_server::Options;
 use serde_json::{Value, json};
 
 /// Starts the demo server in OAuth mode; returns its MCP URL.
@@ -119,7 +119,11 @@ fn client_credentials_with_a_pre_registered_client() {
     let url = server(Options::default().with_oauth_client("svc", "pw"));
     smol::block_on(async {
         let oauth = OAuth::new(AuthConfig::client_credentials(ClientInfo::confidential("svc", "pw")));
-        let client = builder().oauth(oauth).spawn_http(HttpConfig::new(url.as_str()), HyperTransport::new()).await.unwrap();
+        let client = builder()
+            .oauth(oauth)
+            .spawn_http(HttpConfig::new(url.as_str()), HyperTransport::new())
+            .await
+            .unwrap();
         client.list_all_tools().await.unwrap();
         client.close().await;
         let stats = stats(&url);
@@ -133,7 +137,11 @@ fn a_wrong_client_secret_fails_the_connection_typed() {
     let url = server(Options::default().with_oauth_client("svc", "pw"));
     smol::block_on(async {
         let oauth = OAuth::new(AuthConfig::client_credentials(ClientInfo::confidential("svc", "wrong")));
-        let error = builder().oauth(oauth).spawn_http(HttpConfig::new(url.as_str()), HyperTransport::new()).await.unwrap_err();
+        let error = builder()
+            .oauth(oauth)
+            .spawn_http(HttpConfig::new(url.as_str()), HyperTransport::new())
+            .await
+            .unwrap_err();
         assert!(
             matches!(&error, Error::Connect(CloseReason::Unauthorized(AuthError::TokenRefused { error, .. })) if error == "invalid_client"),
             "{error:?}"
@@ -165,9 +173,13 @@ fn short_lived_tokens_are_refreshed() {
 fn without_oauth_a_protected_server_fails_the_connection_typed() {
     let url = server(Options::default().with_oauth());
     smol::block_on(async {
-        let error = builder().spawn_http(HttpConfig::new(url.as_str()), HyperTransport::new()).await.unwrap_err();
+        let error =
+            builder().spawn_http(HttpConfig::new(url.as_str()), HyperTransport::new()).await.unwrap_err();
         assert!(
-            matches!(error, Error::Connect(CloseReason::Unauthorized(AuthError::NotConfigured { status: 401 }))),
+            matches!(
+                error,
+                Error::Connect(CloseReason::Unauthorized(AuthError::NotConfigured { status: 401 }))
+            ),
             "{error:?}"
         );
     });
