@@ -344,6 +344,43 @@ fn hyper_tokens_expiring_unannounced_are_refreshed_on_the_401() {
     smol::block_on(refresh_suite(ProtocolVersion::DUAL_ERA, false));
 }
 
+/// A client that starts from stored credentials the server no longer honours (every token
+/// revoked): it discovers the token endpoint, tries the refresh (refused), and authorizes again.
+/// Its loopback redirect has a new port, so it registers again too: the SDK compares redirect
+/// URIs exactly, port included.
+#[test]
+#[ignore = "needs the Python SDK: run .ci/interop"]
+fn hyper_restored_credentials_recover_after_a_revocation() {
+    let peer = Peer::start(&[]);
+    smol::block_on(async {
+        let store = Arc::new(MemoryTokenStore::default());
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let client = builder()
+            .oauth(interactive(store.clone(), seen.clone()))
+            .spawn_http(HttpConfig::new(peer.url.as_str()), HyperTransport::new())
+            .await
+            .unwrap_or_else(|e| {
+                panic!("connecting to {}: {e} ({e:?}); server saw {}", peer.url, peer.stats())
+            });
+        client.call_tool("echo", json!({"message": "first run"})).await.unwrap();
+        assert!(client.close_within(Duration::from_secs(10)).await, "close took too long");
+        drop(client);
+        peer.revoke_all();
+        let client = builder()
+            .oauth(interactive(store.clone(), seen.clone()))
+            .spawn_http(HttpConfig::new(peer.url.as_str()), HyperTransport::new())
+            .await
+            .unwrap_or_else(|e| panic!("second run: {e} ({e:?}); server saw {}", peer.stats()));
+        let result = client.call_tool("echo", json!({"message": "second run"})).await.unwrap();
+        assert_eq!(text(&result), "Echo: second run");
+        assert!(client.close_within(Duration::from_secs(10)).await, "close took too long");
+    });
+    let stats = peer.stats();
+    assert_eq!(stats.get("authorizations"), 2, "{stats}");
+    assert_eq!(stats.get("registrations"), 2, "a new redirect port, a new registration: {stats}");
+    assert_eq!(stats.get("refresh_unknown"), 1, "the revoked refresh token was tried once: {stats}");
+}
+
 /// An administrator revokes every token: the next call gets a 401, the refresh is refused
 /// (`invalid_grant`), and the client authorizes again (same registration, same redirect URI),
 /// then sends the call again.

@@ -107,6 +107,8 @@ struct World {
     /// What the user does at the authorization page: approve (default), or redirect with
     /// something else.
     tamper: Option<Tamper>,
+    /// The redirect URI registrations must carry (else [`REDIRECT`]).
+    registration_redirect: Option<&'static str>,
 }
 
 /// Where the user's browser goes instead of approving, given the authorization URL.
@@ -155,6 +157,7 @@ impl World {
             token_requests: Vec::new(),
             authorizations: Vec::new(),
             tamper: None,
+            registration_redirect: None,
         }
     }
 
@@ -213,7 +216,7 @@ impl World {
         match (req.method(), endpoint) {
             (HttpMethod::Post, "/register") if s.registration => {
                 let body: Value = serde_json::from_slice(req.body()).unwrap();
-                assert_eq!(body["redirect_uris"], json!([REDIRECT]));
+                assert_eq!(body["redirect_uris"], json!([self.registration_redirect.unwrap_or(REDIRECT)]));
                 assert!(body["grant_types"].as_array().unwrap().contains(&json!("refresh_token")));
                 let id = self.fresh("client");
                 self.registered.insert(id.clone(), None);
@@ -234,7 +237,7 @@ impl World {
         }
         assert_eq!(q["response_type"], "code");
         assert_eq!(q["code_challenge_method"], "S256");
-        assert_eq!(q["redirect_uri"], REDIRECT);
+        assert_eq!(q["redirect_uri"], self.registration_redirect.unwrap_or(REDIRECT));
         let client = &q["client_id"];
         assert!(
             self.registered.contains_key(client)
@@ -1002,4 +1005,45 @@ fn a_user_slower_than_the_handshake_timeout_is_waited_for() {
     let id = net.call("echo");
     net.run();
     assert_eq!(net.outcome(&id), Some(Ok(())));
+}
+
+#[test]
+fn restored_tokens_refused_by_the_server_are_refreshed_after_discovery() {
+    let mut first = authorizes(Setup::default(), interactive());
+    let credentials = first.session.credentials(first.now, 1_000_000).unwrap();
+    // The server forgot the access token (restarted, revoked it); the refresh token still works.
+    let mut world = std::mem::replace(&mut first.world, World::new(Setup::default()));
+    world.tokens.clear();
+    let mut net = Net::with_credentials(Setup::default(), interactive(), Some(credentials));
+    net.world = world;
+    net.world.log.clear();
+    net.run();
+    assert!(net.ready(), "{:?} {:?}", net.closed(), net.failed());
+    // Discovery (the token endpoint was not known), then a refresh: no user, no registration.
+    assert_eq!(net.world.authorizations.len(), 1, "only the first run's");
+    assert_eq!(net.world.count("/register"), 0, "{:#?}", net.world.log);
+    assert_eq!(net.world.token_requests.last().unwrap().0, "refresh_token");
+}
+
+#[test]
+fn a_stored_registration_is_not_used_with_another_redirect_uri() {
+    let mut first = authorizes(Setup::default(), interactive());
+    let mut credentials = first.session.credentials(first.now, 1_000_000).unwrap();
+    credentials.tokens = None;
+    let world = std::mem::replace(&mut first.world, World::new(Setup::default()));
+    // The same redirect URI: the registration is used again.
+    let mut net = Net::with_credentials(Setup::default(), interactive(), Some(credentials.clone()));
+    net.world = world;
+    net.run();
+    assert!(net.ready());
+    assert_eq!(net.world.count("/register"), 1, "the first run's only");
+    // Another loopback port: servers may compare redirect URIs exactly, so register again.
+    let world = std::mem::replace(&mut net.world, World::new(Setup::default()));
+    let other = AuthConfig::authorization_code("http://127.0.0.1:9999/callback");
+    let mut net = Net::with_credentials(Setup::default(), other, Some(credentials));
+    net.world = world;
+    net.world.registration_redirect = Some("http://127.0.0.1:9999/callback");
+    net.run();
+    assert!(net.ready(), "{:?} {:?}", net.closed(), net.failed());
+    assert_eq!(net.world.count("/register"), 2);
 }

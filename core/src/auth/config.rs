@@ -118,6 +118,11 @@ pub struct ClientInfo {
     /// server that issued it; `None` for a pre-registered client, used with any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub issuer: Option<String>,
+    /// The redirect URI it was registered with (dynamic registration). A stored registration
+    /// is not used with another one (a loopback redirect on another port): the client registers
+    /// again, since servers may compare redirect URIs exactly. `None`: any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub redirect_uri: Option<String>,
     /// The private key of a client that authenticates with `private_key_jwt`. Never stored
     /// (a pre-registered client's key comes from the application's configuration).
     #[serde(skip)]
@@ -132,6 +137,7 @@ impl ClientInfo {
             client_secret: None,
             auth_method: None,
             issuer: None,
+            redirect_uri: None,
             private_key: None,
         }
     }
@@ -143,6 +149,7 @@ impl ClientInfo {
             client_secret: Some(Secret::new(secret)),
             auth_method: None,
             issuer: None,
+            redirect_uri: None,
             private_key: None,
         }
     }
@@ -170,6 +177,7 @@ impl ClientInfo {
             client_secret: None,
             auth_method: Some(TokenEndpointAuth::PrivateKeyJwt),
             issuer: None,
+            redirect_uri: None,
             private_key: Some(key),
         }
     }

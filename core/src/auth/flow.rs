@@ -26,7 +26,7 @@ impl Authorizer {
     }
 
     /// Takes the next step towards a token from what is known.
-    fn proceed(&mut self, now: Instant) {
+    pub(super) fn proceed(&mut self, now: Instant) {
         if matches!(self.resource_metadata, Discovered::Unknown) {
             let candidates = metadata::resource_metadata_urls(&self.server, self.metadata_hint.as_deref());
             return self.fetch_candidate(now, Step::Resource { candidates, next: 0 });
@@ -88,6 +88,12 @@ impl Authorizer {
                     ));
                 }
             },
+        }
+        // Restored tokens whose refresh waited for the token endpoint to be known.
+        if std::mem::take(&mut self.refresh_after_discovery)
+            && self.tokens.as_ref().is_some_and(|t| t.refresh.is_some())
+        {
+            return self.refresh(now);
         }
         let resource = self.resource();
         let scope = self.requested_scope();
@@ -161,9 +167,11 @@ impl Authorizer {
             return Some(client.clone());
         }
         let issuer = metadata::canonical(&server.issuer);
-        if let Some(client) =
-            self.client.as_ref().filter(|c| c.issuer.as_deref().and_then(metadata::canonical) == issuer)
-        {
+        let redirect_uri = self.config.redirect_uri();
+        if let Some(client) = self.client.as_ref().filter(|c| {
+            c.issuer.as_deref().and_then(metadata::canonical) == issuer
+                && (c.redirect_uri.is_none() || c.redirect_uri.as_deref() == redirect_uri)
+        }) {
             return Some(client.clone());
         }
         match &self.config.metadata_url {
@@ -341,6 +349,7 @@ impl Authorizer {
             client_secret: registered.client_secret.map(Secret::new),
             auth_method: registered.token_endpoint_auth_method.as_deref().and_then(TokenEndpointAuth::parse),
             issuer: self.metadata.as_ref().map(|m| m.issuer.clone()),
+            redirect_uri: self.config.redirect_uri().map(str::to_owned),
             ..ClientInfo::public(registered.client_id)
         });
         self.events.push_back(AuthEvent::CredentialsChanged);
@@ -700,6 +709,7 @@ impl Authorizer {
         self.outbox = None;
         self.in_flight = None;
         self.attempts = 0;
+        self.refresh_after_discovery = false;
         self.events.push_back(AuthEvent::Failed(error));
     }
 }

@@ -290,6 +290,8 @@ pub struct Authorizer {
     step_ups: u32,
     /// Refreshes after a refusal since a request last succeeded.
     refreshes: u32,
+    /// A refresh waits for discovery (tokens restored without the server's metadata).
+    refresh_after_discovery: bool,
     /// Full authorizations since a request last succeeded.
     attempts: u32,
     step: Step,
@@ -373,6 +375,7 @@ impl Authorizer {
             step_up_scope: None,
             step_ups: 0,
             refreshes: 0,
+            refresh_after_discovery: false,
             attempts: 0,
             step: Step::Idle,
             outbox: None,
@@ -507,9 +510,9 @@ impl Authorizer {
                 .and_then(|t| t.expires_at)
                 .is_some_and(|at| at <= crate::connection::deadline_after(now, EXPIRY_MARGIN));
         if expiring {
-            if self.tokens.as_ref().is_some_and(|t| t.refresh.is_some()) && self.metadata.is_some() {
+            if self.tokens.as_ref().is_some_and(|t| t.refresh.is_some()) {
                 tracing::debug!("the access token expires: refreshing it");
-                self.refresh(now);
+                self.refresh_or_discover(now);
                 return false;
             }
             // Sent without a token, the request gets a 401 that starts a new authorization.
@@ -624,7 +627,7 @@ impl Authorizer {
         if had_token && self.refreshes < 2 && self.tokens.as_ref().is_some_and(|t| t.refresh.is_some()) {
             tracing::debug!("the server refused the access token: refreshing it");
             self.refreshes += 1;
-            self.refresh(now);
+            self.refresh_or_discover(now);
             return Verdict::Wait;
         }
         if had_token && self.fresh && self.attempts >= 2 {
@@ -637,6 +640,17 @@ impl Authorizer {
         self.issuer = None;
         self.authorize(now);
         Verdict::Wait
+    }
+
+    /// Refreshes the token; tokens restored from an earlier run come without the authorization
+    /// server's metadata, so it is discovered first (the refresh follows, not the user).
+    fn refresh_or_discover(&mut self, now: Instant) {
+        if self.metadata.is_some() {
+            self.refresh(now);
+        } else {
+            self.refresh_after_discovery = true;
+            self.proceed(now);
+        }
     }
 
     /// The next HTTP request to execute, if any. One is in flight at a time.
