@@ -5,9 +5,16 @@
 
 mod common;
 
-use common::Harness;
+use std::time::Instant;
+
+use common::{Harness, config, epoch};
+use mcp_sansio::auth::{
+    AuthConfig, Authorizer, ClientInfo, Credentials, DpopPolicy, Secret, SecureRandom, SigningKey,
+    StoredTokens,
+};
+use mcp_sansio::http::{HttpAction, HttpConfig, HttpRequest, HttpSession};
 use mcp_sansio::{RequestOptions, Transmit, UsageError};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 /// Found by the `feed` target (2 vCPUs, ~610k executions, `--sanitizer none`); minimized input:
 /// a connection ready on 2025-11-25, then `send_request("tools/call", Some(b"\n\"\""), default)`.
@@ -110,4 +117,149 @@ fn check_valid_json(h: &mut Harness, sent: Result<(), UsageError>, params: &[u8]
         let parsed = serde_json::from_slice::<Value>(t.message());
         assert!(parsed.is_ok(), "not JSON ({parsed:?}): {:?}", String::from_utf8_lossy(t.bytes()));
     });
+}
+
+// ----- the `auth` target: an `HttpSession` with an `Authorizer` -----
+
+const MCP: &str = "https://mcp.example/mcp";
+const PRM_URL: &str = "https://mcp.example/.well-known/oauth-protected-resource/mcp";
+const UNIX: u64 = 1_800_000_000;
+
+/// A P-256 key for `private_key_jwt` (generated for these tests only).
+const CLIENT_KEY: &str = "-----BEGIN PRIVATE KEY-----
+MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgXQlU+pcJPUID3HcZ
+7cd/W+hx+rOMXMssfb+Rb8miAy6hRANCAASFyBZieFA+hdcal+2jKSJ2IgkncZHX
+dxuUdLOvmZbHZwlyPOaD9ILhZP3xy38xEQIjd+ASjABgFxboa9oXZ0CW
+-----END PRIVATE KEY-----
+";
+
+fn counter_random() -> Box<dyn SecureRandom> {
+    let mut n = 0u8;
+    Box::new(move |buf: &mut [u8]| {
+        for b in buf {
+            n = n.wrapping_add(37);
+            *b = n;
+        }
+    })
+}
+
+/// A session with an authorizer on simulated time (which does not move here), driven by hand.
+struct Net {
+    session: HttpSession,
+    now: Instant,
+}
+
+impl Net {
+    fn new(http: HttpConfig, authorizer: Authorizer) -> Self {
+        let now = epoch();
+        Net { session: HttpSession::new(http, config(), now).with_authorizer(authorizer), now }
+    }
+
+    /// The requests the session asks to send now.
+    fn sent(&mut self) -> Vec<HttpRequest> {
+        let now = self.now;
+        std::iter::from_fn(|| self.session.poll_action(now))
+            .filter_map(|a| match a {
+                HttpAction::Send(request) => Some(request),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The one request the session asks to send now.
+    fn one(&mut self) -> HttpRequest {
+        let mut sent = self.sent();
+        assert_eq!(sent.len(), 1, "{sent:?}");
+        sent.remove(0)
+    }
+
+    /// A whole JSON response to `request`.
+    fn answer(&mut self, request: &HttpRequest, status: u16, body: Value) {
+        let (now, stream) = (self.now, request.stream());
+        self.session.handle_response_head(
+            now,
+            stream,
+            status,
+            [("content-type", b"application/json".as_slice())],
+        );
+        self.session.handle_response_body(now, stream, body.to_string().as_bytes());
+        self.session.handle_response_end(now, stream);
+    }
+
+    /// A 401 to `request`, then the resource and server metadata: returns the token request.
+    fn discover(&mut self, request: &HttpRequest) -> HttpRequest {
+        let www = format!(r#"Bearer resource_metadata="{PRM_URL}""#);
+        self.session.handle_response_head(
+            self.now,
+            request.stream(),
+            401,
+            [("WWW-Authenticate", www.as_bytes())],
+        );
+        let prm = self.one();
+        assert_eq!(prm.url(), PRM_URL);
+        self.answer(&prm, 200, json!({"resource": MCP, "authorization_servers": ["https://as.example"]}));
+        let metadata = self.one();
+        let as_metadata = json!({"issuer": "https://as.example", "token_endpoint": "https://as.example/token",
+            "authorization_endpoint": "https://as.example/authorize", "code_challenge_methods_supported": ["S256"]});
+        self.answer(&metadata, 200, as_metadata);
+        let token = self.one();
+        assert_eq!(token.url(), "https://as.example/token");
+        token
+    }
+}
+
+/// Found by the `auth` target within seconds; minimized input: the server URL
+/// `http://mcp.example/mcp` (plain `http`, not loopback), the JWT bearer grant, tokens restored
+/// from an earlier run, no operation at all.
+///
+/// `Authorizer::new` refuses such a server for authorization ("a token must not travel in
+/// clear"), yet `authorization` handed out the restored token and the session's very first
+/// request (`initialize`) carried `Authorization: Bearer …` in clear.
+///
+/// Fixed behaviour: no credentials for a URL that is neither `https` nor loopback; a loopback
+/// `http` server still gets them.
+#[test]
+fn restored_tokens_never_travel_in_clear() {
+    for (url, expected) in
+        [("http://mcp.example/mcp", None), ("http://127.0.0.1:8931/mcp", Some("Bearer at"))]
+    {
+        let mut authorizer = Authorizer::new(url, AuthConfig::jwt_bearer("assertion"), counter_random());
+        let tokens = StoredTokens {
+            access_token: Secret::new("at"),
+            token_type: "Bearer".to_owned(),
+            refresh_token: Some(Secret::new("rt")),
+            scope: Some("mcp".to_owned()),
+            expires_at: Some(UNIX + 511),
+        };
+        let now = epoch();
+        authorizer.restore(now, UNIX, Credentials { client: None, tokens: Some(tokens) });
+        let mut net = Net::new(HttpConfig::new(url).standalone_stream(false), authorizer);
+        let initialize = net.one();
+        assert_eq!(initialize.header("authorization"), expected, "{url}");
+    }
+}
+
+/// Found by the `auth` target; minimized input: client credentials with `private_key_jwt`, the
+/// wall clock set near `u64::MAX` (`set_wall_clock(now, u64::MAX - 100)`), a 401 and discovery.
+///
+/// The client assertion's `exp` was `now_unix + 300`: an overflow, a panic with overflow checks
+/// (debug builds, the fuzz targets), a wrapped-around `exp` in the past without. `credentials`
+/// had the same addition (`now_unix` + the token's remaining lifetime).
+///
+/// Fixed behaviour: both saturate; the token request goes, signed.
+#[test]
+fn a_wall_clock_near_the_end_of_time_does_not_overflow() {
+    let key = SigningKey::from_pkcs8_pem(CLIENT_KEY).unwrap();
+    let auth =
+        AuthConfig::client_credentials(ClientInfo::private_key_jwt("svc", key)).dpop(DpopPolicy::Disabled);
+    let mut authorizer = Authorizer::new(MCP, auth, counter_random());
+    let now = epoch();
+    authorizer.set_wall_clock(now, u64::MAX - 100);
+    let mut net = Net::new(HttpConfig::new(MCP).standalone_stream(false), authorizer);
+    let initialize = net.one();
+    let token = net.discover(&initialize);
+    assert!(String::from_utf8_lossy(token.body()).contains("client_assertion="));
+    net.answer(&token, 200, json!({"access_token": "at", "token_type": "Bearer", "expires_in": 3600}));
+    let credentials = net.session.credentials(now, u64::MAX - 100).unwrap();
+    assert_eq!(credentials.tokens.unwrap().expires_at, Some(u64::MAX));
 }

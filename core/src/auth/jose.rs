@@ -168,7 +168,7 @@ pub(crate) fn client_assertion(
         "aud": audience,
         "iat": now_unix,
         // Short-lived: the assertion is made for one request.
-        "exp": now_unix + ASSERTION_LIFETIME,
+        "exp": now_unix.saturating_add(ASSERTION_LIFETIME),
         "jti": jti,
     });
     key.sign(json!({"typ": "JWT"}), &claims)

@@ -456,7 +456,9 @@ impl Authorizer {
             token_type: "Bearer".to_owned(),
             refresh_token: t.refresh.clone(),
             scope: t.scope.clone(),
-            expires_at: t.expires_at.map(|at| now_unix + at.saturating_duration_since(now).as_secs()),
+            expires_at: t
+                .expires_at
+                .map(|at| now_unix.saturating_add(at.saturating_duration_since(now).as_secs())),
         });
         Credentials { client, tokens }
     }
@@ -472,8 +474,15 @@ impl Authorizer {
     /// server's nonce). Call it for every request, each retry included; give the
     /// [`Stamp`] back with the response ([`challenge`](Self::challenge),
     /// [`accepted`](Self::accepted)).
+    ///
+    /// `None` for a `url` that is neither `https` nor loopback: a token never travels in clear,
+    /// not even one [restored](Self::restore) for a server whose URL says `http`.
     pub fn authorization(&mut self, now: Instant, method: HttpMethod, url: &str) -> Option<Authorization> {
         let tokens = self.tokens.as_ref()?;
+        if !Url::parse(url).is_ok_and(|u| metadata::is_secure(&u)) {
+            tracing::warn!(url, "no credentials for a request that would carry them in clear");
+            return None;
+        }
         let stamp = Stamp { generation: self.generation, nonce: self.dpop.epoch };
         if !tokens.dpop {
             let header = Secret::new(format!("Bearer {}", tokens.access.expose()));
