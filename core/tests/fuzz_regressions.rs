@@ -5,15 +5,15 @@
 
 mod common;
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use common::{Harness, config, epoch};
+use common::{Harness, config, epoch, full_server_capabilities, init_result};
 use mcp_sansio::auth::{
-    AuthConfig, Authorizer, ClientInfo, Credentials, DpopPolicy, Secret, SecureRandom, SigningKey,
+    AuthConfig, AuthEvent, Authorizer, ClientInfo, Credentials, DpopPolicy, Secret, SecureRandom, SigningKey,
     StoredTokens,
 };
-use mcp_sansio::http::{HttpAction, HttpConfig, HttpRequest, HttpSession};
-use mcp_sansio::{RequestOptions, Transmit, UsageError};
+use mcp_sansio::http::{HttpAction, HttpConfig, HttpMethod, HttpRequest, HttpSession};
+use mcp_sansio::{Event, RequestOptions, Status, Transmit, UsageError};
 use serde_json::{Value, json};
 
 /// Found by the `feed` target (2 vCPUs, ~610k executions, `--sanitizer none`); minimized input:
@@ -206,6 +206,67 @@ impl Net {
         assert_eq!(token.url(), "https://as.example/token");
         token
     }
+}
+
+/// Found by the `auth` target (its seed `legacy-endpoint-challenge`, with the check that nothing
+/// waits for ever once nobody answers): a session on the 2024-11-05 HTTP+SSE transport (the
+/// fallback after `initialize` was refused with 405) posts `initialize` to the endpoint the
+/// event stream names; the server answers 401, the request is held for the token (its deadline
+/// stopped meanwhile), the authorizer gets a token, and then the request was never sent again:
+/// `sync` only released held messages on Streamable HTTP. The handshake waited for ever, with no
+/// deadline left. (`on_endpoint` also posted held messages without giving them their deadline
+/// back, and without waiting for a token on its way.)
+///
+/// Fixed behaviour: once authorized, the held `initialize` goes to the endpoint with the token,
+/// with a deadline again, and the handshake completes.
+#[test]
+fn a_request_held_for_a_token_on_http_sse_is_sent_once_authorized() {
+    const ENDPOINT: &str = "https://mcp.example/messages?sessionId=1";
+    let auth =
+        AuthConfig::client_credentials(ClientInfo::confidential("svc", "secret")).dpop(DpopPolicy::Disabled);
+    let http = HttpConfig::new(MCP).standalone_stream(false).legacy_fallback(true);
+    let mut net = Net::new(http, Authorizer::new(MCP, auth, counter_random()));
+    let now = net.now;
+
+    // Streamable HTTP refused: the HTTP+SSE stream names the endpoint, initialize goes there.
+    let initialize = net.one();
+    net.answer(&initialize, 405, json!({}));
+    let get = net.one();
+    assert_eq!(get.method(), HttpMethod::Get);
+    net.session.handle_response_head(
+        now,
+        get.stream(),
+        200,
+        [("content-type", b"text/event-stream".as_slice())],
+    );
+    net.session.handle_response_body(now, get.stream(), b"event: endpoint\ndata: /messages?sessionId=1\n\n");
+    let post = net.one();
+    assert_eq!(post.url(), ENDPOINT);
+    // 401: the authorizer discovers and gets a token.
+    let token = net.discover(&post);
+    net.answer(&token, 200, json!({"access_token": "at", "token_type": "Bearer", "expires_in": 3600}));
+    assert!(std::iter::from_fn(|| net.session.poll_auth_event()).any(|e| e == AuthEvent::Authorized));
+
+    // The held initialize goes again, with the token, and has a deadline again.
+    let again = net.sent();
+    assert_eq!(again.len(), 1, "the held initialize is sent again once authorized: {again:?}");
+    assert_eq!(again[0].url(), ENDPOINT);
+    assert_eq!(again[0].header("authorization"), Some("Bearer at"));
+    assert!(String::from_utf8_lossy(again[0].body()).contains("\"initialize\""));
+    let deadline = net.session.poll_timeout();
+    assert!(deadline.is_some_and(|at| at > now && at <= now + Duration::from_secs(600)), "{deadline:?}");
+    // The answer comes on the event stream: the handshake completes.
+    net.session.handle_response_head(now, again[0].stream(), 202, []);
+    net.session.handle_response_end(now, again[0].stream());
+    let init = init_result("2024-11-05", full_server_capabilities());
+    net.session.handle_response_body(
+        now,
+        get.stream(),
+        format!("event: message\ndata: {init}\n\n").as_bytes(),
+    );
+    net.sent();
+    assert!(std::iter::from_fn(|| net.session.poll_event()).any(|e| matches!(e, Event::Ready { .. })));
+    assert_eq!(net.session.connection().status(), Status::Ready);
 }
 
 /// Found by the `auth` target within seconds; minimized input: the server URL

@@ -138,8 +138,13 @@ impl HttpSession {
             Some(resolved) if same_origin => {
                 tracing::debug!(endpoint = %resolved, "HTTP+SSE endpoint received");
                 *endpoint = Some(resolved);
-                while let Some(out) = self.held.pop_front() {
-                    self.post(now, out, false);
+                // What waited for the endpoint goes now, unless a token is on its way: then
+                // `sync` sends it once the token is here. (`resend` gives a message held for a
+                // token its deadline back.)
+                if self.auth_ready(now) {
+                    while let Some(out) = self.held.pop_front() {
+                        self.resend(now, out);
+                    }
                 }
             }
             _ => self.conn.transport_error(

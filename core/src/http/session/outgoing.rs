@@ -85,9 +85,14 @@ impl HttpSession {
         } else {
             self.auth_ready(now)
         };
-        if self.gate.is_none() && self.reinit.is_none() && matches!(self.mode, Mode::Streamable) && authorized
-        {
-            // What waited for the standalone stream's head (see `gate`) or for a token.
+        let can_release = match &self.mode {
+            Mode::Streamable => self.gate.is_none() && self.reinit.is_none(),
+            // HTTP+SSE: once the endpoint is known (see `on_endpoint`).
+            Mode::Legacy { endpoint, .. } => endpoint.is_some(),
+        };
+        if can_release && authorized {
+            // What waited for the standalone stream's head (see `gate`), for the endpoint or
+            // for a token.
             while let Some(out) = self.held.pop_front() {
                 self.resend(now, out);
             }
