@@ -109,6 +109,10 @@ struct World {
     tamper: Option<Tamper>,
     /// The redirect URI registrations must carry (else [`REDIRECT`]).
     registration_redirect: Option<&'static str>,
+    /// Requests to URLs starting with this get no answer at all.
+    silent: Option<&'static str>,
+    /// This path answers 200 with a body of a megabyte.
+    huge: Option<&'static str>,
 }
 
 /// Where the user's browser goes instead of approving, given the authorization URL.
@@ -121,6 +125,8 @@ struct Reply {
     status: u16,
     headers: Vec<(String, String)>,
     body: String,
+    /// The body ends (else it streams on for ever).
+    ends: bool,
 }
 
 fn reply(status: u16, body: Value) -> Reply {
@@ -128,6 +134,7 @@ fn reply(status: u16, body: Value) -> Reply {
         status,
         headers: vec![("Content-Type".into(), "application/json".into())],
         body: body.to_string(),
+        ends: true,
     }
 }
 
@@ -158,6 +165,8 @@ impl World {
             authorizations: Vec::new(),
             tamper: None,
             registration_redirect: None,
+            silent: None,
+            huge: None,
         }
     }
 
@@ -170,7 +179,24 @@ impl World {
         self.log.iter().filter(|l| l.contains(what)).count()
     }
 
-    fn respond(&mut self, now: Instant, req: &HttpRequest) -> Reply {
+    fn respond(&mut self, now: Instant, req: &HttpRequest) -> Option<Reply> {
+        if self.silent.is_some_and(|prefix| req.url().starts_with(prefix)) {
+            self.log.push(format!("{} {} (no answer)", req.method(), req.url()));
+            return None;
+        }
+        let url = Url::parse(req.url()).unwrap();
+        if self.huge == Some(url.path()) {
+            return Some(Reply {
+                status: 200,
+                headers: vec![("Content-Type".into(), "application/json".into())],
+                body: format!("{{\"issuer\": \"{}\"}}", "x".repeat(1 << 20)),
+                ends: false,
+            });
+        }
+        Some(self.answer(now, req))
+    }
+
+    fn answer(&mut self, now: Instant, req: &HttpRequest) -> Reply {
         let url = Url::parse(req.url()).unwrap();
         self.log.push(format!("{} {}", req.method(), req.url()));
         let bare = format!("{}{}", url.origin().ascii_serialization(), url.path());
@@ -223,7 +249,7 @@ impl World {
                 reply(201, json!({"client_id": id, "token_endpoint_auth_method": "none"}))
             }
             (HttpMethod::Post, "/token") => self.token(now, req),
-            _ => Reply { status: 404, headers: Vec::new(), body: "not found".into() },
+            _ => Reply { status: 404, headers: Vec::new(), body: "not found".into(), ends: true },
         }
     }
 
@@ -333,6 +359,7 @@ impl World {
             status: 401,
             headers: vec![("WWW-Authenticate".into(), world.challenge(error, required))],
             body: json!({"error": "invalid_token"}).to_string(),
+            ends: true,
         };
         let Some(token) = token else { return unauthorized(self, None) };
         let Some(issued) = self.tokens.get(&token) else { return unauthorized(self, Some("invalid_token")) };
@@ -350,6 +377,7 @@ impl World {
                         self.challenge(Some("insufficient_scope"), Some(scope.trim())),
                     )],
                     body: json!({"error": "insufficient_scope"}).to_string(),
+                    ends: true,
                 };
             }
         }
@@ -360,10 +388,13 @@ impl World {
                     status: 200,
                     headers: vec![("Content-Type".into(), "application/json".into())],
                     body: init_result("2025-11-25", json!({"tools": {}})),
+                    ends: true,
                 };
             }
             "tools/call" => json!({"content": [{"type": "text", "text": "ok"}]}),
-            _ if id.is_null() => return Reply { status: 202, headers: Vec::new(), body: String::new() },
+            _ if id.is_null() => {
+                return Reply { status: 202, headers: Vec::new(), body: String::new(), ends: true };
+            }
             _ => json!({}),
         };
         reply(200, json!({"jsonrpc": "2.0", "id": id, "result": result}))
@@ -460,7 +491,7 @@ impl Net {
             }
             let mut moved = !batch.is_empty();
             for request in batch {
-                let r = self.world.respond(self.now, &request);
+                let Some(r) = self.world.respond(self.now, &request) else { continue };
                 if std::env::var("AUTH_DEBUG").is_ok() {
                     eprintln!(
                         "{} {} -> {} {:?} auth={:?}",
@@ -475,7 +506,9 @@ impl Net {
                     r.headers.iter().map(|(n, v)| (n.as_str(), v.as_bytes())).collect();
                 self.session.handle_response_head(self.now, request.stream(), r.status, headers);
                 self.session.handle_response_body(self.now, request.stream(), r.body.as_bytes());
-                self.session.handle_response_end(self.now, request.stream());
+                if r.ends {
+                    self.session.handle_response_end(self.now, request.stream());
+                }
             }
             while let Some(event) = self.session.poll_auth_event() {
                 moved = true;
@@ -1046,4 +1079,29 @@ fn a_stored_registration_is_not_used_with_another_redirect_uri() {
     net.run();
     assert!(net.ready(), "{:?} {:?}", net.closed(), net.failed());
     assert_eq!(net.world.count("/register"), 2);
+}
+
+#[test]
+fn an_authorization_server_that_never_answers_fails_typed_within_the_connect_timeout() {
+    let mut net = Net::new(Setup::default(), interactive());
+    net.world.silent = Some("https://auth.test");
+    net.run();
+    assert!(net.closed().is_none());
+    // The metadata request hangs: after the connect timeout (30 s) the next location is tried,
+    // and then the flow fails; nothing waits for ever.
+    for _ in 0..4 {
+        net.advance(Duration::from_secs(31));
+    }
+    assert!(matches!(net.failed(), Some(AuthError::Discovery(_))), "{:?}", net.failed());
+    assert!(matches!(net.closed(), Some(CloseReason::Unauthorized(AuthError::Discovery(_)))));
+}
+
+#[test]
+fn an_oversized_metadata_document_is_not_read_to_its_end() {
+    let mut net = Net::new(Setup::default(), interactive());
+    net.world.huge = Some("/.well-known/oauth-authorization-server");
+    net.run();
+    // The endless document is cut at 256 KiB and counts as no document: the next location
+    // (OpenID) is tried, which has none either; discovery fails at once, not at a timeout.
+    assert!(matches!(net.failed(), Some(AuthError::Discovery(_))), "{:?}", net.failed());
 }

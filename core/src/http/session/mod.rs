@@ -596,8 +596,14 @@ impl HttpSession {
                 self.sse_items = items;
             }
             Body::Auth(response) => {
-                let room = Self::auth_body_room(&response.body);
-                response.body.extend_from_slice(&chunk[..chunk.len().min(room)]);
+                if chunk.len() > Self::auth_body_room(&response.body) {
+                    // No metadata document or token response is this big: stop reading.
+                    let why = format!("the response exceeds {} KiB", crate::auth::MAX_RESPONSE_BODY / 1024);
+                    self.actions.push_back(HttpAction::Abort(stream));
+                    self.finish_stream(now, s, End::Failed(&why));
+                    return self.sync(now);
+                }
+                response.body.extend_from_slice(chunk);
             }
             Body::AwaitingHead | Body::Ignore | Body::Unexpected(_) => {}
         }
