@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes the seed corpus: fuzz/seeds/<target>/<name>.
 
-The feed, sse and http_session targets decode their input with `arbitrary` (1.5, pinned by
+The feed, sse, http_session and auth targets decode their input with `arbitrary` (1.5, pinned by
 fuzz/Cargo.lock): enums are a u32 (little-endian; variant = value * count >> 32), integers are
 little-endian, bools one byte (& 1), Option a bool then the value, a Vec that is not the last
 field a 0x01 byte before each element and 0x00 after the last, and the last field (`&[u8]`) the
@@ -311,3 +311,138 @@ write("model", "error-unsupported-version", b"E" + json.dumps(
 write("model", "discover-result", b"D" + json.dumps(DISCOVER_RESULT).encode())
 write("model", "content-block-unknown", b"B" + json.dumps(
     {"type": "vendor_block", "payload": [1, 2.5, None, True]}).encode())
+
+# ----- auth -----------------------------------------------------------------------------------
+# Setup: server, grant, dpop, wall clock, random, scope, max_step_ups, authorization_timeout,
+# restore, versions, standalone_stream, legacy_fallback; then `settle`, the ops, the pool.
+SERVERS = {"https": 0, "root": 5, "loopback": 6, "insecure": 7}  # a byte, modulo 8
+GRANTS = 7
+CLIENT_AUTHS = {"basic": 0, "post": 1, "metadata": 2, "private_key_jwt": 3, "no_key": 4}
+DPOP = {"auto": 0, "required": 1, "disabled": 2}
+
+
+def grant(kind, arg=None):
+    if kind == "code_register":
+        return variant(0, GRANTS)
+    if kind == "code_public":
+        return variant(1, GRANTS)
+    if kind == "code_confidential":
+        return variant(2, GRANTS)
+    if kind == "code_cimd":
+        return variant(3, GRANTS)
+    if kind == "client_credentials":
+        return variant(4, GRANTS) + variant(CLIENT_AUTHS[arg], 5)
+    if kind == "jwt_bearer":
+        return variant(5, GRANTS) + boolean(arg)
+    return variant(6, GRANTS) + boolean(arg)  # identity_assertion
+
+
+def restore(refresh, expires_in=None, client=False):
+    return boolean(refresh) + option(None if expires_in is None else struct.pack("<h", expires_in)) + boolean(client)
+
+
+def auth_setup(grant_bytes, server="https", dpop="disabled", wall_clock=0, seed=7, scope=None, max_step_ups=2,
+               authorization_timeout=599, restored=None, versions="legacy", standalone=False, legacy_fallback=False):
+    return (u8(SERVERS[server]) + grant_bytes + variant(DPOP[dpop], 3) + variant(wall_clock, 4) + u16(seed)
+            + option(None if scope is None else u8(scope)) + u8(max_step_ups) + u16(authorization_timeout)
+            + option(restored) + variant({"legacy": 0, "dual": 1, "modern": 2}[versions], 3)
+            + boolean(standalone) + boolean(legacy_fallback))
+
+
+AUTH_OPS = 20
+NONCES = {None: 0, "n1": 1, "n2": 2, "fresh": 3, "invalid": 4}
+AUTH_STATUS = {200: 0, 201: 1, 400: 2, 401: 3, 404: 4, 500: 5}
+DOCS = {"prm": 0, "as": 1, "registration": 2, "token": 3, "id_jag": 4, "error": 5, "junk": 6}
+
+
+def aop(index, *fields):
+    return variant(index, AUTH_OPS) + b"".join(fields)
+
+
+def nonce(n):
+    return variant(NONCES[n], 6)
+
+
+def challenge_status(status):
+    return {401: variant(0, 3), 403: variant(1, 3)}.get(status) or variant(2, 3) + u16(status)
+
+
+def www(listed):
+    return option(None if listed is None else variant(0, 2) + u8(listed))
+
+
+def auth_status(status):
+    """`None`: the status the request asks for (200, 201 to a registration)."""
+    if status is None:
+        return option(None)
+    return option(variant(AUTH_STATUS[status], 7) if status in AUTH_STATUS else variant(6, 7) + u16(status))
+
+
+def Challenge(pick, status, listed=None, listed2=None, n=None, open_=False):
+    return aop(0, u8(pick), challenge_status(status), www(listed), www(listed2), nonce(n), boolean(open_))
+def Answer(pick, sse=False, kind=0, arg=0, n=None, session=True, open_=False):
+    return aop(1, u8(pick), boolean(sse), u8(kind), u8(arg), nonce(n), boolean(session), boolean(open_))
+def AEndpoint(pick, url=0): return aop(2, u8(pick), u8(url))
+def AuthReply(status=None, doc=None, a=0, b=0, c=0, n=None, json_=True):
+    """`doc=None`: the document the request asks for."""
+    return aop(6, auth_status(status), option(None if doc is None else variant(DOCS[doc], 7)), u8(a), u8(b), u8(c),
+               nonce(n), boolean(json_))
+def AuthError(): return aop(10)
+def Redirect(state=0, code=0, iss=1, error=0): return aop(11, u8(state), u8(code), u8(iss), u8(error))
+def AAdvance(ms): return aop(14, u32(ms))
+def AToDeadline(): return aop(15)
+def ASend(method, timeout_ms=None): return aop(16, u8(method), option(None if timeout_ms is None else u16(timeout_ms)))
+def ACredentials(): return aop(18)
+def AClose(): return aop(19)
+
+
+def auth_seed(setup, ops, settle=False, pool=b""):
+    return setup + boolean(settle) + vec(ops) + pool
+
+
+# AS metadata pieces (`c`): S256 in the low bits, ES256 DPoP algorithms at bit 2.
+S256 = 0
+DPOP_ES256 = 1 << 2
+# Token pieces: `b` 0 Bearer, 4 DPoP; `c` 1 = expires in 3600 s, 8 = with a refresh token.
+# 1. Authorization code, dynamic registration: resource metadata, server metadata, registration,
+#    the user's redirect, the token; initialize sent again and answered, a call, a step-up.
+write("auth", "code-dynamic-registration",
+      auth_seed(auth_setup(grant("code_register")), [
+          Challenge(0, 401, 0), AuthReply(c=1), AuthReply(c=S256), AuthReply(),
+          Redirect(), AuthReply(c=1 | 8), Answer(0), Answer(0), ASend(1), Answer(0),
+          ASend(0), Challenge(0, 403, 3), AuthReply(c=S256), Redirect(), AuthReply(c=1 | 8), Answer(0),
+          ACredentials(), AClose()]))
+# 2. Client credentials with private_key_jwt and DPoP: the AS asks for a nonce, then the MCP
+#    server asks for its own.
+write("auth", "client-credentials-dpop-nonces",
+      auth_seed(auth_setup(grant("client_credentials", "private_key_jwt"), dpop="required"), [
+          Challenge(0, 401, 0), AuthReply(c=4), AuthReply(c=DPOP_ES256),
+          AuthReply(400, "error", a=1, n="n1"), AuthReply(b=4, c=1), Challenge(0, 401, 4, n="n2"),
+          Answer(0, n="fresh"), Answer(0), ASend(0), Answer(0)], settle=True))
+# 3. The JWT bearer grant, refused: the requests held fail, the next challenge fails at once.
+write("auth", "jwt-bearer-refused",
+      auth_seed(auth_setup(grant("jwt_bearer", True)), [
+          Challenge(0, 401, 1), AuthReply(), AuthReply(), AuthReply(400, "error", a=0), ASend(0),
+          Challenge(0, 401, 2), AAdvance(1000)], settle=True))
+# 4. Enterprise-managed authorization: the ID-JAG from the identity provider, then the token.
+write("auth", "identity-assertion",
+      auth_seed(auth_setup(grant("identity_assertion", True), dpop="auto"), [
+          Challenge(0, 401, 6), AuthReply(), AuthReply(c=(2 << 4)), AuthReply(), AuthReply(c=1), Answer(0),
+          Answer(0)]))
+# 5. Tokens restored from an earlier run, expiring: discovery first (without metadata), then the
+#    refresh; the server refuses the new token, refreshed again.
+write("auth", "restored-refresh-after-discovery",
+      auth_seed(auth_setup(grant("code_public"), restored=restore(True, 10, True)), [
+          AuthReply(), AuthReply(c=S256), AuthReply(c=1 | 8), Answer(0), Answer(0), ASend(2),
+          Challenge(0, 401, 2), AuthReply(c=1), Answer(0), AAdvance(4_000_000)], settle=True))
+# 6. The HTTP+SSE fallback: initialize refused with 405, the endpoint event, then a 401 on a
+#    message posted to the endpoint: it waits for the token, and must go again once authorized.
+write("auth", "legacy-endpoint-challenge",
+      auth_seed(auth_setup(grant("client_credentials", "basic"), legacy_fallback=True), [
+          Challenge(0, 405), AEndpoint(0), Challenge(1, 401, 0), AuthReply(), AuthReply(c=S256),
+          AuthReply(c=1)], settle=True))
+# 7. No metadata anywhere (the 2025-03-26 fallback endpoints), a forged redirect, then a timeout.
+write("auth", "no-metadata-forged-redirect",
+      auth_seed(auth_setup(grant("code_confidential"), authorization_timeout=30), [
+          Challenge(0, 401), AuthReply(404), AuthReply(404), AuthReply(404), AuthReply(404),
+          Redirect(state=2), ASend(0), AToDeadline(), AToDeadline()], settle=True))
