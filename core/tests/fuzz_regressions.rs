@@ -9,11 +9,11 @@ use std::time::{Duration, Instant};
 
 use common::{Harness, config, epoch, full_server_capabilities, init_result};
 use mcp_sansio::auth::{
-    AuthConfig, AuthEvent, Authorizer, ClientInfo, Credentials, DpopPolicy, Secret, SecureRandom, SigningKey,
-    StoredTokens,
+    AuthConfig, AuthError, AuthEvent, Authorizer, ClientInfo, Credentials, DpopPolicy, Secret, SecureRandom,
+    SigningKey, StoredTokens,
 };
 use mcp_sansio::http::{HttpAction, HttpConfig, HttpMethod, HttpRequest, HttpSession};
-use mcp_sansio::{Event, RequestOptions, Status, Transmit, UsageError};
+use mcp_sansio::{Event, RequestError, RequestOptions, Status, Transmit, UsageError};
 use serde_json::{Value, json};
 
 /// Found by the `feed` target (2 vCPUs, ~610k executions, `--sanitizer none`); minimized input:
@@ -323,4 +323,83 @@ fn a_wall_clock_near_the_end_of_time_does_not_overflow() {
     net.answer(&token, 200, json!({"access_token": "at", "token_type": "Bearer", "expires_in": 3600}));
     let credentials = net.session.credentials(now, u64::MAX - 100).unwrap();
     assert_eq!(credentials.tokens.unwrap().expires_at, Some(u64::MAX));
+}
+
+/// Found by the `auth` target (~95k executions); reduced by hand from a 40-operation input: a
+/// confidential client with tokens restored from an earlier run (a refresh token, no metadata),
+/// on a server that publishes no resource metadata (the 2025-03-26 rules: the server's origin
+/// is the authorization server, whose `issuer` is not compared) and whose server metadata names
+/// `http://insecure.example/…` endpoints.
+///
+/// The first 401 made the authorizer discover before refreshing; `proceed` refused the plain
+/// `http` endpoints (the request failed with `InsecureEndpoint`), but the metadata was kept, and
+/// the next 401 (or the token nearing its expiry) refreshed straight away: the refresh token
+/// and the client secret (`Authorization: Basic`) went to `http://insecure.example/token` in
+/// clear.
+///
+/// Fixed behaviour: no token request to an endpoint that is neither `https` nor loopback; the
+/// request fails with `InsecureEndpoint`.
+#[test]
+fn a_refresh_never_goes_to_an_endpoint_in_clear() {
+    let auth = AuthConfig::authorization_code("http://127.0.0.1:4321/callback")
+        .client(ClientInfo::confidential("app", "secret"))
+        .dpop(DpopPolicy::Disabled);
+    let mut authorizer = Authorizer::new(MCP, auth, counter_random());
+    let tokens = StoredTokens {
+        access_token: Secret::new("at"),
+        token_type: "Bearer".to_owned(),
+        refresh_token: Some(Secret::new("rt")),
+        scope: None,
+        expires_at: Some(UNIX + 3600),
+    };
+    let now = epoch();
+    authorizer.restore(now, UNIX, Credentials { client: None, tokens: Some(tokens) });
+    let mut net = Net::new(HttpConfig::new(MCP).standalone_stream(false), authorizer);
+    let initialize = net.one();
+    net.answer(
+        &initialize,
+        200,
+        serde_json::from_str(&init_result("2025-11-25", json!({"tools": {}}))).unwrap(),
+    );
+    let initialized = net.one();
+    net.session.handle_response_head(now, initialized.stream(), 202, []);
+    net.session.handle_response_end(now, initialized.stream());
+    let refused = br#"Bearer error="invalid_token""#.as_slice();
+
+    let mut failures = Vec::new();
+    for _ in 0..2 {
+        let id =
+            net.session.commands().send_request(now, "tools/list", None, RequestOptions::default()).unwrap();
+        let list = net.one();
+        net.session.handle_response_head(now, list.stream(), 401, [("WWW-Authenticate", refused)]);
+        // Discovery (first time round): no resource metadata, then server metadata at the
+        // origin whose endpoints are plain `http`.
+        loop {
+            let sent = net.sent();
+            let Some(request) = sent.first() else { break };
+            assert_eq!(sent.len(), 1, "{sent:?}");
+            let url = url::Url::parse(request.url()).unwrap();
+            assert!(url.scheme() == "https", "a request in clear: {} {url}", request.method());
+            if url.path().contains("oauth-protected-resource") {
+                net.answer(request, 404, json!({}));
+            } else {
+                let metadata = json!({"issuer": "https://mcp.example",
+                    "authorization_endpoint": "http://insecure.example/authorize",
+                    "token_endpoint": "http://insecure.example/token",
+                    "code_challenge_methods_supported": ["S256"]});
+                net.answer(request, 200, metadata);
+            }
+        }
+        let failed = std::iter::from_fn(|| net.session.poll_event()).find_map(|e| match e {
+            Event::Response { id: got, result: Err(error) } if got == id => Some(error),
+            _ => None,
+        });
+        failures.push(failed);
+    }
+    for failure in failures {
+        assert!(
+            matches!(&failure, Some(RequestError::Unauthorized(AuthError::InsecureEndpoint(url))) if url.starts_with("http://insecure.example/")),
+            "{failure:?}"
+        );
+    }
 }

@@ -532,6 +532,12 @@ impl Authorizer {
                 client.as_ref().map_or(TokenEndpointAuth::None, |c| exchange::auth_method(c, server));
             (Endpoint::Token, url, client, method, server.issuer.clone())
         };
+        // `proceed` checks the endpoints of new metadata, but a refresh goes straight here, with
+        // metadata kept from before (whose check may have failed): client credentials and
+        // refresh tokens never travel in clear.
+        if !Url::parse(&url).is_ok_and(|u| metadata::is_secure(&u)) {
+            return Err(AuthError::InsecureEndpoint(url));
+        }
         let assertion = match (&client, method) {
             (Some(client), TokenEndpointAuth::PrivateKeyJwt) => {
                 let Some(key) = &client.private_key else {
