@@ -251,8 +251,10 @@ impl HttpSession {
         let deadline =
             (out.request.is_none() || listens).then(|| deadline_after(now, self.config.connect_timeout));
         let mut out = out;
-        // Only a request may need re-sending (after a session expiry); the rest is moved.
-        let body = if out.request.is_some() { out.body.clone() } else { std::mem::take(&mut out.body) };
+        // A request may need re-sending (after a session expiry), and with an authorizer any
+        // message may (refused with 401, it waits for the token); the rest is moved.
+        let keep = out.request.is_some() || self.auth.is_some();
+        let body = if keep { out.body.clone() } else { std::mem::take(&mut out.body) };
         let role = Role::Post { out, answered: false, initialize };
         self.start_exchange(now, HttpMethod::Post, url, headers, body, role, deadline);
     }
