@@ -309,6 +309,15 @@ enum Doc {
     Junk,
 }
 
+/// What a document is made of: each builder reads its fields from bits of these (all zero: a
+/// valid document; see `resource_metadata`, `server_metadata`, `registration`, `token`).
+#[derive(Arbitrary, Debug, Clone, Copy, Default)]
+struct Pieces {
+    a: u8,
+    b: u8,
+    c: u8,
+}
+
 #[derive(Arbitrary, Debug)]
 enum Op {
     /// The MCP server refuses exchange `pick` (a head, and the end unless `open`).
@@ -344,14 +353,12 @@ enum Op {
     McpEnd(u8),
     McpError(u8),
     /// The authorization server answers the authorizer's exchange: head (unless sent; `None`:
-    /// 200, or 201 to a registration), a document built from the pieces `a`, `b`, `c` (`None`:
-    /// the document the request asks for, by its URL and method), the end.
+    /// 200, or 201 to a registration), a document (`None`: the one the request asks for, by its
+    /// URL and method) built from pieces (`None`: all zero, a valid document), the end.
     AuthReply {
         status: Option<AuthStatus>,
         doc: Option<Doc>,
-        a: u8,
-        b: u8,
-        c: u8,
+        pieces: Option<Pieces>,
         nonce: Nonce,
         json: bool,
     },
@@ -1196,7 +1203,8 @@ impl<'a> Run<'a> {
                 self.mcp.remove(&stream);
                 self.session.handle_response_error(self.now, stream, "connection reset");
             }
-            Op::AuthReply { status, doc, a, b, c, nonce, json } => {
+            Op::AuthReply { status, doc, pieces, nonce, json } => {
+                let Pieces { a, b, c } = pieces.unwrap_or_default();
                 let body = self.document(doc, a, b, c);
                 let Some(stream) = self.auth_head(status, nonce, json) else { return };
                 self.auth_finish(stream, &body);

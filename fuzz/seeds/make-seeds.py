@@ -384,8 +384,9 @@ def Answer(pick, sse=False, kind=0, arg=0, n=None, session=True, open_=False):
     return aop(1, u8(pick), boolean(sse), u8(kind), u8(arg), nonce(n), boolean(session), boolean(open_))
 def AEndpoint(pick, url=0): return aop(2, u8(pick), u8(url))
 def AuthReply(status=None, doc=None, a=0, b=0, c=0, n=None, json_=True):
-    """`doc=None`: the document the request asks for."""
-    return aop(6, auth_status(status), option(None if doc is None else variant(DOCS[doc], 7)), u8(a), u8(b), u8(c),
+    """`doc=None`: the document the request asks for; pieces all zero: `None`."""
+    pieces = None if (a, b, c) == (0, 0, 0) else u8(a) + u8(b) + u8(c)
+    return aop(6, auth_status(status), option(None if doc is None else variant(DOCS[doc], 7)), option(pieces),
                nonce(n), boolean(json_))
 def AuthError(): return aop(10)
 def Redirect(state=0, code=0, iss=1, error=0): return aop(11, u8(state), u8(code), u8(iss), u8(error))
