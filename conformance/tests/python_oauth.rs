@@ -22,7 +22,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::text;
+use common::{get, query_param, text};
 use mcp_hyper::HyperTransport;
 use mcp_sansio::CloseReason;
 use mcp_sansio::ProtocolVersion;
@@ -113,59 +113,6 @@ impl std::fmt::Display for Stats {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         self.0.fmt(f)
     }
-}
-
-/// A plain HTTP/1.1 GET that does not follow redirects: status line, `Location`, body.
-fn get(url: &str) -> (String, Option<String>, String) {
-    let rest = url.strip_prefix("http://").unwrap();
-    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
-    let mut stream = TcpStream::connect(authority).unwrap();
-    stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-    write!(stream, "GET {path} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\r\n").unwrap();
-    let mut reader = BufReader::new(stream);
-    let mut status = String::new();
-    reader.read_line(&mut status).unwrap();
-    let mut location = None;
-    let mut line = String::new();
-    while reader.read_line(&mut line).unwrap() > 2 {
-        if let Some((name, value)) = line.split_once(':') {
-            if name.eq_ignore_ascii_case("location") {
-                location = Some(value.trim().to_owned());
-            }
-        }
-        line.clear();
-    }
-    let mut body = String::new();
-    let _ = reader.read_to_string(&mut body);
-    (status.trim_end().to_owned(), location, body)
-}
-
-/// The decoded value of the query parameter `name` of `url`.
-fn query_param(url: &str, name: &str) -> Option<String> {
-    let query = url.split_once('?')?.1;
-    query.split('&').find_map(|pair| {
-        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-        (k == name).then(|| percent_decode(v))
-    })
-}
-
-fn percent_decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'+' => out.push(b' '),
-            b'%' if i + 2 < bytes.len() => {
-                let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap();
-                out.push(u8::from_str_radix(hex, 16).unwrap());
-                i += 2;
-            }
-            b => out.push(b),
-        }
-        i += 1;
-    }
-    String::from_utf8(out).unwrap()
 }
 
 /// The browser of a user who approves: GETs the authorization URL (the peer answers with a 302

@@ -8,14 +8,14 @@
 //! threads.
 #![allow(clippy::unwrap_used)]
 
+mod common;
 mod demo;
 
 use std::fmt::Write as _;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use std::io::{BufRead, BufReader, Read, Write as _};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpListener;
 use std::sync::Arc;
 
 use mcp_sansio::auth::{AuthConfig, ClientInfo};
@@ -37,27 +37,9 @@ const CLIENT_SECRET: &str = "s3cr3t-client-secret";
 fn approve(url: &str) {
     let url = url.to_owned();
     std::thread::spawn(move || {
-        let location = get(&url).expect("the authorization server redirects");
-        get(&location);
+        let (_, location, _) = common::get(&url);
+        common::get(&location.expect("the authorization server redirects"));
     });
-}
-
-/// A plain HTTP/1.1 GET; the `Location` of the answer.
-fn get(url: &str) -> Option<String> {
-    let rest = url.strip_prefix("http://")?;
-    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
-    let mut stream = TcpStream::connect(authority).ok()?;
-    write!(stream, "GET {path} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\r\n").ok()?;
-    let mut reader = BufReader::new(stream);
-    let (mut line, mut location) = (String::new(), None);
-    while reader.read_line(&mut line).ok()? > 2 {
-        if let Some(value) = line.strip_prefix("Location:").or_else(|| line.strip_prefix("location:")) {
-            location = Some(value.trim().to_owned());
-        }
-        line.clear();
-    }
-    let _ = reader.read_to_end(&mut Vec::new());
-    location
 }
 
 /// One span or event: its level, name and fields as text.

@@ -66,3 +66,36 @@ pub(crate) async fn wait_for_tool(client: &Client, name: &str) {
     }
     panic!("tool {name} never appeared");
 }
+
+/// A plain HTTP/1.1 GET that does not follow redirects (a browser's step in the OAuth tests):
+/// status line, `Location`, body.
+pub(crate) fn get(url: &str) -> (String, Option<String>, String) {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let rest = url.strip_prefix("http://").unwrap();
+    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    let mut stream = std::net::TcpStream::connect(authority).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    write!(stream, "GET {path} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\r\n").unwrap();
+    let mut reader = BufReader::new(stream);
+    let mut status = String::new();
+    reader.read_line(&mut status).unwrap();
+    let mut location = None;
+    let mut line = String::new();
+    while reader.read_line(&mut line).unwrap() > 2 {
+        if let Some((name, value)) = line.split_once(':') {
+            if name.eq_ignore_ascii_case("location") {
+                location = Some(value.trim().to_owned());
+            }
+        }
+        line.clear();
+    }
+    let mut body = String::new();
+    let _ = reader.read_to_string(&mut body);
+    (status.trim_end().to_owned(), location, body)
+}
+
+/// The decoded value of the query parameter `name` of `url`.
+pub(crate) fn query_param(url: &str, name: &str) -> Option<String> {
+    let query = url.split_once('?')?.1;
+    url::form_urlencoded::parse(query.as_bytes()).find(|(k, _)| k == name).map(|(_, v)| v.into_owned())
+}
