@@ -137,6 +137,20 @@ pub enum RequestError {
     /// The connection closed while the request was pending.
     #[error("connection closed before a response: {0}")]
     ConnectionClosed(CloseReason),
+    /// The server answered this request with a message the client cannot accept: a complete
+    /// JSON-RPC response with this request's id that carries both `result` and `error`, or an
+    /// `error` that is not a JSON-RPC error object. The call fails at once rather than waiting
+    /// for its timeout; this is neither a success nor the server's own error.
+    #[error("invalid response from the server: {0}")]
+    InvalidResponse(String),
+    /// The server's response to this request was larger than
+    /// [`ClientConfig::max_message_size`](crate::ClientConfig) (its id was readable in its first
+    /// bytes). The rest of the message is discarded in bounded memory.
+    #[error("the server's response is larger than the limit of {limit} bytes")]
+    MessageTooLarge {
+        /// The limit, in bytes.
+        limit: usize,
+    },
     /// The HTTP server answered the request with an error status.
     #[error("the server answered HTTP {status}{}", body_suffix(.body))]
     HttpStatus {
@@ -209,7 +223,9 @@ impl RequestError {
             | RequestError::InvalidInputRequest(_)
             | RequestError::InputRefused(_)
             | RequestError::ToolRejected { .. }
-            | RequestError::SubscriptionRefused { .. } => false,
+            | RequestError::SubscriptionRefused { .. }
+            | RequestError::InvalidResponse(_)
+            | RequestError::MessageTooLarge { .. } => false,
         }
     }
 
