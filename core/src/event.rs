@@ -255,9 +255,15 @@ fn reason_suffix(reason: &Option<String>) -> String {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum CloseReason {
-    /// The server closed its end of the stream (it exited or closed stdout).
+    /// The server closed its end of the stream (it closed stdout, or it exited and the driver
+    /// could not tell how).
     #[error("the server closed the connection")]
     Eof,
+    /// The server process ended, with this status: its stream is at its end too. A driver of
+    /// child processes reports it with
+    /// [`feed_exit`](crate::ClientConnection::feed_exit) instead of `feed_eof`.
+    #[error("the server process ended: {0}")]
+    Exited(ServerExit),
     /// The application called `close`.
     #[error("closed by the client")]
     Local,
@@ -301,6 +307,7 @@ impl CloseReason {
     pub fn is_retriable(&self) -> bool {
         match self {
             CloseReason::Eof
+            | CloseReason::Exited(_)
             | CloseReason::HandshakeTimeout(_)
             | CloseReason::KeepAliveTimeout(_)
             | CloseReason::Transport(_) => true,
@@ -309,6 +316,56 @@ impl CloseReason {
             | CloseReason::UnsupportedVersion { .. }
             | CloseReason::InitializeRefused(_)
             | CloseReason::InvalidInitializeResult(_) => false,
+        }
+    }
+}
+
+/// How a server process ended: its exit status, the same on every platform.
+///
+/// ```
+/// use mcp_sansio::ServerExit;
+///
+/// assert_eq!(ServerExit::Code(3).to_string(), "exited with status 3");
+/// assert_eq!(ServerExit::Signal(9).to_string(), "killed by signal 9");
+/// assert!(ServerExit::Code(0).success());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ServerExit {
+    /// It exited with this status code.
+    Code(i32),
+    /// A signal killed it (Unix), this one.
+    Signal(i32),
+}
+
+impl ServerExit {
+    /// The exit code, if it exited by itself.
+    pub fn code(&self) -> Option<i32> {
+        match self {
+            ServerExit::Code(code) => Some(*code),
+            ServerExit::Signal(_) => None,
+        }
+    }
+
+    /// The signal that killed it, if one did.
+    pub fn signal(&self) -> Option<i32> {
+        match self {
+            ServerExit::Signal(signal) => Some(*signal),
+            ServerExit::Code(_) => None,
+        }
+    }
+
+    /// Whether it exited with status 0.
+    pub fn success(&self) -> bool {
+        *self == ServerExit::Code(0)
+    }
+}
+
+impl std::fmt::Display for ServerExit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ServerExit::Code(code) => write!(f, "exited with status {code}"),
+            ServerExit::Signal(signal) => write!(f, "killed by signal {signal}"),
         }
     }
 }

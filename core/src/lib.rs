@@ -151,7 +151,7 @@ pub use config::{
 };
 pub use connection::{ClientConnection, Stats, Status};
 pub use error::UsageError;
-pub use event::{CloseReason, Event, RequestError, ServerNotification, ServerRequest};
+pub use event::{CloseReason, Event, RequestError, ServerExit, ServerNotification, ServerRequest};
 pub use ids::{ProgressToken, RequestId};
 pub use jsonrpc::{ErrorObject, InvalidMessage, McpError};
 pub use transmit::{OutgoingRequest, Transmit, TransmitKind};

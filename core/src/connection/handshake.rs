@@ -267,6 +267,7 @@ impl ClientConnection {
         };
         tracing::debug!(%version, "ready (2026-07-28, no initialize)");
         self.phase = Phase::Ready(Box::new(session));
+        self.handshake_completed = true;
         self.events.push_back(Event::Ready { protocol_version: version });
         self.update_listen(now);
     }
@@ -335,6 +336,7 @@ impl ClientConnection {
             meta: None,
         };
         self.phase = Phase::Ready(Box::new(session));
+        self.handshake_completed = true;
         self.events.push_back(Event::Ready { protocol_version: version });
     }
 }

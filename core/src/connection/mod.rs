@@ -160,6 +160,8 @@ pub struct ClientConnection {
     listen: Listen,
     scratch: Vec<u8>,
     stats: Stats,
+    /// The handshake completed at some point (the connection may have closed since).
+    handshake_completed: bool,
 }
 
 /// Request `method` of call `call`, framed under wire id `wire`.
@@ -202,6 +204,7 @@ impl ClientConnection {
             listen: Listen::default(),
             scratch: Vec::new(),
             stats: Stats::default(),
+            handshake_completed: false,
             config,
         };
         conn.start_handshake(now);
@@ -227,6 +230,14 @@ impl ClientConnection {
     /// Whether the connection is closed.
     pub fn is_closed(&self) -> bool {
         matches!(self.phase, Phase::Closed(_))
+    }
+
+    /// Whether the handshake completed, even if the connection closed since: a server may
+    /// answer `initialize` and close its end at once, and a driver that looks at
+    /// [`status`](Self::status) only after both were handled still knows the handshake
+    /// succeeded (what follows fails as closed).
+    pub fn handshake_completed(&self) -> bool {
+        self.handshake_completed
     }
 
     /// The negotiated protocol version, once ready.
@@ -364,6 +375,18 @@ impl ClientConnection {
     /// The peer closed its output: an unterminated last line is still processed, then every
     /// pending request fails and the connection closes with [`CloseReason::Eof`].
     pub fn feed_eof(&mut self, now: Instant) {
+        self.end_of_stream(now, CloseReason::Eof);
+    }
+
+    /// The server process ended with `exit` (a driver of child processes learns it from the
+    /// operating system): like [`feed_eof`](Self::feed_eof), but the connection closes with
+    /// [`CloseReason::Exited`], so every pending request and later command says how.
+    pub fn feed_exit(&mut self, now: Instant, exit: crate::ServerExit) {
+        self.end_of_stream(now, CloseReason::Exited(exit));
+    }
+
+    /// The peer's output ended: processes an unterminated last line, then closes for `reason`.
+    fn end_of_stream(&mut self, now: Instant, reason: CloseReason) {
         if self.is_closed() {
             return;
         }
@@ -371,7 +394,7 @@ impl ClientConnection {
         framer.finish(&mut |frame| self.on_frame(now, frame));
         self.framer = framer;
         self.transmits.clear();
-        self.shut(CloseReason::Eof);
+        self.shut(reason);
     }
 
     /// Processes every deadline at or before `now`. Calls before any deadline do nothing.
