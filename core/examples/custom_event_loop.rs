@@ -149,7 +149,7 @@ fn report(event: &Event) {
         Event::Request { request, .. } => {
             println!("  server request {} (not expected here)", request.method())
         }
-        Event::InvalidMessage(invalid) => println!("  invalid message from the server: {invalid:?}"),
+        Event::ProtocolViolation(violation) => println!("  the server broke the protocol: {violation}"),
         Event::Closed(reason) => println!("  closed: {reason}"),
         other => println!("  event: {other:?}"),
     }

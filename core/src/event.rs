@@ -59,10 +59,112 @@ pub enum Event {
         /// The reason the server gave.
         reason: Option<String>,
     },
-    /// A message from the server was invalid and was discarded (the connection goes on).
-    InvalidMessage(InvalidMessage),
+    /// The server broke the protocol: a message that was invalid, too large, or a response to
+    /// nothing pending. It was discarded, or failed the request it answered; the connection goes
+    /// on. Counted in [`Stats`](crate::Stats) too.
+    ProtocolViolation(ProtocolViolation),
     /// The connection is over: every pending request has been failed. Nothing more happens.
     Closed(CloseReason),
+}
+
+/// How the server broke the protocol, as [`Event::ProtocolViolation`] reports it.
+///
+/// None of them holds a copy of a large message: at most a short excerpt of its start.
+///
+/// ```
+/// use mcp_sansio::{ProtocolViolation, RequestId};
+///
+/// let v = ProtocolViolation::Oversized { len: 20_000_000, limit: 16 << 20, id: Some(RequestId::Number(4)) };
+/// assert_eq!(
+///     v.to_string(),
+///     "a message of 20000000 bytes exceeds the limit of 16777216 bytes (a response to id 4)"
+/// );
+/// ```
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ProtocolViolation {
+    /// Not a message the client can read (not JSON, not JSON-RPC 2.0, params that do not match
+    /// the schema, an error without an id): discarded.
+    #[error("{error}{}", excerpt_suffix(.excerpt))]
+    Invalid {
+        /// What is wrong with it.
+        error: InvalidMessage,
+        /// The start of the line (or HTTP message) it came in, when the error is about that:
+        /// at most [`ProtocolViolation::EXCERPT_LEN`] bytes, lossily decoded.
+        excerpt: Option<String>,
+    },
+    /// A message larger than
+    /// [`ClientConfig::max_message_size`](crate::ClientConfig::max_message_size), dropped as it
+    /// arrived. If it was a response whose id could be read (in its first bytes, or written
+    /// last), that request failed with [`RequestError::MessageTooLarge`].
+    #[error("a message of {len} bytes exceeds the limit of {limit} bytes{}", id_suffix(.id))]
+    Oversized {
+        /// Bytes of it seen (for a message dropped by a transport: at least this many).
+        len: usize,
+        /// The limit.
+        limit: usize,
+        /// The id of the response, when it could be read.
+        id: Option<RequestId>,
+    },
+    /// A response with an id, but not a valid one: both `result` and `error`, neither, or an
+    /// `error` that is not a JSON-RPC error object. If the id named a pending request, that
+    /// request failed with [`RequestError::InvalidResponse`].
+    #[error("invalid response to id {id}: {detail}")]
+    InvalidResponse {
+        /// The response's id.
+        id: RequestId,
+        /// What is wrong with it.
+        detail: &'static str,
+    },
+    /// A response to an id the client never issued: ignored.
+    #[error("a response to id {id}, which the client never issued")]
+    UnknownResponse {
+        /// The response's id.
+        id: RequestId,
+    },
+    /// A response to a request that no longer waits (it timed out, was cancelled, or was
+    /// answered already): ignored.
+    #[error("a late response to id {id}: the request is over")]
+    LateResponse {
+        /// The response's id.
+        id: RequestId,
+    },
+}
+
+impl ProtocolViolation {
+    /// The most bytes of a message an excerpt holds.
+    pub const EXCERPT_LEN: usize = 64;
+
+    /// An [`Invalid`](Self::Invalid) violation with the start of `message` as its excerpt.
+    pub(crate) fn invalid_in(error: InvalidMessage, message: &[u8]) -> Self {
+        let start = &message[..message.len().min(Self::EXCERPT_LEN)];
+        ProtocolViolation::Invalid { error, excerpt: Some(String::from_utf8_lossy(start).into_owned()) }
+    }
+
+    /// `id` as a violation shows it: a string id longer than [`EXCERPT_LEN`](Self::EXCERPT_LEN)
+    /// bytes is cut there and ends with `…` (a server may send an id of megabytes).
+    pub(crate) fn shown_id(id: RequestId) -> RequestId {
+        match id {
+            RequestId::String(mut s) if s.len() > Self::EXCERPT_LEN => {
+                let mut cut = Self::EXCERPT_LEN;
+                while !s.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                s.truncate(cut);
+                s.push('…');
+                RequestId::String(s)
+            }
+            id => id,
+        }
+    }
+}
+
+fn excerpt_suffix(excerpt: &Option<String>) -> String {
+    excerpt.as_ref().map(|e| format!(", in {e:?}")).unwrap_or_default()
+}
+
+fn id_suffix(id: &Option<RequestId>) -> String {
+    id.as_ref().map(|id| format!(" (a response to id {id})")).unwrap_or_default()
 }
 
 /// A server→client notification, typed.
@@ -138,9 +240,9 @@ pub enum RequestError {
     #[error("connection closed before a response: {0}")]
     ConnectionClosed(CloseReason),
     /// The server answered this request with a message the client cannot accept: a complete
-    /// JSON-RPC response with this request's id that carries both `result` and `error`, or an
-    /// `error` that is not a JSON-RPC error object. The call fails at once rather than waiting
-    /// for its timeout; this is neither a success nor the server's own error.
+    /// JSON-RPC response with this request's id that carries both `result` and `error` (or
+    /// neither), or an `error` that is not a JSON-RPC error object. The call fails at once
+    /// rather than waiting for its timeout; this is neither a success nor the server's own error.
     #[error("invalid response from the server: {0}")]
     InvalidResponse(String),
     /// The server's response to this request was larger than

@@ -154,14 +154,6 @@ pub enum InvalidMessage {
     /// Valid JSON, but not a JSON-RPC 2.0 message.
     #[error("not a JSON-RPC 2.0 message: {0}")]
     Envelope(&'static str),
-    /// A message longer than the configured maximum; it was dropped unread.
-    #[error("message of {len} bytes exceeds the maximum of {max} bytes")]
-    TooLarge {
-        /// Bytes seen.
-        len: usize,
-        /// The configured maximum.
-        max: usize,
-    },
     /// A known notification or request whose params do not match the schema.
     #[error("invalid params for {method}: {detail}")]
     Params {
@@ -178,9 +170,26 @@ pub enum InvalidMessage {
 /// One decoded JSON-RPC message, borrowing from the input bytes.
 #[derive(Debug)]
 pub(crate) enum Message<'a> {
-    Request { id: RequestId, method: Cow<'a, str>, params: Option<&'a RawValue> },
-    Notification { method: Cow<'a, str>, params: Option<&'a RawValue> },
-    Response { id: RequestId, result: Result<&'a RawValue, ErrorObject> },
+    Request {
+        id: RequestId,
+        method: Cow<'a, str>,
+        params: Option<&'a RawValue>,
+    },
+    Notification {
+        method: Cow<'a, str>,
+        params: Option<&'a RawValue>,
+    },
+    Response {
+        id: RequestId,
+        result: Result<&'a RawValue, ErrorObject>,
+    },
+    /// A response with a readable id that is not a valid response: both `result` and `error`,
+    /// neither, or an `error` that is not an error object. The request it names cannot get a
+    /// better answer, so it fails rather than waiting.
+    InvalidResponse {
+        id: RequestId,
+        why: &'static str,
+    },
 }
 
 #[derive(Deserialize)]
@@ -252,20 +261,19 @@ fn decode_one(bytes: &[u8]) -> Result<Message<'_>, InvalidMessage> {
         }
         (None, id) => {
             let result = match (env.result, env.error) {
-                (Some(_), Some(_)) => {
-                    return Err(InvalidMessage::Envelope("a response cannot carry both result and error"));
-                }
-                (None, None) => {
-                    return Err(InvalidMessage::Envelope("no method, result or error"));
-                }
-                (Some(result), None) => Ok(result),
-                (None, Some(error)) => Err(serde_json::from_str::<ErrorObject>(error.get())
-                    .map_err(|_| InvalidMessage::Envelope("malformed error object"))?),
+                (Some(_), Some(_)) => Err("a response cannot carry both result and error"),
+                (None, None) => Err("no method, result or error"),
+                (Some(result), None) => Ok(Ok(result)),
+                (None, Some(error)) => serde_json::from_str::<ErrorObject>(error.get())
+                    .map(Err)
+                    .map_err(|_| "the error member is not a JSON-RPC error object (code and message)"),
             };
             match (id, result) {
-                (Some(Some(id)), result) => Ok(Message::Response { id, result }),
-                (Some(None), Err(error)) => Err(InvalidMessage::PeerError(error)),
-                (None, _) | (Some(None), Ok(_)) => {
+                (Some(Some(id)), Ok(result)) => Ok(Message::Response { id, result }),
+                (Some(Some(id)), Err(why)) => Ok(Message::InvalidResponse { id, why }),
+                (Some(None), Ok(Err(error))) => Err(InvalidMessage::PeerError(error)),
+                (_, Err(why)) => Err(InvalidMessage::Envelope(why)),
+                (None, Ok(_)) | (Some(None), Ok(Ok(_))) => {
                     Err(InvalidMessage::Envelope("a response needs a non-null id"))
                 }
             }
@@ -285,6 +293,161 @@ fn parse_id(raw: &RawValue) -> Result<Option<RequestId>, InvalidMessage> {
             .parse::<i64>()
             .map(|n| Some(RequestId::Number(n)))
             .map_err(|_| InvalidMessage::Envelope("an id must be an integer or a string")),
+    }
+}
+
+/// What the first bytes of a message too large to parse say about it.
+#[derive(Debug, PartialEq)]
+pub(crate) enum Head {
+    /// A response (a `result` or `error` member came before the bytes ran out), with its id if
+    /// that came before them too.
+    Response(Option<RequestId>),
+    /// A request, a notification, a batch, or nothing that can be told.
+    Other,
+}
+
+/// Reads the top-level members at the start of an object that does not end within `head`: its
+/// id, and whether it is a response. Stops at the first value that does not end within `head`.
+pub(crate) fn scan_head(head: &[u8]) -> Head {
+    let mut scan = Scanner { bytes: head, pos: 0 };
+    let mut id = None;
+    let mut response = None;
+    if scan.next_byte() != Some(b'{') {
+        return Head::Other;
+    }
+    loop {
+        if scan.next_byte() != Some(b'"') {
+            break;
+        }
+        let Some(key) = scan.string_body() else { break };
+        if scan.next_byte() != Some(b':') {
+            break;
+        }
+        scan.skip_space();
+        let start = scan.pos;
+        match key {
+            b"result" | b"error" => response = Some(true),
+            b"method" | b"params" => response = Some(false),
+            _ => {}
+        }
+        if key == b"id" {
+            let Some(end) = scan.value_end() else { break };
+            id = std::str::from_utf8(&head[start..end])
+                .ok()
+                .and_then(|raw| serde_json::from_str::<&RawValue>(raw).ok())
+                .and_then(|raw| parse_id(raw).ok().flatten());
+        }
+        if response.is_some() && (id.is_some() || key == b"id") {
+            break;
+        }
+        if key != b"id" && scan.value_end().is_none() {
+            break;
+        }
+        if scan.next_byte() != Some(b',') {
+            break;
+        }
+    }
+    match response {
+        Some(true) => Head::Response(id),
+        Some(false) | None => Head::Other,
+    }
+}
+
+/// The id of an object whose last member is `"id"`: `…,"id":7}` (the TypeScript SDK writes its
+/// responses in that order). Only the end of the object is read, so call it for a message known
+/// to be a response ([`scan_head`]).
+pub(crate) fn id_at_end(tail: &[u8]) -> Option<RequestId> {
+    let tail = tail.trim_ascii_end().strip_suffix(b"}")?.trim_ascii_end();
+    // The value: an integer or a string without escapes (ids are short).
+    let value_start = if tail.last() == Some(&b'"') {
+        tail[..tail.len() - 1].iter().rposition(|&b| b == b'"' || b == b'\\')?
+    } else {
+        tail.iter().rposition(|&b| !(b.is_ascii_digit() || b == b'-'))? + 1
+    };
+    let value = &tail[value_start..];
+    let before = tail[..value_start].trim_ascii_end().strip_suffix(b":")?.trim_ascii_end();
+    let before = before.strip_suffix(b"\"id\"")?.trim_ascii_end();
+    // The member must follow another one or open the object: then it is a top-level member.
+    if !matches!(before.last(), Some(b',' | b'{')) || value.first() == Some(&b'\\') {
+        return None;
+    }
+    let raw = serde_json::from_slice::<&RawValue>(value).ok()?;
+    parse_id(raw).ok().flatten()
+}
+
+/// A cursor over the start of a JSON text, for [`scan_head`]: each step says `None` when the
+/// bytes run out (or are not JSON) before it is done.
+struct Scanner<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Scanner<'a> {
+    fn skip_space(&mut self) {
+        while self.bytes.get(self.pos).is_some_and(u8::is_ascii_whitespace) {
+            self.pos += 1;
+        }
+    }
+
+    /// The next byte that is not white space.
+    fn next_byte(&mut self) -> Option<u8> {
+        self.skip_space();
+        let byte = *self.bytes.get(self.pos)?;
+        self.pos += 1;
+        Some(byte)
+    }
+
+    /// The raw contents of a string whose opening quote was just read; moves past its end.
+    fn string_body(&mut self) -> Option<&'a [u8]> {
+        let start = self.pos;
+        loop {
+            match *self.bytes.get(self.pos)? {
+                b'"' => {
+                    self.pos += 1;
+                    return Some(&self.bytes[start..self.pos - 1]);
+                }
+                b'\\' => self.pos += 2,
+                _ => self.pos += 1,
+            }
+        }
+    }
+
+    /// Moves past the value that starts here; returns where it ends.
+    fn value_end(&mut self) -> Option<usize> {
+        self.skip_space();
+        match *self.bytes.get(self.pos)? {
+            b'"' => {
+                self.pos += 1;
+                self.string_body()?;
+            }
+            b'{' | b'[' => {
+                let mut depth = 0usize;
+                loop {
+                    match *self.bytes.get(self.pos)? {
+                        b'"' => {
+                            self.pos += 1;
+                            self.string_body()?;
+                            continue;
+                        }
+                        b'{' | b'[' => depth += 1,
+                        b'}' | b']' => depth -= 1,
+                        _ => {}
+                    }
+                    self.pos += 1;
+                    if depth == 0 {
+                        break;
+                    }
+                }
+            }
+            _ => {
+                // A number or a literal: it ends where a delimiter starts, which must be here.
+                let len = self.bytes[self.pos..]
+                    .iter()
+                    .position(|b| matches!(b, b',' | b'}' | b']') || b.is_ascii_whitespace())?;
+                self.pos += len;
+            }
+        }
+        Some(self.pos)
     }
 }
 
@@ -413,14 +576,14 @@ mod tests {
     #[test]
     fn rejects_what_the_spec_forbids() {
         for bad in [
-            r#"{"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":"x"}}"#,
+            r#"{"jsonrpc":"2.0","id":null,"result":{},"error":{"code":1,"message":"x"}}"#,
+            r#"{"jsonrpc":"2.0","result":{},"error":{"code":1,"message":"x"}}"#,
+            r#"{"jsonrpc":"2.0","id":null,"error":"boom"}"#,
             r#"{"jsonrpc":"1.0","id":1,"result":{}}"#,
             r#"{"id":1,"result":{}}"#,
             r#"{"jsonrpc":"2.0","id":1.5,"result":{}}"#,
             r#"{"jsonrpc":"2.0","id":{},"result":{}}"#,
             r#"{"jsonrpc":"2.0","id":null,"method":"x"}"#,
-            r#"{"jsonrpc":"2.0","id":1}"#,
-            r#"{"jsonrpc":"2.0","id":1,"error":"boom"}"#,
             r#"{"jsonrpc":"2.0","result":{}}"#,
             r#"[]"#,
             r#"42"#,
@@ -432,6 +595,64 @@ mod tests {
             one(r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}"#),
             Err(InvalidMessage::PeerError(_))
         ));
+    }
+
+    #[test]
+    fn an_invalid_response_with_a_readable_id_names_it() {
+        for (bad, why) in [
+            (r#"{"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":"x"}}"#, "both"),
+            (r#"{"jsonrpc":"2.0","id":1,"error":"boom"}"#, "error object"),
+            (r#"{"jsonrpc":"2.0","id":1,"error":{"code":"x","message":"m"}}"#, "error object"),
+            (r#"{"jsonrpc":"2.0","id":1}"#, "no method, result or error"),
+        ] {
+            match one(bad) {
+                Ok(Message::InvalidResponse { id: RequestId::Number(1), why: got }) => {
+                    assert!(got.contains(why), "{bad}: {got}")
+                }
+                other => panic!("{bad}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn the_head_of_an_oversized_message_tells_a_response_and_its_id() {
+        use Head::{Other, Response};
+        let n = |n| Response(Some(RequestId::Number(n)));
+        for (head, expected) in [
+            (r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"xxx"#, n(7)),
+            (r#" { "id" : 7 , "jsonrpc" : "2.0" , "error" : {"code":1,"message":"xx"#, n(7)),
+            (r#"{"jsonrpc":"2.0","result":{"a":[1,{"b":"}]"}],"c":2},"id":8,"x":"#, n(8)),
+            (r#"{"jsonrpc":"2.0","id":"s\"1","result":"#, Response(Some(RequestId::from("s\"1")))),
+            (r#"{"result":{"content":[{"type":"text","text":"xxxxxxxx"#, Response(None)),
+            (r#"{"jsonrpc":"2.0","id":null,"result":"#, Response(None)),
+            (r#"{"jsonrpc":"2.0","id":7"#, Other),
+            (r#"{"jsonrpc":"2.0","id":7,"method":"sampling/createMessage","params":{"#, Other),
+            (r#"{"jsonrpc":"2.0","id":7,"params":{"messages":[],"result":1"#, Other),
+            (r#"{"method":"x","params":{"id":7,"result":1"#, Other),
+            (r#"[{"jsonrpc":"2.0","id":7,"result":{}}"#, Other),
+            (r#"{"jsonrpc":"2.0","id":7.5,"result":{"#, Response(None)),
+            ("not json", Other),
+            ("", Other),
+        ] {
+            assert_eq!(scan_head(head.as_bytes()), expected, "{head}");
+        }
+    }
+
+    #[test]
+    fn an_id_written_last_is_read_from_the_end() {
+        let id = |s: &str| id_at_end(s.as_bytes());
+        assert_eq!(id(r#"xxx"}]},"jsonrpc":"2.0","id":12}"#), Some(RequestId::Number(12)));
+        assert_eq!(id("xx\"}]} , \"id\" : -3 }  \r"), Some(RequestId::Number(-3)));
+        assert_eq!(id(r#"xx"}]},"id":"abc"}"#), Some(RequestId::from("abc")));
+        assert_eq!(id(r#"{"id":5}"#), Some(RequestId::Number(5)));
+        assert_eq!(id(r#"xx"}]},"id":"a\"b"}"#), None);
+        assert_eq!(id(r#"xx"},"id":5}}"#), None);
+        assert_eq!(id(r#"xx","xid":5}"#), None);
+        assert_eq!(id(r#"xx","id":null}"#), None);
+        assert_eq!(id(r#"xx","id":5]"#), None);
+        assert_eq!(id(r#"xx","id":}"#), None);
+        assert_eq!(id("5}"), None);
+        assert_eq!(id(""), None);
     }
 
     #[test]

@@ -121,7 +121,7 @@
 //!
 //! # Errors, in three classes
 //! - The caller misused the API: a command returns [`UsageError`] and sends nothing.
-//! - The server broke the protocol or failed: an [`Event`] says so ([`Event::InvalidMessage`],
+//! - The server broke the protocol or failed: an [`Event`] says so ([`Event::ProtocolViolation`],
 //!   [`RequestError`] in [`Event::Response`], [`Event::Closed`]); the engine never panics on
 //!   peer input.
 //! - Requests never wait forever: every one has a deadline, and all fail on EOF or close.
@@ -151,7 +151,9 @@ pub use config::{
 };
 pub use connection::{ClientConnection, Stats, Status};
 pub use error::UsageError;
-pub use event::{CloseReason, Event, RequestError, ServerExit, ServerNotification, ServerRequest};
+pub use event::{
+    CloseReason, Event, ProtocolViolation, RequestError, ServerExit, ServerNotification, ServerRequest,
+};
 pub use ids::{ProgressToken, RequestId};
 pub use jsonrpc::{ErrorObject, InvalidMessage, McpError};
 pub use transmit::{OutgoingRequest, Transmit, TransmitKind};

@@ -8,7 +8,9 @@ use std::time::Duration;
 
 use common::{Harness, num, result_line};
 use mcp_sansio::schema::{CallTool, CallToolRequestParams};
-use mcp_sansio::{CloseReason, Event, RequestError, RequestId, RequestOptions, Status, UsageError};
+use mcp_sansio::{
+    CloseReason, Event, ProtocolViolation, RequestError, RequestId, RequestOptions, Status, UsageError,
+};
 use serde_json::json;
 
 fn call(h: &mut Harness) -> RequestId {
@@ -66,7 +68,9 @@ fn late_response_after_cancel_is_ignored_and_counted() {
         r#"{{"jsonrpc":"2.0","id":{},"error":{{"code":-32800,"message":"cancelled"}}}}"#,
         num(&a)
     ));
-    h.assert_quiet();
+    let late = Event::ProtocolViolation(ProtocolViolation::LateResponse { id: a.clone() });
+    assert_eq!(format!("{:?}", h.events()), format!("{:?}", [&late, &late]), "reported, nothing else");
+    assert!(h.sent().is_empty());
     let stats = h.conn.stats();
     assert_eq!(stats.late_responses, 2);
     assert_eq!(stats.unknown_responses, 0);
@@ -80,7 +84,19 @@ fn responses_to_ids_never_issued_are_counted_as_unknown() {
     h.server(&result_line(999, json!({})));
     h.server(&result_line(-1, json!({})));
     h.server(&result_line("1", json!({}))); // a string is not the engine's numeric id 1
-    h.assert_quiet();
+    let events = h.events();
+    assert!(
+        matches!(
+            &events[..],
+            [
+                Event::ProtocolViolation(ProtocolViolation::UnknownResponse { id: RequestId::Number(999) }),
+                Event::ProtocolViolation(ProtocolViolation::UnknownResponse { id: RequestId::Number(-1) }),
+                Event::ProtocolViolation(ProtocolViolation::UnknownResponse { id: RequestId::String(s) }),
+            ] if s == "1"
+        ),
+        "reported, nothing else: {events:?}"
+    );
+    assert!(h.sent().is_empty());
     let stats = h.conn.stats();
     assert_eq!((stats.unknown_responses, stats.late_responses), (3, 0));
     assert!(h.conn.is_pending(&a), "a string id must not match a numeric one");
@@ -98,8 +114,15 @@ fn duplicate_responses_are_ignored() {
     h.server(&result_line(num(&a), json!({"n": 1})));
     h.server(&result_line(num(&a), json!({"n": 2})));
     let events = h.events();
-    let [Event::Response { result: Ok(raw), .. }] = events.as_slice() else { panic!("{events:?}") };
+    let [
+        Event::Response { result: Ok(raw), .. },
+        Event::ProtocolViolation(ProtocolViolation::LateResponse { id }),
+    ] = events.as_slice()
+    else {
+        panic!("{events:?}")
+    };
     assert_eq!(raw.get(), r#"{"n":1}"#, "the first answer wins");
+    assert_eq!(id, &a, "the second is reported as late");
     assert_eq!(h.conn.stats().late_responses, 1);
     assert!(h.sent().is_empty());
 }

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use common::{epoch, result_line};
 use mcp_sansio::schema::{CallTool, CallToolRequestParams, Implementation};
 use mcp_sansio::{
-    ClientConfig, ClientConnection, CloseReason, Event, InvalidMessage, ProtocolVersion, RequestError,
+    ClientConfig, ClientConnection, CloseReason, Event, ProtocolVersion, ProtocolViolation, RequestError,
     RequestId, RequestOptions, TransmitKind, TransportEvent, UsageError,
 };
 use serde_json::{Value, json};
@@ -229,7 +229,10 @@ fn a_failed_request_an_oversized_message_and_a_dead_transport() {
 
     pipe.conn.handle_transport(pipe.now, TransportEvent::Oversized { len: 1 << 30 });
     let events = pipe.events();
-    assert!(matches!(events[..], [Event::InvalidMessage(InvalidMessage::TooLarge { len: 1073741824, .. })]));
+    assert!(matches!(
+        events[..],
+        [Event::ProtocolViolation(ProtocolViolation::Oversized { len: 1073741824, id: None, .. })]
+    ));
     assert_eq!(pipe.conn.stats().oversized_messages, 1);
 
     pipe.conn.handle_transport(pipe.now, TransportEvent::Closed { detail: "the pipe broke".into() });

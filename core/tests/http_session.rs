@@ -712,7 +712,7 @@ fn oversized_json_body_fails_the_request() {
     net.pump();
     assert!(net.aborted.contains(&post.stream()));
     let events = net.events();
-    assert!(events.iter().any(|e| matches!(e, Event::InvalidMessage(_))));
+    assert!(events.iter().any(|e| matches!(e, Event::ProtocolViolation(_))));
     assert!(
         matches!(&responses(&events)[0], (got, Err(RequestError::Transport(why))) if *got == id && why.contains("maximum"))
     );

@@ -282,9 +282,14 @@ fn multi_round_trip_with_each_input_kind() {
     assert_eq!(retry["params"]["inputResponses"]["where"]["roots"][0]["uri"], "file:///w");
     assert_eq!(retry["params"]["inputResponses"]["llm"]["model"], "m");
     assert_eq!(retry["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"], "2026-07-28");
-    // A stale answer under the first id is ignored; the retry's answer completes the call.
+    // A stale answer under the first id is ignored (reported as late); the retry's answer
+    // completes the call.
     h.server(&result_line(1, json!({"content": []})));
-    assert!(h.events().is_empty());
+    let events = h.events();
+    assert!(
+        matches!(&events[..], [Event::ProtocolViolation(mcp_sansio::ProtocolViolation::LateResponse { .. })]),
+        "{events:?}"
+    );
     let retry_id = retry["id"].as_i64().unwrap();
     h.server(&result_line(
         retry_id,

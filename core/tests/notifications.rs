@@ -6,7 +6,9 @@ mod common;
 
 use common::{Harness, notification_line, num, progress_line};
 use mcp_sansio::schema::LoggingLevel;
-use mcp_sansio::{Event, InvalidMessage, ProgressToken, RequestId, RequestOptions, ServerNotification};
+use mcp_sansio::{
+    Event, InvalidMessage, ProgressToken, ProtocolViolation, RequestId, RequestOptions, ServerNotification,
+};
 use serde_json::json;
 
 fn one_notification(h: &mut Harness) -> ServerNotification {
@@ -135,7 +137,11 @@ fn known_notifications_with_invalid_params_are_invalid_messages() {
         h.server(&notification_line(method, params.clone()));
         let events = h.events();
         assert!(
-            matches!(events.as_slice(), [Event::InvalidMessage(InvalidMessage::Params { method: m, .. })] if m == method),
+            matches!(
+                events.as_slice(),
+                [Event::ProtocolViolation(ProtocolViolation::Invalid { error: InvalidMessage::Params { method: m, .. }, .. })]
+                    if m == method
+            ),
             "{method} {params}: {events:?}"
         );
     }

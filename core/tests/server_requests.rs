@@ -10,7 +10,9 @@ use mcp_sansio::schema::{
     ClientCapabilities, CreateMessageResult, ElicitResult, JsonObject, ListChangedCapability,
     ListRootsResult, Root, SamplingContentBlock,
 };
-use mcp_sansio::{Event, InvalidMessage, RequestId, ServerNotification, ServerRequest, UsageError};
+use mcp_sansio::{
+    Event, InvalidMessage, ProtocolViolation, RequestId, ServerNotification, ServerRequest, UsageError,
+};
 use serde_json::json;
 
 fn all_client_capabilities() -> ClientCapabilities {
@@ -184,7 +186,11 @@ fn invalid_sampling_params_are_answered_with_invalid_params() {
     }
     let events = h.events();
     assert!(
-        events.iter().all(|e| matches!(e, Event::InvalidMessage(InvalidMessage::Params { method, .. }) if method == "sampling/createMessage")),
+        events.iter().all(|e| matches!(
+            e,
+            Event::ProtocolViolation(ProtocolViolation::Invalid { error: InvalidMessage::Params { method, .. }, .. })
+                if method == "sampling/createMessage"
+        )),
         "no Event::Request for invalid params: {events:?}"
     );
     assert_eq!(
@@ -237,7 +243,13 @@ fn a_reused_open_id_is_invalid() {
     assert!(
         matches!(
             events.as_slice(),
-            [Event::Request { .. }, Event::InvalidMessage(InvalidMessage::Envelope(_))]
+            [
+                Event::Request { .. },
+                Event::ProtocolViolation(ProtocolViolation::Invalid {
+                    error: InvalidMessage::Envelope(_),
+                    ..
+                })
+            ]
         ),
         "{events:?}"
     );

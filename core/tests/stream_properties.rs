@@ -128,12 +128,13 @@ fn the_reference_session_is_what_it_should_be() {
             "Ready",
             "Notification",
             "Request",
-            "InvalidMessage",
+            "ProtocolViolation",
             "Progress",
             "Response",
             "Notification",
-            "InvalidMessage",
+            "ProtocolViolation",
             "Response",
+            "ProtocolViolation",
             "ServerRequestCancelled",
             "Notification",
             "Response",
@@ -142,7 +143,9 @@ fn the_reference_session_is_what_it_should_be() {
         "{:#?}",
         outcome.events
     );
-    assert!(outcome.events[7].contains("TooLarge"), "{}", outcome.events[7]);
+    assert!(outcome.events[3].contains("excerpt: Some(\"{not json}\")"), "{}", outcome.events[3]);
+    assert!(outcome.events[7].contains("Oversized"), "{}", outcome.events[7]);
+    assert!(outcome.events[9].contains("UnknownResponse { id: Number(99) }"), "{}", outcome.events[9]);
     assert_eq!(
         outcome.written,
         [

@@ -50,9 +50,14 @@ fn request_times_out_after_the_idle_timeout_and_is_cancelled_on_the_wire() {
     assert_eq!(h.conn.pending(), 0);
     assert_eq!(h.conn.stats().timeouts, 1);
     assert_eq!(h.conn.poll_timeout(), None);
-    // The answer that comes after the deadline is late and ignored.
+    // The answer that comes after the deadline is late: reported, and otherwise ignored.
     h.server(&result_line(num(&id), json!({"content": []})));
-    h.assert_quiet();
+    let events = h.events();
+    assert!(
+        matches!(&events[..], [Event::ProtocolViolation(mcp_sansio::ProtocolViolation::LateResponse { id: late })] if *late == id),
+        "{events:?}"
+    );
+    assert!(h.sent().is_empty());
     assert_eq!(h.conn.stats().late_responses, 1);
 }
 

@@ -12,29 +12,62 @@ use super::pending::{CallId, PendingKind, WireId};
 use super::{ClientConnection, ServerRequestState};
 use crate::RequestId;
 use crate::capability;
-use crate::event::{Event, RequestError, ServerNotification, ServerRequest};
+use crate::event::{CloseReason, Event, ProtocolViolation, RequestError, ServerNotification, ServerRequest};
 use crate::framing::Frame;
-use crate::jsonrpc::{self, ErrorObject, InvalidMessage, Message};
+use crate::jsonrpc::{self, ErrorObject, Head, InvalidMessage, Message};
 use crate::schema::{self, CancelledNotificationParams};
 
 impl ClientConnection {
+    /// A transport dropped a message of at least `len` bytes for its size, unread.
     pub(super) fn on_frame_oversized(&mut self, len: usize) {
-        self.stats.oversized_messages += 1;
-        self.invalid(InvalidMessage::TooLarge { len, max: self.config.max_message_size });
+        self.oversized(len, None);
     }
 
+    /// Reports a message dropped for its size, the response to `id` if that could be read.
+    fn oversized(&mut self, len: usize, id: Option<RequestId>) {
+        self.stats.oversized_messages += 1;
+        let limit = self.config.max_message_size;
+        self.discarded(ProtocolViolation::Oversized { len, limit, id: id.map(ProtocolViolation::shown_id) });
+    }
+
+    /// Reports a message discarded as invalid.
     pub(super) fn invalid(&mut self, error: InvalidMessage) {
-        tracing::debug!(%error, "invalid message discarded");
+        self.discarded(ProtocolViolation::Invalid { error, excerpt: None });
+    }
+
+    /// Counts and reports a message that was discarded (or failed the request it answered).
+    fn discarded(&mut self, violation: ProtocolViolation) {
+        tracing::debug!(%violation, "invalid message discarded");
         self.stats.invalid_messages += 1;
-        if matches!(error, InvalidMessage::Json(_)) {
+        if matches!(violation, ProtocolViolation::Invalid { error: InvalidMessage::Json(_), .. }) {
             self.stats.parse_errors += 1;
         }
-        self.events.push_back(Event::InvalidMessage(error));
+        self.events.push_back(Event::ProtocolViolation(violation));
     }
 
     pub(super) fn on_frame(&mut self, now: Instant, frame: Frame<'_>) {
+        if self.is_closed() {
+            return;
+        }
         match frame {
-            Frame::Oversized { len } => self.on_frame_oversized(len),
+            Frame::TooLong { head } => {
+                // The request this answers fails now: the rest of it is not worth waiting for.
+                if let Head::Response(Some(id)) = jsonrpc::scan_head(head) {
+                    self.fail_answer(now, &id, self.too_large());
+                }
+            }
+            Frame::Oversized { len, head, tail } => match jsonrpc::scan_head(head) {
+                // Its request failed when it went past the limit.
+                Head::Response(Some(id)) => self.oversized(len, Some(id)),
+                Head::Response(None) => {
+                    let id = jsonrpc::id_at_end(tail);
+                    self.oversized(len, id.clone());
+                    if let Some(id) = &id {
+                        self.fail_answer(now, id, self.too_large());
+                    }
+                }
+                Head::Other => self.oversized(len, None),
+            },
             Frame::Message(bytes) => {
                 self.last_received = now;
                 tracing::trace!(message = %String::from_utf8_lossy(bytes), "recv");
@@ -45,14 +78,44 @@ impl ClientConnection {
                     self.stats.messages_received += 1;
                     match message {
                         Ok(Message::Response { id, result }) => self.on_response(now, id, result),
+                        Ok(Message::InvalidResponse { id, why }) => {
+                            let shown = ProtocolViolation::shown_id(id.clone());
+                            self.discarded(ProtocolViolation::InvalidResponse { id: shown, detail: why });
+                            self.fail_answer(now, &id, RequestError::InvalidResponse(why.to_owned()));
+                        }
                         Ok(Message::Notification { method, params }) => {
                             self.on_notification(now, &method, params)
                         }
                         Ok(Message::Request { id, method, params }) => self.on_request(id, &method, params),
-                        Err(error) => self.invalid(error),
+                        Err(error) => self.discarded(ProtocolViolation::invalid_in(error, bytes)),
                     }
                 });
             }
+        }
+    }
+
+    fn too_large(&self) -> RequestError {
+        RequestError::MessageTooLarge { limit: self.config.max_message_size }
+    }
+
+    /// The answer to our request `id` arrived but cannot be used (`error` says why): the
+    /// request fails now rather than at its deadline, since no better answer will come.
+    fn fail_answer(&mut self, now: Instant, id: &RequestId, error: RequestError) {
+        let RequestId::Number(wire) = id else { return };
+        let Some((call, pending)) = WireId::of(*wire).and_then(|w| self.pending.take_by_wire(w)) else {
+            return;
+        };
+        tracing::debug!(id = wire, %error, "unusable answer");
+        match pending.kind {
+            PendingKind::User | PendingKind::Transport => self.finish(call, pending, Err(error)),
+            // Any answer shows the server alive.
+            PendingKind::KeepAlive => self.keep_alive_ping = None,
+            PendingKind::Initialize => self.shut(CloseReason::InvalidInitializeResult(error.to_string())),
+            PendingKind::Discover => {
+                let reason = CloseReason::InvalidInitializeResult(format!("server/discover: {error}"));
+                self.not_modern(now, reason);
+            }
+            PendingKind::Listen => self.on_listen_answer(now, call, Err(error)),
         }
     }
 
@@ -65,17 +128,24 @@ impl ClientConnection {
         let wire = match id {
             RequestId::Number(n) => n,
             RequestId::String(_) => {
+                // The client only issues numbers.
                 self.stats.unknown_responses += 1;
+                let id = ProtocolViolation::shown_id(id);
+                self.events.push_back(Event::ProtocolViolation(ProtocolViolation::UnknownResponse { id }));
                 return;
             }
         };
         let Some((id, pending)) = WireId::of(wire).and_then(|w| self.pending.take_by_wire(w)) else {
-            if self.pending.issued(wire) {
+            tracing::debug!(id = wire, "response to no pending request ignored");
+            let id = RequestId::Number(wire);
+            let violation = if self.pending.issued(wire) {
                 self.stats.late_responses += 1;
+                ProtocolViolation::LateResponse { id }
             } else {
                 self.stats.unknown_responses += 1;
-            }
-            tracing::debug!(id = wire, "response to no pending request ignored");
+                ProtocolViolation::UnknownResponse { id }
+            };
+            self.events.push_back(Event::ProtocolViolation(violation));
             return;
         };
         match pending.kind {

@@ -77,9 +77,23 @@ pub(super) fn decode_params<T: serde::de::DeserializeOwned>(
     params: Option<&RawValue>,
 ) -> Result<T, InvalidMessage> {
     let text = params.map_or("{}", RawValue::get);
-    serde_json::from_str(text)
-        .map_err(|e| InvalidMessage::Params { method: method.to_owned(), detail: e.to_string() })
+    serde_json::from_str(text).map_err(|e| {
+        // serde quotes the offending value whole, and a server may send megabytes of it.
+        let mut detail = e.to_string();
+        if detail.len() > MAX_DETAIL {
+            let mut cut = MAX_DETAIL;
+            while !detail.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            detail.truncate(cut);
+            detail.push('…');
+        }
+        InvalidMessage::Params { method: method.to_owned(), detail }
+    })
 }
+
+/// The most bytes of serde's explanation an invalid params error keeps.
+const MAX_DETAIL: usize = 256;
 
 /// Checks that `bytes` hold one JSON value, so that nothing malformed is ever written.
 fn check_json(bytes: &[u8]) -> Result<(), UsageError> {

@@ -25,7 +25,7 @@ use crate::capability;
 use crate::config::{ClientConfig, RequestOptions};
 use crate::error::UsageError;
 use crate::event::{CloseReason, Event, RequestError};
-use crate::framing::{Frame, LineFramer};
+use crate::framing::{self, Frame, LineFramer};
 use crate::jsonrpc::{self, ErrorObject};
 use crate::schema::{self, CancelledNotificationParams, InitializeResult, Request, ServerCapabilities};
 use crate::transmit::{Route, Transmit, TransmitKind};
@@ -71,7 +71,8 @@ pub struct Stats {
     pub bytes_received: u64,
     /// Messages sent.
     pub messages_sent: u64,
-    /// Invalid messages discarded (including oversized ones).
+    /// Invalid messages discarded (including oversized ones and invalid responses, which also
+    /// fail the request they answer).
     pub invalid_messages: u64,
     /// Messages discarded because they were not JSON at all (a subset of `invalid_messages`).
     pub parse_errors: u64,
@@ -365,7 +366,11 @@ impl ClientConnection {
         }
         self.stats.bytes_received += message.len() as u64;
         if message.len() > self.config.max_message_size {
-            self.on_frame(now, Frame::Oversized { len: message.len() });
+            let len = message.len();
+            let head = &message[..len.min(framing::HEAD_LEN)];
+            let tail = message[len - len.min(framing::TAIL_LEN)..].trim_ascii_end();
+            self.on_frame(now, Frame::TooLong { head });
+            self.on_frame(now, Frame::Oversized { len, head, tail });
         } else {
             self.on_frame(now, Frame::Message(message));
         }

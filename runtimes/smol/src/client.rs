@@ -14,7 +14,8 @@ use mcp_sansio::schema::{
     PaginatedRequestParams, Prompt, Request, Resource, ServerCapabilities, Tool,
 };
 use mcp_sansio::{
-    ClientConfig, ClientConnection, Commands, ProtocolVersion, ServerNotification, Status, UsageError,
+    ClientConfig, ClientConnection, Commands, ProtocolVersion, ProtocolViolation, ServerNotification, Status,
+    UsageError,
 };
 
 use crate::Error;
@@ -33,7 +34,7 @@ use crate::notifications::{
 };
 #[cfg(feature = "output-schema")]
 use crate::output_schema::OutputSchemas;
-use crate::shared::{DriverLife, Engine, Extras, Shared, Slot};
+use crate::shared::{DriverLife, Engine, Extras, Shared, Slot, ViolationFn};
 use crate::stdio::{ServerCommand, drain_stderr};
 
 /// Builds a [`Client`]: configuration, the server-request handler, and the transport.
@@ -57,6 +58,7 @@ pub struct ClientBuilder {
     handler: Arc<dyn ClientHandler>,
     era_cache: Option<EraCache>,
     notification_handlers: Vec<Arc<dyn NotificationHandler>>,
+    violation_hooks: Vec<ViolationFn>,
     notification_capacity: usize,
     list_cache: ListCacheConfig,
     clock: Arc<dyn Clock>,
@@ -78,6 +80,7 @@ impl ClientBuilder {
             handler: Arc::new(DefaultHandler),
             era_cache: Some(EraCache::global().clone()),
             notification_handlers: Vec::new(),
+            violation_hooks: Vec::new(),
             notification_capacity: DEFAULT_CAPACITY,
             list_cache: ListCacheConfig::default(),
             clock: Arc::new(AsyncIoClock),
@@ -132,6 +135,39 @@ impl ClientBuilder {
         self.notification_handler(FnHandler(f))
     }
 
+    /// Adds a callback that sees every way the server breaks the protocol on this connection: a
+    /// line that is not JSON (a server printing to its stdout), an invalid message, one larger
+    /// than [`max_message_size`](mcp_sansio::ClientConfig::max_message_size), a response to an
+    /// id that was never issued or to a request that is over. The connection goes on; when the
+    /// message answered a call, that call has failed with a typed error already (see
+    /// [`ProtocolViolation`]). [`Client::stats`] counts them too.
+    ///
+    /// Several may be added; each sees every violation, in the order added. They run on the
+    /// driver's task: keep them short. With none, violations are only logged (`tracing`).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::sync::atomic::{AtomicU64, Ordering};
+    /// use mcp_smol::ClientBuilder;
+    /// use mcp_smol::mcp_sansio::ProtocolViolation;
+    /// use mcp_smol::mcp_sansio::schema::Implementation;
+    ///
+    /// let oversized = Arc::new(AtomicU64::new(0));
+    /// let seen = oversized.clone();
+    /// let builder = ClientBuilder::new(Implementation::new("my-app", "1.0.0")).on_protocol_violation(
+    ///     move |violation| {
+    ///         if let ProtocolViolation::Oversized { .. } = violation {
+    ///             seen.fetch_add(1, Ordering::Relaxed);
+    ///         }
+    ///         eprintln!("the server broke the protocol: {violation}");
+    ///     },
+    /// );
+    /// ```
+    pub fn on_protocol_violation(mut self, f: impl Fn(&ProtocolViolation) + Send + Sync + 'static) -> Self {
+        self.violation_hooks.push(Arc::new(f));
+        self
+    }
+
     /// How many notifications the broadcast to [`Client::notifications`] subscribers holds
     /// (default 1024): a subscriber that falls further behind is told how many it missed
     /// ([`RecvError::Lagged`](crate::RecvError::Lagged)).
@@ -180,6 +216,7 @@ impl ClientBuilder {
         Extras {
             broadcast: Broadcast::new(self.notification_capacity),
             handlers: std::mem::take(&mut self.notification_handlers),
+            violation_hooks: std::mem::take(&mut self.violation_hooks),
             lists: ListCache::new(self.list_cache, self.clock.clone()),
             #[cfg(feature = "output-schema")]
             output_schemas: self.validate_output.then(OutputSchemas::new),

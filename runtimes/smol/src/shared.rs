@@ -23,6 +23,10 @@ use crate::notifications::{Broadcast, NotificationHandler};
 /// A progress callback for one call.
 pub(crate) type ProgressFn = Arc<dyn Fn(&ProgressNotificationParams) + Send + Sync>;
 
+/// A callback for the server's protocol violations
+/// ([`on_protocol_violation`](crate::ClientBuilder::on_protocol_violation)).
+pub(crate) type ViolationFn = Arc<dyn Fn(&mcp_sansio::ProtocolViolation) + Send + Sync>;
+
 pub(crate) struct Shared {
     state: Mutex<State>,
     /// Where the driver and the commands get the time (outside the lock: it never changes).
@@ -36,6 +40,8 @@ pub(crate) struct Shared {
 pub(crate) struct Extras {
     pub(crate) broadcast: Arc<Broadcast>,
     pub(crate) handlers: Vec<Arc<dyn NotificationHandler>>,
+    /// Who sees the server's protocol violations (none: they are only logged).
+    pub(crate) violation_hooks: Vec<ViolationFn>,
     pub(crate) lists: ListCache,
     #[cfg(feature = "output-schema")]
     pub(crate) output_schemas: Option<crate::output_schema::OutputSchemas>,

@@ -6,7 +6,9 @@ use std::task::{Context, Poll, Waker};
 use std::time::Instant;
 
 use mcp_sansio::schema::ProgressNotificationParams;
-use mcp_sansio::{ErrorObject, Event, RequestError, RequestId, ServerNotification, ServerRequest};
+use mcp_sansio::{
+    ErrorObject, Event, ProtocolViolation, RequestError, RequestId, ServerNotification, ServerRequest,
+};
 use serde::Serialize;
 use serde_json::value::RawValue;
 
@@ -22,6 +24,7 @@ pub(super) struct Batch {
     events: Vec<Event>,
     progress: Vec<(ProgressFn, ProgressNotificationParams)>,
     notifications: Vec<ServerNotification>,
+    violations: Vec<ProtocolViolation>,
     responses: Vec<(RequestId, Result<Box<RawValue>, RequestError>)>,
     requests: Vec<(RequestId, ServerRequest)>,
 }
@@ -59,7 +62,16 @@ impl Batch {
                     tracing::debug!(%id, ?reason, "server cancelled its request");
                     answers.cancel(&id);
                 }
-                Event::InvalidMessage(error) => tracing::warn!(%error, "invalid message from the server"),
+                Event::ProtocolViolation(violation) => {
+                    match &violation {
+                        // A late answer is the server being slow, not broken.
+                        ProtocolViolation::LateResponse { .. } => {
+                            tracing::debug!(%violation, "protocol violation by the server")
+                        }
+                        _ => tracing::warn!(%violation, "protocol violation by the server"),
+                    }
+                    self.violations.push(violation);
+                }
                 Event::Closed(reason) => {
                     tracing::debug!(%reason, "connection closed");
                     if let Some(era) = state.era.as_mut() {
@@ -80,6 +92,12 @@ impl Batch {
         // caller has seen all the progress that preceded its result.
         for (f, params) in self.progress.drain(..) {
             f(&params);
+        }
+        // Violations too: a hook learns why a call failed before the call does.
+        for violation in self.violations.drain(..) {
+            for hook in &shared.extras.violation_hooks {
+                hook(&violation);
+            }
         }
         // Notifications too: the cache learns of changes first, so that a handler or
         // subscriber reacting to a `list_changed` reads the new list.
