@@ -11,10 +11,11 @@
 //! |---|---|
 //! | `garbage` | the call gets non-JSON and non-JSON-RPC lines; with `{"answer":true}` the real answer follows them (its text says how many lines came first) |
 //! | `invalid_utf8` | a line of invalid UTF-8, then the call's answer with invalid UTF-8 inside a JSON string |
-//! | `huge_line` | the call's answer is one line of 100 MiB (`{"mib":N}` changes the size), written in pieces |
+//! | `huge_line` | the call's answer is one line of 100 MiB (`{"mib":N}` changes the size), written in pieces; its id comes first, or last with `{"id_last":true}` (the TypeScript SDK's order) |
 //! | `deep_nesting` | an unclosed and a closed line of 100 000 `[`, then the call's answer with `structuredContent` nested 100 000 deep |
 //! | `stray_responses` | answers to an id never issued, to a string id and to the next id the client will use, then the real answer, then a second answer to the same id |
-//! | `result_and_error` | the call's answer carries both `result` and `error` |
+//! | `result_and_error` | the call's answer carries both `result` and `error`; with `{"bad_error":true}`, an `error` that is a string |
+//! | `bom` | writes a UTF-8 byte order mark before its first message |
 //! | `batch` | an empty batch, then the call's answer inside a batch with a notification and an invalid element |
 //! | `notification_flood` | answers at once, then writes `notifications/message` as fast as the client reads, for `{"ms":N}` (default 2000); then reports on stderr `flood: sent N notifications in M ms` |
 //! | `silent` | says nothing after the `initialize` answer |
@@ -43,6 +44,7 @@ pub(crate) const MODES: &[&str] = &[
     "deep_nesting",
     "stray_responses",
     "result_and_error",
+    "bom",
     "batch",
     "notification_flood",
     "silent",
@@ -132,6 +134,9 @@ struct Server<'a> {
 
 impl Server<'_> {
     fn serve(&self) -> i32 {
+        if self.mode == "bom" {
+            self.out.write(b"\xEF\xBB\xBF");
+        }
         let mut stdin = std::io::stdin().lock();
         let mut line = Vec::new();
         let mut initialized = false;
@@ -201,9 +206,14 @@ impl Server<'_> {
         match self.mode {
             "garbage" => self.garbage(id, arguments.get("answer") == Some(&Value::Bool(true))),
             "invalid_utf8" => self.invalid_utf8(id),
-            "huge_line" => self.huge_line(id, number("mib", 100)),
+            "huge_line" => {
+                self.huge_line(id, number("mib", 100), arguments.get("id_last") == Some(&Value::Bool(true)))
+            }
             "deep_nesting" => self.deep_nesting(id),
             "stray_responses" => self.stray_responses(id),
+            "result_and_error" if arguments.get("bad_error") == Some(&Value::Bool(true)) => {
+                self.out.write(&line_of(&format!(r#"{{"jsonrpc":"2.0","id":{id},"error":"it broke"}}"#)))
+            }
             "result_and_error" => self.out.write(&line_of(&format!(
                 r#"{{"jsonrpc":"2.0","id":{id},"result":{},"error":{{"code":-32603,"message":"both"}}}}"#,
                 text("result and error")
@@ -264,10 +274,20 @@ impl Server<'_> {
         self.out.write(&bytes);
     }
 
-    /// One line of `mib` MiB, written in 1 MiB pieces, the newline only at the very end.
-    fn huge_line(&self, id: &Value, mib: u64) {
-        let head = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":""#);
-        let tail = "\"}]}}\n";
+    /// One line of `mib` MiB, written in 1 MiB pieces, the newline only at the very end; the id
+    /// is its first member, or its last with `id_last`.
+    fn huge_line(&self, id: &Value, mib: u64, id_last: bool) {
+        let (head, tail) = if id_last {
+            (
+                r#"{"result":{"content":[{"type":"text","text":""#.to_owned(),
+                format!("\"}}]}},\"jsonrpc\":\"2.0\",\"id\":{id}}}\n"),
+            )
+        } else {
+            (
+                format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":""#),
+                "\"}]}}\n".to_owned(),
+            )
+        };
         let total = mib * (1 << 20);
         let piece = vec![b'x'; 1 << 20];
         self.out.write(head.as_bytes());

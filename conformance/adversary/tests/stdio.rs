@@ -161,15 +161,32 @@ fn invalid_utf8_is_discarded_and_only_its_request_times_out() {
     });
 }
 
+/// The timeout of a call that must fail at once: it must not come into play.
+const LONG: Duration = Duration::from_secs(30);
+
+/// `outcome` is the typed failure `expected`, which came at once, not at the call's timeout.
+fn assert_failed_at_once<T: std::fmt::Debug>(
+    outcome: Result<T, Error>,
+    expected: &RequestError,
+    took: Duration,
+) {
+    assert!(
+        matches!(&outcome, Err(Error::Request(error)) if error == expected),
+        "expected {expected:?}, got {outcome:?}"
+    );
+    assert!(took < Duration::from_secs(2), "the failure took {took:?}: it should not wait for the timeout");
+}
+
 #[test]
 fn a_100_mib_line_is_dropped_as_it_streams() {
     case("huge_line", || async {
         let client = connect(&command("huge_line")).await;
         let rss_before = rss_bytes();
         assert!(reset_peak_rss(), "the kernel refused to reset the peak RSS");
-        let timeout = Duration::from_secs(1);
-        let (result, took) = call(&client, "huge_line", json!({"mib": 100}), timeout).await;
-        assert_timed_out(result, timeout, took);
+        // The answer's id is in its first bytes: the call fails as soon as the line passes
+        // max_message_size (16 MiB), long before the rest of it, and its timeout.
+        let (result, took) = call(&client, "huge_line", json!({"mib": 100}), LONG).await;
+        assert_failed_at_once(result, &RequestError::MessageTooLarge { limit: 16 * MIB }, took);
         // Sent after the huge line: answered once the client has read past it.
         let (result, took) =
             call(&client, "echo", json!({"message": "after"}), Duration::from_secs(10)).await;
@@ -229,14 +246,48 @@ fn unknown_and_duplicate_responses_are_ignored() {
 }
 
 #[test]
+fn a_100_mib_line_with_its_id_last_fails_its_call_when_it_ends() {
+    case("huge_line", || async {
+        let client = connect(&command("huge_line")).await;
+        // The TypeScript SDK's order: `result` first, `id` last. The call fails when the line
+        // ends (its last bytes hold the id), not at its timeout.
+        let (result, took) = call(&client, "huge_line", json!({"mib": 100, "id_last": true}), LONG).await;
+        assert_failed_at_once(result, &RequestError::MessageTooLarge { limit: 16 * MIB }, took);
+        let stats = client.stats();
+        assert_eq!((stats.oversized_messages, stats.invalid_messages), (1, 1));
+        still_answers(&client, "after the huge line").await;
+        client.close().await;
+    });
+}
+
+#[test]
 fn a_response_with_result_and_error_fails_its_request() {
     case("result_and_error", || async {
         let client = connect(&command("result_and_error")).await;
         let invalid = client.stats().invalid_messages;
-        let (result, took) = call(&client, "result_and_error", json!({}), SHORT).await;
-        assert_timed_out(result, SHORT, took);
-        assert_eq!(client.stats().invalid_messages - invalid, 1);
+        let (result, took) = call(&client, "result_and_error", json!({}), LONG).await;
+        let both = RequestError::InvalidResponse("a response cannot carry both result and error".into());
+        assert_failed_at_once(result, &both, took);
+        // An `error` that is not an error object: the same, and not the server's error.
+        let (result, took) = call(&client, "result_and_error", json!({"bad_error": true}), LONG).await;
+        let not_an_error = RequestError::InvalidResponse(
+            "the error member is not a JSON-RPC error object (code and message)".into(),
+        );
+        assert_failed_at_once(result, &not_an_error, took);
+        let stats = client.stats();
+        assert_eq!(stats.invalid_messages - invalid, 2);
+        assert_eq!(stats.requests_timed_out, 0);
         still_answers(&client, "after result and error").await;
+        client.close().await;
+    });
+}
+
+#[test]
+fn a_byte_order_mark_before_the_first_message_is_skipped() {
+    case("bom", || async {
+        let client = connect(&command("bom")).await;
+        assert_eq!(client.stats().invalid_messages, 0);
+        still_answers(&client, "after the byte order mark").await;
         client.close().await;
     });
 }
