@@ -26,6 +26,10 @@
 //! | `ignore_sigterm` | runs with SIGTERM ignored and ignores the end of its stdin (the call says whether SIGTERM is ignored) |
 //! | `grandchildren` | starts `sleep 1000` twice, once directly and once through `sh -c 'sleep 1000 &'` (an orphan), both holding its stdout and stderr, then answers with the first one's pid; with `{"exit":true}` it exits instead of answering |
 //! | `request_flood` | answers at once, then sends `ping` requests as fast as the client reads them for `{"ms":N}` (default 2000), without reading its stdin meanwhile; then reads again, and reports on stderr `flood: sent N requests in M ms` |
+//! | `close_stdout` | answers `initialize`, then at once closes its stdout (the answer and the EOF arrive together) and lives on until its stdin closes, then exits with status 0 |
+//! | `exit_after_handshake` | answers `initialize`, then at once exits with status 3 |
+//! | `killed` | the call is never answered: the server kills itself with SIGKILL |
+//! | `stop_reading` | runs with SIGTERM ignored; the call is answered, then the server never reads its stdin again, nor exits |
 
 use std::io::{BufRead, Write};
 use std::os::unix::process::CommandExt;
@@ -55,6 +59,10 @@ pub(crate) const MODES: &[&str] = &[
     "ignore_sigterm",
     "grandchildren",
     "request_flood",
+    "close_stdout",
+    "exit_after_handshake",
+    "killed",
+    "stop_reading",
 ];
 
 /// The protocol versions of the `initialize` era, oldest first.
@@ -69,12 +77,15 @@ pub(crate) fn run(mode: &str) -> i32 {
         eprintln!("unknown stdio mode {mode:?}; known: {}", MODES.join(", "));
         return 2;
     }
-    if mode == "ignore_sigterm" && !sigterm_ignored() {
+    if matches!(mode, "ignore_sigterm" | "stop_reading") && !sigterm_ignored() {
         // std cannot change a signal's disposition, but an ignored signal stays ignored across
         // exec: let the shell ignore it, then become this same server again (same pid).
         let me = std::env::current_exe().unwrap_or_else(|_| "mcp-adversary".into());
-        let error =
-            Command::new("sh").args(["-c", "trap '' TERM; exec \"$0\" stdio ignore_sigterm"]).arg(me).exec();
+        let error = Command::new("sh")
+            .args(["-c", "trap '' TERM; exec \"$0\" stdio \"$1\""])
+            .arg(me)
+            .arg(mode)
+            .exec();
         eprintln!("could not re-run under sh: {error}");
         return 1;
     }
@@ -158,6 +169,7 @@ impl Server<'_> {
                 "initialize" => {
                     initialized = true;
                     self.answer(id, initialize_result(params));
+                    self.after_initialize();
                 }
                 "ping" => self.answer(id, json!({})),
                 "tools/list" => self.answer(id, self.tools()),
@@ -231,8 +243,33 @@ impl Server<'_> {
             "ignore_sigterm" => self.answer(id, text(&format!("SIGTERM ignored: {}", sigterm_ignored()))),
             "grandchildren" => self.grandchildren(id, arguments.get("exit") == Some(&Value::Bool(true))),
             "request_flood" => self.request_flood(id, number("ms", 2000)),
+            "killed" => {
+                let _ =
+                    rustix::process::kill_process(rustix::process::getpid(), rustix::process::Signal::KILL);
+            }
+            "stop_reading" => {
+                self.answer(id, text("no longer reading"));
+                loop {
+                    std::thread::sleep(Duration::from_secs(3600));
+                }
+            }
             // `silent` and `silent_handshake` never get here.
             _ => self.error(id, -32603, "no misbehaviour for this mode"),
+        }
+    }
+
+    /// What the handshake modes do right after answering `initialize`.
+    fn after_initialize(&self) {
+        match self.mode {
+            "close_stdout" => {
+                // Become `cat` with stdout on /dev/null: this process's end of the pipe closes
+                // right behind the answer, and the process lives on until its stdin closes.
+                let error = Command::new("cat").stdout(Stdio::null()).exec();
+                eprintln!("could not exec cat: {error}");
+                std::process::exit(1);
+            }
+            "exit_after_handshake" => std::process::exit(3),
+            _ => {}
         }
     }
 

@@ -18,7 +18,7 @@ use mcp_smol::mcp_sansio::schema::{
     CallToolRequestParams, CallToolResult, EmptyParams, Implementation, Ping,
 };
 use mcp_smol::mcp_sansio::{
-    CloseReason, ProtocolVersion, RequestError, ServerNotification, Status, UsageError,
+    CloseReason, ProtocolVersion, RequestError, ServerExit, ServerNotification, Status, UsageError,
 };
 use mcp_smol::{CallOptions, Client, ClientBuilder, Error, RecvError, ServerCommand};
 use serde_json::{Value, json};
@@ -115,9 +115,14 @@ fn assert_timed_out<T: std::fmt::Debug>(outcome: Result<T, Error>, timeout: Dura
 
 /// `outcome` is the failure of a request whose connection the server closed.
 fn assert_eof<T: std::fmt::Debug>(outcome: Result<T, Error>, took: Duration) {
+    assert_closed_by(outcome, took, &CloseReason::Eof);
+}
+
+/// Like [`assert_eof`], for a server whose process ended: the reason has its exit status.
+fn assert_closed_by<T: std::fmt::Debug>(outcome: Result<T, Error>, took: Duration, reason: &CloseReason) {
     assert!(
-        matches!(outcome, Err(Error::Request(RequestError::ConnectionClosed(CloseReason::Eof)))),
-        "expected the connection closed by the server, got {outcome:?}"
+        matches!(&outcome, Err(Error::Request(RequestError::ConnectionClosed(r))) if r == reason),
+        "expected the connection closed by the server ({reason}), got {outcome:?}"
     );
     assert!(took < SLACK, "the failure took {took:?}: it should not wait for the timeout");
 }
@@ -490,9 +495,10 @@ fn exiting_mid_response_fails_the_call_promptly() {
         let pid = client.server_pid().expect("a pid");
         still_answers(&client, "before").await;
         let (result, took) = call(&client, "exit_mid_response", json!({}), Duration::from_secs(10)).await;
-        assert_eof(result, took);
+        let exited = CloseReason::Exited(ServerExit::Code(3));
+        assert_closed_by(result, took, &exited);
         let (result, _) = ping(&client, Duration::from_secs(5)).await;
-        assert!(matches!(result, Err(Error::Usage(UsageError::Closed(CloseReason::Eof)))), "{result:?}");
+        assert!(matches!(&result, Err(Error::Usage(UsageError::Closed(r))) if *r == exited), "{result:?}");
         client.closed().await;
         assert!(process_gone(pid), "the server is not reaped");
     });
@@ -551,8 +557,9 @@ fn a_server_exiting_while_its_grandchildren_hold_stdout_fails_calls_promptly() {
         // reaches EOF), then exits without answering.
         let (result, took) =
             call(&client, "grandchildren", json!({"exit": true}), Duration::from_secs(10)).await;
-        assert_eof(result, took);
-        assert_eq!(client.status(), Status::Closed(CloseReason::Eof));
+        let exited = CloseReason::Exited(ServerExit::Code(3));
+        assert_closed_by(result, took, &exited);
+        assert_eq!(client.status(), Status::Closed(exited));
         client.close().await;
         assert!(process_gone(pid));
         assert!(

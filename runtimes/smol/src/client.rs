@@ -35,7 +35,7 @@ use crate::notifications::{
 #[cfg(feature = "output-schema")]
 use crate::output_schema::OutputSchemas;
 use crate::shared::{DriverLife, Engine, Extras, Shared, Slot, ViolationFn};
-use crate::stdio::{ServerCommand, drain_stderr};
+use crate::stdio::{EndedBy, ServerCommand, ServerEnd, drain_stderr};
 
 /// Builds a [`Client`]: configuration, the server-request handler, and the transport.
 ///
@@ -400,8 +400,12 @@ impl Client {
             if state.driver_dropped() {
                 return Poll::Ready(Err(Error::DriverGone));
             }
-            match state.engine.conn().status() {
+            let conn = state.engine.conn();
+            match conn.status() {
                 Status::Ready => Poll::Ready(Ok(())),
+                // The handshake's answer and the server's end may be handled in one poll of
+                // the driver: a completed handshake is ready, and what follows fails as closed.
+                Status::Closed(_) if conn.handshake_completed() => Poll::Ready(Ok(())),
                 Status::Closed(reason) => Poll::Ready(Err(Error::Connect(reason))),
                 _ => {
                     state.watch(cx.waker());
@@ -584,8 +588,20 @@ impl Client {
     }
 
     /// Where the connection is in its life.
+    ///
+    /// A stdio server that closed its stdout without exiting at once closes the connection
+    /// with [`CloseReason::Eof`](mcp_sansio::CloseReason::Eof); once the driver's shutdown saw
+    /// the process exit by itself (not on a signal of the client's), the status says how:
+    /// [`CloseReason::Exited`](mcp_sansio::CloseReason::Exited).
     pub fn status(&self) -> Status {
-        self.shared.lock().engine.conn().status()
+        let state = self.shared.lock();
+        match (state.engine.conn().status(), state.server_end) {
+            (
+                Status::Closed(mcp_sansio::CloseReason::Eof),
+                Some(ServerEnd { by: EndedBy::Itself | EndedBy::StdinClosed, exit: Some(exit) }),
+            ) => Status::Closed(mcp_sansio::CloseReason::Exited(exit)),
+            (status, _) => status,
+        }
     }
 
     /// Counters of this connection: requests tracked, completed, failed, timed out and
@@ -608,11 +624,18 @@ impl Client {
     /// Closes the connection (pending calls fail with
     /// [`CloseReason::Local`](mcp_sansio::CloseReason::Local)) and waits until the driver has
     /// finished: the transport is closed and a server process is gone, however stubborn (see
-    /// [`ServerCommand`] for the shutdown sequence).
+    /// [`ServerCommand`] for the shutdown sequence: what was still queued for the server is
+    /// written within the first step, and the whole takes at most twice
+    /// [`shutdown_step`](ServerCommand::shutdown_step)).
+    ///
+    /// Returns how the server process ended ([`ServerEnd`]: on its own, once its stdin closed,
+    /// on SIGTERM or by SIGKILL, with its exit status), the same on every call; `None` for a
+    /// connection without a process (HTTP, [`ClientBuilder::connect`]) or when the driver was
+    /// dropped before its shutdown ended.
     ///
     /// This waits for the driver, so the driver must be running (or dropped: then this
     /// returns at once).
-    pub async fn close(&self) {
+    pub async fn close(&self) -> Option<ServerEnd> {
         {
             let now = self.shared.clock.now();
             let mut state = self.shared.lock();
@@ -620,6 +643,7 @@ impl Client {
             state.wake_driver();
         }
         self.closed().await;
+        self.shared.lock().server_end
     }
 
     /// Waits until the driver has finished (or was dropped), without closing anything.

@@ -13,7 +13,9 @@ use mcp_sansio::{ClientConfig, ProtocolVersion};
 /// The 2026-07-28 versioning rules call the era a property of the server, to be cached for the
 /// server process (the engine does that for its connection) or the HTTP origin, and allow keeping
 /// it across restarts of the same configuration provided a failed assumption leads to probing
-/// again. A server is known by its command line (stdio) or its URL's origin (HTTP). Only
+/// again. A stdio server is known by everything that defines it: the program, its arguments,
+/// its working directory and its environment (hashed: it may hold secrets), so two commands that
+/// differ only in a variable are two servers; an HTTP server by its URL's origin. Only
 /// dual-era connections use the cache; a connection that answers modern, or that fails its
 /// handshake after skipping the probe, clears the entry.
 ///

@@ -92,7 +92,9 @@ pub use notifications::{ListKind, NotificationHandler, Notifications, RecvError}
 #[cfg(feature = "output-schema")]
 pub use output_schema::{OutputSchemaError, OutputSchemas, SchemaViolation};
 pub use pool::{MemberId, MemberInfo, MemberStatus, Pool, PoolBuilder, PoolStats, Strategy};
-pub use stdio::{DEFAULT_INHERITED_ENV, DEFAULT_SHUTDOWN_STEP, ServerCommand, StderrSink};
+pub use stdio::{
+    DEFAULT_INHERITED_ENV, DEFAULT_SHUTDOWN_STEP, EndedBy, ServerCommand, ServerEnd, StderrSink,
+};
 
 pub use mcp_sansio;
 

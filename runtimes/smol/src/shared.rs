@@ -232,6 +232,8 @@ pub(crate) struct State {
     pub(crate) server_pid: Option<u32>,
     /// What the era cache learns from this connection's handshake.
     pub(crate) era: Option<EraMemo>,
+    /// How the server process ended, once the driver's shutdown saw it (stdio servers).
+    pub(crate) server_end: Option<crate::stdio::ServerEnd>,
 }
 
 impl Shared {
@@ -246,6 +248,7 @@ impl Shared {
                 driver: DriverLife::Running,
                 server_pid: None,
                 era: None,
+                server_end: None,
             }),
             clock,
             extras,

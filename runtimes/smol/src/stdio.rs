@@ -10,10 +10,11 @@ use std::pin::Pin;
 use std::process::Stdio;
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use async_process::{Child, ChildStderr, ChildStdin, ChildStdout};
 use futures_lite::AsyncRead;
+use mcp_sansio::ServerExit;
 use rustix::process::{Pid, Signal, kill_process_group};
 
 use crate::Error;
@@ -27,6 +28,62 @@ pub const DEFAULT_INHERITED_ENV: &[&str] =
 
 /// Default wait for the server to exit after its stdin closes, and again after SIGTERM.
 pub const DEFAULT_SHUTDOWN_STEP: Duration = Duration::from_secs(2);
+
+/// How a stdio server's process ended, as [`Client::close`](crate::Client::close) reports it.
+///
+/// ```
+/// # use mcp_smol::{EndedBy, ServerEnd};
+/// fn describe(end: &ServerEnd) -> String {
+///     match end.by {
+///         EndedBy::Sigkill => format!("had to be killed ({end})"),
+///         _ => end.to_string(),
+///     }
+/// }
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ServerEnd {
+    /// What ended it.
+    pub by: EndedBy,
+    /// Its exit status; `None` if the operating system would not tell it.
+    pub exit: Option<ServerExit>,
+}
+
+/// What ended a stdio server's process (see [`ServerCommand`] for the shutdown sequence).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum EndedBy {
+    /// It exited on its own before its stdin was closed (it crashed, or chose to).
+    Itself,
+    /// It exited once its stdin closed, within the first
+    /// [`shutdown_step`](ServerCommand::shutdown_step).
+    StdinClosed,
+    /// It exited after SIGTERM, within the second step.
+    Sigterm,
+    /// It outlasted both steps: SIGKILL.
+    Sigkill,
+}
+
+impl fmt::Display for ServerEnd {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.exit {
+            Some(exit) => write!(f, "{exit}")?,
+            None => f.write_str("ended")?,
+        }
+        f.write_str(match self.by {
+            EndedBy::Itself => " on its own",
+            EndedBy::StdinClosed => " once its stdin closed",
+            EndedBy::Sigterm => " after SIGTERM",
+            EndedBy::Sigkill => " after ignoring its stdin closing and SIGTERM",
+        })
+    }
+}
+
+/// The platform-neutral exit status of `status`; `None` when it says neither code nor signal.
+pub(crate) fn server_exit(status: std::process::ExitStatus) -> Option<ServerExit> {
+    use std::os::unix::process::ExitStatusExt;
+    status.code().map(ServerExit::Code).or_else(|| status.signal().map(ServerExit::Signal))
+}
 
 /// Where the server's stderr lines go. It is always drained: a server blocked on a full stderr
 /// pipe would stop answering.
@@ -55,7 +112,16 @@ impl fmt::Debug for StderrSink {
 ///
 /// The child runs in a process group of its own, so that shutdown reaches whatever it spawned.
 /// Shutdown closes its stdin, waits [`shutdown_step`](Self::shutdown_step), sends SIGTERM to the
-/// group, waits again, then sends SIGKILL to the group; the child is always reaped.
+/// group, waits again, then sends SIGKILL to the group; the child is always reaped. The first
+/// step counts from the moment the connection closed: writing what was still queued for the
+/// server comes out of it, so a whole shutdown takes at most twice the step.
+/// [`Client::close`](crate::Client::close) reports how the server ended ([`ServerEnd`]).
+///
+/// The server's exit status also ends its connection: a server that exits closes it with
+/// [`CloseReason::Exited`](mcp_sansio::CloseReason::Exited), which every pending call's error
+/// carries ("the server process ended: exited with status 3", "…: killed by signal 9"). A
+/// server that closes its stdout and lives on closes it with
+/// [`CloseReason::Eof`](mcp_sansio::CloseReason::Eof), 100 ms later.
 ///
 /// ```
 /// use mcp_smol::ServerCommand;
@@ -139,7 +205,7 @@ impl ServerCommand {
     }
 
     /// Sets each wait of the shutdown sequence (the longest shutdown takes twice this, plus
-    /// the moment SIGKILL needs).
+    /// the moment SIGKILL needs, however much was left to write to the server).
     pub fn shutdown_step(mut self, step: Duration) -> Self {
         self.shutdown_step = step;
         self
@@ -150,9 +216,12 @@ impl ServerCommand {
         self.program.to_string_lossy().into_owned()
     }
 
-    /// What tells one server configuration from another: the program, its arguments and the
-    /// working directory (for the era cache).
+    /// What tells one server configuration from another, for the era cache: the program, its
+    /// arguments, the working directory and the environment it gets (inherited values as they
+    /// are now, and explicit ones). The environment is hashed: it may hold secrets, and the key
+    /// is logged.
     pub(crate) fn identity(&self) -> String {
+        use std::hash::{Hash, Hasher};
         let mut identity = self.program();
         for arg in &self.args {
             identity.push('\0');
@@ -162,18 +231,32 @@ impl ServerCommand {
             identity.push_str("\0cwd=");
             identity.push_str(&cwd.to_string_lossy());
         }
+        // The same value for the same environment within this process, which the cache
+        // outlives no more.
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        self.environment().hash(&mut hasher);
+        identity.push_str(&format!("\0env={:016x}", hasher.finish()));
         identity
+    }
+
+    /// The server's whole environment: the inherited variables the client has, then the
+    /// explicit ones (a later value of a key replaces an earlier one), sorted by key.
+    fn environment(&self) -> std::collections::BTreeMap<&OsStr, OsString> {
+        let mut environment = std::collections::BTreeMap::new();
+        for key in &self.inherit {
+            if let Some(value) = std::env::var_os(key) {
+                environment.insert(key.as_os_str(), value);
+            }
+        }
+        for (key, value) in &self.env {
+            environment.insert(key.as_os_str(), value.clone());
+        }
+        environment
     }
 
     pub(crate) fn spawn(&self) -> Result<SpawnedServer, Error> {
         let mut std_command = std::process::Command::new(&self.program);
-        std_command.args(&self.args).env_clear();
-        for key in &self.inherit {
-            if let Some(value) = std::env::var_os(key) {
-                std_command.env(key, value);
-            }
-        }
-        std_command.envs(self.env.iter().map(|(k, v)| (k, v)));
+        std_command.args(&self.args).env_clear().envs(self.environment());
         if let Some(cwd) = &self.cwd {
             std_command.current_dir(cwd);
         }
@@ -203,6 +286,8 @@ impl ServerCommand {
                 child: Some(child),
                 group: Pid::from_raw(i32::try_from(pid).unwrap_or(0)),
                 step: self.shutdown_step,
+                exit: None,
+                watch: None,
             },
             stderr_sink: self.stderr.clone(),
         })
@@ -273,6 +358,10 @@ pub(crate) struct ServerProcess {
     child: Option<Child>,
     group: Option<Pid>,
     step: Duration,
+    /// The exit status, once seen.
+    exit: Option<ServerExit>,
+    /// Waits for the exit, once [`poll_exit`](Self::poll_exit) asked.
+    watch: Option<Pin<Box<dyn Future<Output = io::Result<std::process::ExitStatus>> + Send>>>,
 }
 
 impl ServerProcess {
@@ -280,35 +369,86 @@ impl ServerProcess {
         self.child.as_ref().map(Child::id)
     }
 
+    /// Each wait of the shutdown sequence.
+    pub(crate) fn step(&self) -> Duration {
+        self.step
+    }
+
+    /// The process's exit status: `Ready(Some)` once it exited, `Ready(None)` if it cannot be
+    /// watched. Each poll asks the operating system: poll it when it matters, not every round.
+    pub(crate) fn poll_exit(&mut self, cx: &mut Context<'_>) -> Poll<Option<ServerExit>> {
+        if self.exit.is_some() {
+            return Poll::Ready(self.exit);
+        }
+        let Some(child) = self.child.as_mut() else { return Poll::Ready(None) };
+        let watch = self.watch.get_or_insert_with(|| Box::pin(child.status()));
+        match watch.as_mut().poll(cx) {
+            Poll::Pending => Poll::Pending,
+            Poll::Ready(status) => {
+                self.watch = None;
+                self.exit = status.ok().and_then(server_exit);
+                Poll::Ready(self.exit)
+            }
+        }
+    }
+
+    /// Notes whether the process has exited already (without waiting): call it before closing
+    /// its stdin, so that the shutdown can tell an exit of its own from one the close caused.
+    pub(crate) fn check_exit(&mut self) {
+        if self.exit.is_none() {
+            if let Some(child) = self.child.as_mut() {
+                self.exit = child.try_status().ok().flatten().and_then(server_exit);
+            }
+        }
+    }
+
     /// The graceful sequence, to run after the child's stdin was closed: wait, SIGTERM the
     /// group, wait, SIGKILL the group. Grandchildren left in the group are killed even when the
     /// child itself exits in time. The child stays in `self` until it is reaped, so dropping
     /// this future half-way (the driver was dropped) still kills the group. The waits are in
-    /// the connection's `clock`.
-    pub(crate) async fn shutdown(mut self, clock: Arc<dyn Clock>) {
+    /// the connection's `clock`; the first one counts from `closed_at`, when the connection
+    /// closed, so that the time the driver spent flushing what was queued for the server comes
+    /// out of it and the whole sequence stays within twice the step.
+    pub(crate) async fn shutdown(mut self, clock: Arc<dyn Clock>, closed_at: Instant) -> Option<ServerEnd> {
         let step = self.step;
         let group = self.group;
-        let Some(child) = self.child.as_mut() else { return };
-        let mut exited = wait_for(child, &*clock, step).await;
-        if !exited {
-            tracing::debug!(pid = child.id(), "server still running after stdin closed: SIGTERM");
-            signal_group(group, Signal::TERM);
-            exited = wait_for(child, &*clock, step).await;
-        }
-        if !exited {
-            tracing::warn!(pid = child.id(), "server ignored SIGTERM: SIGKILL");
-        }
+        let known = self.exit;
+        let child = self.child.as_mut()?;
+        let pid = child.id();
+        let end = match known {
+            Some(exit) => ServerEnd { by: EndedBy::Itself, exit: Some(exit) },
+            None => match wait_until(child, &*clock, closed_at.checked_add(step)).await {
+                Some(exit) => ServerEnd { by: EndedBy::StdinClosed, exit },
+                None => {
+                    tracing::debug!(pid, "server still running after stdin closed: SIGTERM");
+                    signal_group(group, Signal::TERM);
+                    let until = clock.now().checked_add(step);
+                    match wait_until(child, &*clock, until).await {
+                        Some(exit) => ServerEnd { by: EndedBy::Sigterm, exit },
+                        None => {
+                            tracing::warn!(pid, "server ignored SIGTERM: SIGKILL");
+                            signal_group(group, Signal::KILL);
+                            let exit = child.status().await.ok().and_then(server_exit);
+                            ServerEnd { by: EndedBy::Sigkill, exit }
+                        }
+                    }
+                }
+            },
+        };
         // Always: the child may be gone while something it spawned lingers in the group. A
         // group id stays reserved while the group has members; once it is empty, the id could
         // in theory be reused between the reap and this signal (the reap is above, or when
         // `ServerStdout` saw the exit, just before its EOF closed the connection), a short
         // window that the kernel's sequential pid allocation makes practically unreachable.
         signal_group(group, Signal::KILL);
-        if !exited {
-            let _ = child.status().await;
+        if end.by == EndedBy::Sigkill || end.by == EndedBy::Sigterm {
+            tracing::info!(pid, "server process {end}");
+        } else {
+            tracing::debug!(pid, "server process {end}");
         }
         self.child = None;
         self.group = None;
+        Some(end)
     }
 }
 
@@ -329,15 +469,16 @@ impl Drop for ServerProcess {
     }
 }
 
-/// Waits up to `limit` (of `clock`'s time) for the child to exit; `true` if it did.
-async fn wait_for(child: &mut Child, clock: &dyn Clock, limit: Duration) -> bool {
-    let exited = async { child.status().await.is_ok() };
+/// Waits until `at` (of `clock`'s time; `None` is past the end of time) for the child to exit:
+/// `Some` with its status (`None` when unreadable) if it did.
+async fn wait_until(child: &mut Child, clock: &dyn Clock, at: Option<Instant>) -> Option<Option<ServerExit>> {
+    let exited = async { Some(child.status().await.ok().and_then(server_exit)) };
     let timeout = async {
-        match clock.now().checked_add(limit) {
+        match at {
             Some(at) => sleep_until(clock, at).await,
             None => std::future::pending().await,
         }
-        false
+        None
     };
     futures_lite::future::or(exited, timeout).await
 }
@@ -386,5 +527,49 @@ fn emit_stderr(sink: &StderrSink, pid: u32, line: &[u8], truncated: bool) {
         StderrSink::Callback(f) if truncated => f(&format!("{text}{ellipsis}")),
         StderrSink::Callback(f) => f(text),
         StderrSink::Discard => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_identity_covers_program_arguments_directory_and_environment() {
+        let base = || ServerCommand::new("server").args(["--flag"]);
+        let identity = base().identity();
+        assert_eq!(identity, base().identity(), "the same command, the same server");
+        let others = [
+            ServerCommand::new("other").args(["--flag"]),
+            base().arg("more"),
+            base().current_dir("/tmp"),
+            base().env("MODE", "legacy"),
+            base().env("MODE", "modern"),
+            base().clear_inherited_env(),
+        ];
+        for (i, other) in others.iter().enumerate() {
+            assert_ne!(other.identity(), identity, "command {i} is another server");
+        }
+        assert_ne!(others[3].identity(), others[4].identity(), "another value, another server");
+        // A secret in the environment stays out of the key, which is logged.
+        let secret = base().env("API_TOKEN", "s3cr3t-value").identity();
+        assert!(!secret.contains("s3cr3t"), "{secret}");
+        // Set twice, the last value counts, as for the process itself.
+        assert_eq!(base().env("A", "1").env("A", "2").identity(), base().env("A", "2").identity());
+    }
+
+    #[test]
+    fn a_server_end_says_what_ended_it_and_how() {
+        let end = |by, exit| ServerEnd { by, exit }.to_string();
+        assert_eq!(end(EndedBy::Itself, Some(ServerExit::Code(3))), "exited with status 3 on its own");
+        assert_eq!(
+            end(EndedBy::StdinClosed, Some(ServerExit::Code(0))),
+            "exited with status 0 once its stdin closed"
+        );
+        assert_eq!(end(EndedBy::Sigterm, Some(ServerExit::Signal(15))), "killed by signal 15 after SIGTERM");
+        assert_eq!(
+            end(EndedBy::Sigkill, Some(ServerExit::Signal(9))),
+            "killed by signal 9 after ignoring its stdin closing and SIGTERM"
+        );
     }
 }

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use common::{builder, demo_server, live_group_members, process_gone, wait_until};
 use mcp_smol::ClientApi;
 use mcp_smol::mcp_sansio::schema::{CallTool, CallToolRequestParams};
-use mcp_smol::mcp_sansio::{CloseReason, RequestError};
+use mcp_smol::mcp_sansio::{CloseReason, RequestError, ServerExit};
 use mcp_smol::{CallOptions, Error, ServerCommand};
 use serde_json::json;
 
@@ -67,13 +67,16 @@ fn a_server_dying_mid_call_fails_the_call_promptly() {
         let start = Instant::now();
         let crash = client.call_tool("crash", json!({})).await.unwrap_err();
         assert!(start.elapsed() < Duration::from_secs(5), "took {:?}", start.elapsed());
+        // The demo server's `crash` exits with status 3, which the close reason carries.
+        let exited = CloseReason::Exited(ServerExit::Code(3));
         assert!(
-            matches!(crash, Error::Request(RequestError::ConnectionClosed(CloseReason::Eof))),
+            matches!(&crash, Error::Request(RequestError::ConnectionClosed(reason)) if *reason == exited),
             "unexpected error: {crash}"
         );
-        assert!(crash.to_string().contains("server closed the connection"), "{crash}");
+        assert!(crash.to_string().contains("server process ended: exited with status 3"), "{crash}");
         // A call that was already in flight fails the same way instead of waiting 60 s.
-        assert!(matches!(other.await, Err(Error::Request(RequestError::ConnectionClosed(CloseReason::Eof)))));
+        let other = other.await;
+        assert!(matches!(&other, Err(Error::Request(RequestError::ConnectionClosed(r))) if *r == exited));
         client.closed().await;
         assert!(process_gone(pid, false));
     });
@@ -236,7 +239,7 @@ fn a_missing_program_is_a_clear_spawn_error() {
 fn a_server_that_exits_before_the_handshake_is_a_connect_error() {
     smol::block_on(async {
         let error = builder().spawn_stdio(&ServerCommand::new("true")).await.unwrap_err();
-        assert!(matches!(error, Error::Connect(CloseReason::Eof)), "{error}");
+        assert!(matches!(error, Error::Connect(CloseReason::Exited(ServerExit::Code(0)))), "{error}");
     });
 }
 
@@ -253,7 +256,7 @@ fn only_allow_listed_and_explicit_environment_reaches_the_server() {
         .stderr_to(move |line| sink.lock().unwrap().push_str(line));
     smol::block_on(async {
         let error = builder().spawn_stdio(&command).await.unwrap_err();
-        assert!(matches!(error, Error::Connect(CloseReason::Eof)), "{error}");
+        assert!(matches!(error, Error::Connect(CloseReason::Exited(ServerExit::Code(0)))), "{error}");
     });
     assert!(wait_until(Duration::from_secs(2), || !seen.lock().unwrap().is_empty()));
     assert_eq!(*seen.lock().unwrap(), "unset|yes|path");
@@ -270,7 +273,10 @@ fn the_server_runs_in_the_requested_directory() {
         .stderr_to(move |line| sink.lock().unwrap().push_str(line));
     smol::block_on(async {
         let outcome = builder().spawn_stdio(&command).await;
-        assert!(matches!(outcome, Err(Error::Connect(CloseReason::Eof))), "{outcome:?}");
+        assert!(
+            matches!(outcome, Err(Error::Connect(CloseReason::Exited(ServerExit::Code(0))))),
+            "{outcome:?}"
+        );
     });
     assert!(
         wait_until(Duration::from_secs(2), || !seen.lock().unwrap().is_empty()),

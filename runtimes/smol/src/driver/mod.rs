@@ -24,13 +24,13 @@ use futures_lite::{AsyncRead, AsyncWrite};
 use self::authorize::AuthIo;
 use self::events::{Answers, Batch};
 use self::exchanges::HttpIo;
-use self::stream::StreamIo;
+use self::stream::{EXIT_WAIT, End, StreamIo};
 use crate::clock::AsyncTimer;
 use crate::handler::ClientHandler;
 use crate::http::HttpTransport;
 use crate::shared::{DriverLife, Engine, Shared};
 use crate::source_waker::{SourceWaker, TaskWaker};
-use crate::stdio::ServerProcess;
+use crate::stdio::{ServerEnd, ServerProcess};
 
 type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
 
@@ -95,7 +95,7 @@ enum Phase {
     /// Moving messages, round after round.
     Running,
     /// The connection is over and the transport closed: the server process is shut down.
-    ShuttingDown(BoxFuture<()>),
+    ShuttingDown(BoxFuture<Option<ServerEnd>>),
     /// The process is gone; what it wrote to stderr last is still read, until this timer.
     Draining(Pin<Box<dyn AsyncTimer>>),
     /// Over, and everyone was told.
@@ -186,6 +186,10 @@ impl Driver {
         if let Some(pid) = process.pid() {
             self.span.record("pid", pid);
         }
+        if let Io::Stream(io) = &mut self.io {
+            // The final flush comes out of the first shutdown step.
+            io.set_flush_limit(process.step());
+        }
         self.process = Some(process);
         self
     }
@@ -199,22 +203,66 @@ impl Driver {
     fn round(&mut self, cx: &mut Context<'_>) -> bool {
         let now = self.shared.clock.now();
         let mut progressed = self.io.receive(cx, &self.shared, now);
+        progressed |= self.report_end(cx, now);
         let (engine, events) = self.exchange(cx, now);
         progressed |= events;
         self.batch.deliver(&self.shared, now, &mut self.answers);
         if let Some(auth) = self.auth.as_mut() {
             progressed |= auth.poll(cx, &self.shared, now);
         }
-        progressed |= self.io.send(cx, &self.shared, now);
+        progressed |= self.io.send(cx, now);
         progressed |= self.answers.poll(cx, &self.shared);
         self.background.poll();
         let deadline = self.io.deadline(&engine, now);
         progressed |= self.poll_timer(cx, deadline);
         if self.io.is_done(&engine, now) {
-            self.begin_shutdown();
+            self.begin_shutdown(now);
             progressed = true;
         }
         progressed
+    }
+
+    /// The stream ended (the server's stdout reached its end, or a read or write failed): tells
+    /// the engine, with the server process's exit status when the process is seen to exit
+    /// within [`EXIT_WAIT`], once everything it wrote was read. A server that closed its pipes
+    /// and lives on must not hold the connection's end back: past the wait, the end is told as
+    /// it came (EOF, or the failure). Without a process, at once. `true` once told.
+    fn report_end(&mut self, cx: &mut Context<'_>, now: Instant) -> bool {
+        let Io::Stream(io) = &mut self.io else { return false };
+        let Some(since) = io.ended() else { return false };
+        let exit = match self.process.as_mut() {
+            None => None,
+            Some(process) => {
+                let exit = process.poll_exit(cx);
+                let settled = exit.is_ready() && io.read_all();
+                // Otherwise the timer is armed at the end of the wait (`StreamIo::deadline`).
+                if !settled && now < since + EXIT_WAIT {
+                    return false;
+                }
+                match exit {
+                    Poll::Ready(exit) => exit,
+                    Poll::Pending => None,
+                }
+            }
+        };
+        let end = io.take_end();
+        let mut state = self.shared.lock();
+        match (exit, end, state.engine.stream_mut()) {
+            (Some(exit), _, Some(conn)) => {
+                if exit.success() {
+                    tracing::debug!(%exit, "the server process ended");
+                } else {
+                    tracing::info!(%exit, "the server process ended");
+                }
+                conn.feed_exit(now, exit);
+            }
+            (_, Some(End::Failed(detail)), _) => state.engine.transport_error(now, detail),
+            (_, _, _) => {
+                tracing::debug!("the server closed its output");
+                state.engine.feed_eof(now);
+            }
+        }
+        true
     }
 
     /// The locked section of a round: fires the engine's due deadline, takes its output for
@@ -268,18 +316,25 @@ impl Driver {
 
     /// The connection is over and everything queued was written: close the transport and let
     /// the server process go.
-    fn begin_shutdown(&mut self) {
+    fn begin_shutdown(&mut self, now: Instant) {
+        let mut process = self.process.take();
+        // Whether it exited on its own is known only before its stdin closes.
+        if let Some(process) = process.as_mut() {
+            process.check_exit();
+        }
+        let closed_at = match &self.io {
+            Io::Stream(io) => io.closed_at(),
+            Io::Http(_) | Io::Closed => None,
+        };
         // Closing our ends tells the server to exit: EOF on its stdin, EPIPE on its stdout.
         self.io = Io::Closed;
         self.answers.clear();
         self.timer = None;
         self.timer_at = None;
-        let process = self.process.take();
         let clock = self.shared.clock.clone();
         self.phase = Phase::ShuttingDown(Box::pin(async move {
-            if let Some(process) = process {
-                process.shutdown(clock).await;
-            }
+            // The first step counts from the connection's close: the final flush took its share.
+            process?.shutdown(clock, closed_at.unwrap_or(now)).await
         }));
     }
 
@@ -287,8 +342,9 @@ impl Driver {
     fn poll_shutdown(&mut self, cx: &mut Context<'_>) -> Poll<()> {
         self.background.poll();
         if let Phase::ShuttingDown(shutdown) = &mut self.phase {
-            if shutdown.as_mut().poll(cx).is_pending() {
-                return Poll::Pending;
+            let Poll::Ready(end) = shutdown.as_mut().poll(cx) else { return Poll::Pending };
+            if end.is_some() {
+                self.shared.lock().server_end = end;
             }
             // The process group is gone; what it wrote to stderr last is still in the pipe.
             // Read it to EOF, for a short while at most.
@@ -381,9 +437,9 @@ impl Io {
     }
 
     /// Sends what was collected: writes the bytes, or starts the exchanges.
-    fn send(&mut self, cx: &mut Context<'_>, shared: &Shared, now: Instant) -> bool {
+    fn send(&mut self, cx: &mut Context<'_>, now: Instant) -> bool {
         match self {
-            Io::Stream(io) => io.write(cx, shared, now),
+            Io::Stream(io) => io.write(cx, now),
             Io::Http(io) => io.send(),
             Io::Closed => false,
         }

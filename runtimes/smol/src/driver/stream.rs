@@ -15,9 +15,24 @@ use super::EngineView;
 use crate::shared::{Engine, Shared};
 use crate::source_waker::{SourceWaker, TaskWaker};
 
-/// How long the driver tries to write what is still queued once the connection closed. A
-/// server that stopped reading its stdin must not keep the shutdown waiting forever.
+/// How long the driver tries to write what is still queued once the connection closed, when
+/// no server process sets it (a process's first shutdown step does: the flush comes out of
+/// it). A server that stopped reading its stdin must not keep the shutdown waiting forever.
 const FINAL_FLUSH_LIMIT: Duration = Duration::from_secs(2);
+
+/// How long after the server's stdout ended (or a write to it failed) the driver waits for the
+/// server process to exit, so that the connection closes with its exit status. A process that
+/// exits has closed its pipes a moment before: this is only reached by a server that closed
+/// them and lives on, whose end it delays.
+pub(super) const EXIT_WAIT: Duration = Duration::from_millis(100);
+
+/// How the stream ended, as the engine will be told unless the server's exit status says more.
+pub(super) enum End {
+    /// The reader reached its end.
+    Eof,
+    /// Reading or writing failed: the detail for the close reason.
+    Failed(String),
+}
 
 /// Most bytes of messages that are not requests (answers to the server's requests, our
 /// notifications) queued unwritten before the driver stops reading from the server until they
@@ -46,8 +61,14 @@ pub(super) struct StreamIo {
     answer_marks: VecDeque<(usize, usize)>,
     queued_answers: usize,
     needs_flush: bool,
-    /// Once the connection closed: when to stop trying to flush and shut down anyway.
-    flush_until: Option<Instant>,
+    /// How long the final flush may take.
+    flush_limit: Duration,
+    /// When the driver saw the connection closed (the final flush started).
+    closed_at: Option<Instant>,
+    /// The stream's first end (and when), while the engine has not been told.
+    ended: Option<(Instant, End)>,
+    /// The engine was told of the end.
+    end_reported: bool,
 }
 
 impl StreamIo {
@@ -66,11 +87,50 @@ impl StreamIo {
             answer_marks: VecDeque::new(),
             queued_answers: 0,
             needs_flush: false,
-            flush_until: None,
+            flush_limit: FINAL_FLUSH_LIMIT,
+            closed_at: None,
+            ended: None,
+            end_reported: false,
         }
     }
 
-    /// Reads once, if the reader has news, and feeds what came (or the end) to the engine.
+    /// Sets how long the final flush may take.
+    pub(super) fn set_flush_limit(&mut self, limit: Duration) {
+        self.flush_limit = limit;
+    }
+
+    /// When the driver saw the connection closed, if it did.
+    pub(super) fn closed_at(&self) -> Option<Instant> {
+        self.closed_at
+    }
+
+    /// When the stream ended (its reader reached its end, or a read or write failed), if the
+    /// engine has not been told yet: the driver tells it, with the server's exit status when it
+    /// can, after [`take_end`](Self::take_end).
+    pub(super) fn ended(&self) -> Option<Instant> {
+        self.ended.as_ref().map(|(at, _)| *at)
+    }
+
+    /// Whether everything the server wrote was read (the reader is at its end, or failed).
+    pub(super) fn read_all(&self) -> bool {
+        self.reader.is_none()
+    }
+
+    /// How the stream ended, for the engine, which is told now.
+    pub(super) fn take_end(&mut self) -> Option<End> {
+        self.end_reported = true;
+        self.ended.take().map(|(_, end)| end)
+    }
+
+    /// Notes the stream's end, unless an earlier one is known.
+    fn end(&mut self, now: Instant, end: End) {
+        if !self.end_reported && self.ended.is_none() {
+            self.ended = Some((now, end));
+        }
+    }
+
+    /// Reads once, if the reader has news, and feeds what came to the engine; the end is noted
+    /// for the driver ([`ended`](Self::ended)).
     pub(super) fn read(&mut self, shared: &Shared, now: Instant) -> bool {
         let Some(reader) = self.reader.as_mut() else { return false };
         if self.queued_answers > MAX_QUEUED_ANSWERS {
@@ -85,7 +145,7 @@ impl StreamIo {
             Poll::Pending => false,
             Poll::Ready(Ok(0)) => {
                 self.reader = None;
-                shared.lock().engine.feed_eof(now);
+                self.end(now, End::Eof);
                 true
             }
             Poll::Ready(Ok(n)) => {
@@ -99,7 +159,7 @@ impl StreamIo {
             }
             Poll::Ready(Err(e)) => {
                 self.reader = None;
-                shared.lock().engine.transport_error(now, format!("reading from the server: {e}"));
+                self.end(now, End::Failed(format!("reading from the server: {e}")));
                 true
             }
         }
@@ -117,7 +177,7 @@ impl StreamIo {
     }
 
     /// Writes what is queued until the writer would block, then flushes.
-    pub(super) fn write(&mut self, cx: &mut Context<'_>, shared: &Shared, now: Instant) -> bool {
+    pub(super) fn write(&mut self, cx: &mut Context<'_>, now: Instant) -> bool {
         let Some(writer) = self.writer.as_mut() else {
             self.discard_output();
             return false;
@@ -165,7 +225,9 @@ impl StreamIo {
         if let Some(e) = failure {
             self.writer = None;
             self.discard_output();
-            shared.lock().engine.transport_error(now, format!("writing to the server: {e}"));
+            // Told to the engine with the reader's end: a server that exited made this write
+            // fail (EPIPE) while its last words may still wait in the pipe.
+            self.end(now, End::Failed(format!("writing to the server: {e}")));
             progressed = true;
         }
         progressed
@@ -180,13 +242,16 @@ impl StreamIo {
         self.needs_flush = false;
     }
 
-    /// When the driver must look again: the engine's deadline, or once the connection closed,
-    /// the end of the final flush.
+    /// When the driver must look again: the engine's deadline (or the end of the wait for the
+    /// server's exit after its stdout ended), or once the connection closed, the end of the
+    /// final flush.
     pub(super) fn deadline(&mut self, engine: &EngineView, now: Instant) -> Option<Instant> {
         if engine.closed {
-            Some(*self.flush_until.get_or_insert(now + FINAL_FLUSH_LIMIT))
+            self.closed_at.get_or_insert(now);
+            self.flush_until()
         } else {
-            engine.deadline
+            let exit_wait = self.ended().map(|at| at + EXIT_WAIT);
+            [engine.deadline, exit_wait].into_iter().flatten().min()
         }
     }
 
@@ -194,6 +259,13 @@ impl StreamIo {
     /// of time).
     pub(super) fn is_done(&self, engine: &EngineView, now: Instant) -> bool {
         let flushed = self.out_pos >= self.out.len() && !self.needs_flush;
-        engine.closed && (flushed || self.flush_until.is_some_and(|at| at <= now))
+        let out_of_time = self.flush_until().is_some_and(|at| at <= now);
+        engine.closed && (flushed || out_of_time)
+    }
+
+    /// When the final flush gives up (`None` before the connection closed, or for a limit
+    /// past the end of time).
+    fn flush_until(&self) -> Option<Instant> {
+        self.closed_at?.checked_add(self.flush_limit)
     }
 }
