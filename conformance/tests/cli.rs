@@ -102,9 +102,9 @@ fn record_then_replay_over_stdio_and_an_edit_fails_with_a_diff() {
     let scratch = Scratch::new("stdio");
     let trace_path = scratch.path("demo.jsonl");
     let demo = demo();
-    let mut args = vec!["record", "-o", &trace_path, "--legacy"];
+    let mut args = vec!["record", "-o", &trace_path, "--legacy", "--ping"];
     args.extend_from_slice(STEPS);
-    args.extend(["--", &demo]);
+    args.extend(["--ping", "--", &demo]);
     let output = run(&args);
     assert!(output.status.success(), "record failed: {output:?}");
 
@@ -118,6 +118,31 @@ fn record_then_replay_over_stdio_and_an_edit_fails_with_a_diff() {
         .collect();
     assert!(methods.iter().any(|m| m == "notifications/progress"), "{methods:?}");
     assert!(methods.iter().any(|m| m == "sampling/createMessage"), "{methods:?}");
+    // The steps ran in the order given, whatever their kinds.
+    let client_steps: Vec<String> = trace
+        .sent_by(Direction::Client)
+        .filter_map(|e| {
+            let message = e.value()?;
+            match message.get("method")?.as_str()? {
+                "tools/call" => Some(format!("call {}", message.pointer("/params/name")?.as_str()?)),
+                method @ ("mcp-conformance/none" | "ping") => Some(method.to_owned()),
+                _ => None,
+            }
+        })
+        .collect();
+    assert_eq!(
+        client_steps,
+        [
+            "ping",
+            "call echo",
+            "call long_running",
+            "call sample",
+            "call fail",
+            "mcp-conformance/none",
+            "ping"
+        ],
+        "the steps in their order"
+    );
     let unknown = trace
         .sent_by(Direction::Server)
         .filter_map(|e| e.value())
@@ -293,6 +318,117 @@ fn usage_errors_exit_2() {
     assert!(String::from_utf8_lossy(&output.stderr).contains("cannot read"), "{output:?}");
     let help = run(&["help"]);
     assert!(help.status.success() && stdout(&help).contains("mcp-conformance record -o TRACE"));
+}
+
+/// `--help` (and `-h`, and `help COMMAND`) on the tool and on each command: exit 0, and the
+/// command's options on stdout.
+#[test]
+fn help_on_every_command() {
+    let commands: [(&str, &[&str]); 3] = [
+        (
+            "record",
+            &[
+                "-o, --output <TRACE>",
+                "--call <NAME[=JSON]>",
+                "--read <URI>",
+                "--prompt <NAME[=JSON]>",
+                "--subscribe <URI>",
+                "--log-level <LEVEL>",
+                "--ping",
+                "--unknown-method <METHOD>",
+                "--wait <MS>",
+                "--legacy",
+                "--note <TEXT>",
+                "--proxy",
+                "--listen <ADDR>",
+                "--url <URL>",
+                "--header <NAME: VALUE>",
+                "[SERVER COMMAND]...",
+            ],
+        ),
+        (
+            "replay",
+            &["<TRACE>", "--rules <FILE>", "--timeout <SECS>", "--no-pace", "--url <URL>", "--header"],
+        ),
+        (
+            "check",
+            &[
+                "--cases <N>",
+                "--max-actions <N>",
+                "--time-limit <SECS>",
+                "--timeout <SECS>",
+                "--seed <N>",
+                "--protocol-version <VERSION>",
+                "--skip-tool <NAME>",
+                "--allow <PROPERTY>",
+                "--failure-trace <FILE>",
+                "one-response",
+                "output-schema",
+                "--url <URL>",
+            ],
+        ),
+    ];
+    for (command, options) in commands {
+        for args in [vec![command, "--help"], vec![command, "-h"], vec!["help", command]] {
+            let output = run(&args);
+            assert_eq!(output.status.code(), Some(0), "{args:?}: {output:?}");
+            let help = stdout(&output);
+            for option in options {
+                assert!(help.contains(option), "{args:?} does not mention {option}:\n{help}");
+            }
+        }
+        // `--help` anywhere: after options, even after one that takes a value.
+        let output = run(&[command, "--url", "http://127.0.0.1:1/mcp", "--help"]);
+        assert_eq!(output.status.code(), Some(0), "{command} --url … --help: {output:?}");
+    }
+    for args in [&["--help"][..], &["-h"], &["help"]] {
+        let output = run(args);
+        assert_eq!(output.status.code(), Some(0), "{args:?}: {output:?}");
+        let help = stdout(&output);
+        for command in ["record", "replay", "check", "Exit codes"] {
+            assert!(help.contains(command), "{args:?} does not mention {command}:\n{help}");
+        }
+    }
+    let version = run(&["--version"]);
+    assert_eq!(version.status.code(), Some(0), "{version:?}");
+    assert!(stdout(&version).contains(env!("CARGO_PKG_VERSION")), "{version:?}");
+}
+
+/// Usage errors exit 2 with a message on stderr, and start nothing.
+#[test]
+fn bad_options_exit_2() {
+    // Never written: nothing starts.
+    const T: &str = "/nonexistent/x.jsonl";
+    let cases: &[&[&str]] = &[
+        &["record", "--bogus", "-o", T, "--", "true"],
+        &["record", "-o", T, "--call"],
+        &["record", "-o", T, "--call", "echo=[1]", "--", "true"],
+        &["record", "-o", T, "--call", "echo={", "--", "true"],
+        &["record", "-o", T, "--log-level", "loud", "--", "true"],
+        &["record", "-o", T, "--wait", "soon", "--", "true"],
+        &["record", "--call", "echo", "--", "true"],
+        &["record", "-o", T],
+        &["record", "-o", T, "--url", "http://127.0.0.1:1/mcp", "--", "true"],
+        &["record", "-o", T, "--header", "no colon", "--url", "http://127.0.0.1:1/mcp"],
+        &["record", "--proxy", "-o", T, "--call", "echo", "--", "true"],
+        &["record", "--proxy", "-o", T, "--listen", "nowhere", "--url", "http://127.0.0.1:1/mcp"],
+        &["replay", T, "--cases", "3", "--", "true"],
+        &["replay", T, "y.jsonl", "--", "true"],
+        &["replay", T, "--timeout", "-1", "--", "true"],
+        &["check", "--allow", "nonsense", "--", "true"],
+        &["check", "--time-limit", "forever", "--", "true"],
+        &["check", "--timeout", "1e300", "--", "true"],
+        &["check", "--cases", "-3", "--", "true"],
+        &["check", "--rules", "x", "--", "true"],
+        &["check"],
+        &["frobnicate"],
+    ];
+    for args in cases {
+        let output = run(args);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {output:?}");
+        assert!(!output.stderr.is_empty(), "{args:?}: no message");
+        assert!(output.stdout.is_empty(), "{args:?}: {}", stdout(&output));
+    }
 }
 
 #[test]

@@ -1,10 +1,18 @@
 //! `mcp-conformance`: record MCP sessions, replay them against live servers, and property-test
-//! servers. Run `mcp-conformance help` for the usage; `docs/conformance.md` has the guide.
+//! servers. `mcp-conformance --help` and `mcp-conformance COMMAND --help` give the usage;
+//! `docs/conformance.md` has the guide.
+//!
+//! Exit codes: 0 pass (and `--help`, `--version`), 1 a difference or a violated property, 2 a
+//! usage or I/O error.
 
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use clap::builder::PossibleValuesParser;
+use clap::error::ErrorKind;
+use clap::{ArgAction, ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use mcp_conformance::check::{self, CheckOptions, Property};
 use mcp_conformance::peer::Target;
 use mcp_conformance::record::{self, Plan, Step};
@@ -16,226 +24,360 @@ use mcp_sansio::ProtocolVersion;
 use mcp_sansio::schema::LoggingLevel;
 use serde_json::Value;
 
-const USAGE: &str = "\
-mcp-conformance: recorded MCP sessions as a test oracle
+/// The exit code of a usage or I/O error (clap's own for usage errors).
+const USAGE_ERROR: u8 = 2;
 
-USAGE
-  mcp-conformance record -o TRACE [STEP…] [--legacy] [--note TEXT] -- SERVER COMMAND…
-  mcp-conformance record -o TRACE [STEP…] [--legacy] [--note TEXT] --url URL [--header 'Name: value']…
-  mcp-conformance record --proxy -o TRACE [--note TEXT] -- SERVER COMMAND…
-  mcp-conformance record --proxy -o TRACE [--listen ADDR] --url UPSTREAM
-  mcp-conformance replay TRACE [--rules FILE] [--timeout SECS] [--no-pace] -- SERVER COMMAND…
-  mcp-conformance replay TRACE [--rules FILE] [--timeout SECS] [--no-pace] --url URL [--header …]
-  mcp-conformance check [OPTION…] -- SERVER COMMAND…     (or --url URL [--header …])
+const EXIT_CODES: &str = "Exit codes: 0 pass, 1 a difference or a violated property, 2 a usage or I/O error.";
 
-record
-  Our own client connects (through a recording proxy), lists everything the server offers, runs
-  the STEPs in order, and closes. Every message is written to TRACE (JSON Lines).
-  STEPs: --call NAME[=JSON]  --read URI  --prompt NAME[=JSON]  --subscribe URI
-         --log-level LEVEL  --ping  --unknown-method METHOD  --wait MS
-  --legacy   pin the initialize era (2025-11-25 and older) instead of the dual-era default
-  --proxy    record another client: give `mcp-conformance record --proxy -o TRACE -- SERVER…` to a
-             host application as its server command; lines pass through unchanged. With
-             --url, a recording reverse proxy: it prints its own URL for the client, and
-             records until its stdin closes.
+/// Recorded MCP sessions as a test oracle: record a session with any MCP server (stdio or HTTP),
+/// replay it against a live server, and property-test servers.
+#[derive(Parser)]
+#[command(
+    name = "mcp-conformance",
+    version,
+    arg_required_else_help = true,
+    after_help = EXIT_CODES,
+    override_usage = "\
+mcp-conformance record -o TRACE [STEP…] [--legacy] [--note TEXT] -- SERVER COMMAND…
+       mcp-conformance record -o TRACE [STEP…] [--legacy] [--note TEXT] --url URL [--header 'Name: value']…
+       mcp-conformance record --proxy -o TRACE [--note TEXT] -- SERVER COMMAND…
+       mcp-conformance record --proxy -o TRACE [--listen ADDR] --url UPSTREAM
+       mcp-conformance replay TRACE [--rules FILE] [--timeout SECS] [--no-pace] [-- SERVER COMMAND… | --url URL]
+       mcp-conformance check [OPTION…] -- SERVER COMMAND…     (or --url URL [--header …])
+       mcp-conformance COMMAND --help"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
 
-replay
-  Sends the trace's client side to a live server and compares each answer with the recording.
-  Without a server, a stdio trace's recorded command is started (from the current directory).
-  Exit 0 when everything matches, 1 with a diff when not. --rules names what may vary.
+#[derive(Subcommand)]
+enum Command {
+    Record(RecordArgs),
+    Replay(ReplayArgs),
+    Check(CheckArgs),
+}
 
-check
-  Property tests of a live server with proptest: generated request sequences from its own
-  tools, prompts and resources. Exit 0 when every property holds, 1 with a minimal failing
-  sequence (and --failure-trace FILE to write it as a trace that `replay` reproduces).
-  --cases N (32)  --max-actions N (6)  --time-limit SECS (120)  --timeout SECS (10)
-  --seed N  --protocol-version V (2025-11-25)  --skip-tool NAME (never call it)
-  --allow PROPERTY (warn instead of fail; one of
-  one-response, parse-error, invalid-request, method-not-found, invalid-params, schema,
-  output-schema, survives)
+/// The server under test: a command line after `--`, or an HTTP endpoint.
+#[derive(Args)]
+#[command(next_help_heading = "Server")]
+struct ServerArgs {
+    /// The server's MCP endpoint (Streamable HTTP, or 2024-11-05 HTTP+SSE), instead of
+    /// `-- SERVER COMMAND…`.
+    #[arg(long, value_name = "URL", conflicts_with = "server")]
+    url: Option<String>,
+    /// A header sent with every HTTP request to --url (repeatable), e.g. 'Authorization: Bearer …'.
+    #[arg(long = "header", value_name = "NAME: VALUE", value_parser = parse_header, requires = "url")]
+    headers: Vec<(String, String)>,
+    /// The stdio server's command line, after `--`: the tool starts it as a child process.
+    #[arg(last = true, value_name = "SERVER COMMAND", num_args = 1..)]
+    server: Vec<String>,
+}
 
-Exit codes: 0 pass, 1 a difference or a violated property, 2 a usage or I/O error.
-";
+impl ServerArgs {
+    /// The target named on the command line, if any (clap made sure it is at most one).
+    fn target(&self) -> Option<Target> {
+        match &self.url {
+            Some(url) => Some(Target::Http { url: url.clone(), headers: self.headers.clone() }),
+            None if self.server.is_empty() => None,
+            None => Some(Target::stdio(self.server.iter().cloned())),
+        }
+    }
+}
+
+/// Record a session into a trace (JSON Lines).
+///
+/// Our own client connects (through a recording proxy), lists everything the server offers,
+/// runs the steps in the order given, and closes. Every message that crosses the wire is written
+/// to TRACE.
+///
+/// With --proxy, record another client instead: give `mcp-conformance record --proxy -o TRACE --
+/// SERVER…` to a host application as its server command; lines pass through unchanged, and it
+/// exits with the server's exit status. With --proxy --url, a recording reverse proxy: it prints
+/// its own URL for the client, and records until its stdin closes.
+#[derive(Args)]
+#[command(after_help = EXIT_CODES)]
+struct RecordArgs {
+    /// The trace file to write.
+    #[arg(short = 'o', long = "output", value_name = "TRACE")]
+    output: PathBuf,
+    /// Call a tool (asking for progress), with a JSON object as its arguments (default `{}`).
+    #[arg(long, value_name = "NAME[=JSON]", value_parser = parse_name_and_json, help_heading = STEPS)]
+    call: Vec<(String, Value)>,
+    /// Read a resource.
+    #[arg(long, value_name = "URI", help_heading = STEPS)]
+    read: Vec<String>,
+    /// Get a prompt, with a JSON object as its arguments (default `{}`).
+    #[arg(long, value_name = "NAME[=JSON]", value_parser = parse_name_and_json, help_heading = STEPS)]
+    prompt: Vec<(String, Value)>,
+    /// Subscribe to a resource's updates.
+    #[arg(long, value_name = "URI", help_heading = STEPS)]
+    subscribe: Vec<String>,
+    /// Set the server's log level (debug, info, notice, warning, error, critical, alert,
+    /// emergency).
+    #[arg(long, value_name = "LEVEL", value_parser = parse_log_level, help_heading = STEPS)]
+    log_level: Vec<LoggingLevel>,
+    /// Ping the server.
+    // One value per occurrence (not a count), so that each has its place among the steps.
+    #[arg(long, action = ArgAction::Append, num_args = 0, default_missing_value = "true", help_heading = STEPS)]
+    ping: Vec<bool>,
+    /// Send a request with a method the server does not know, to record its error.
+    #[arg(long, value_name = "METHOD", help_heading = STEPS)]
+    unknown_method: Vec<String>,
+    /// Wait this many milliseconds (for notifications the server sends on its own).
+    #[arg(long, value_name = "MS", help_heading = STEPS)]
+    wait: Vec<u64>,
+    /// Pin the initialize era (2025-11-25 and older) instead of the dual-era default.
+    #[arg(long, conflicts_with = "proxy")]
+    legacy: bool,
+    /// Free text for the trace's header: what the session covers.
+    #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
+    note: Option<String>,
+    /// Record another client's session instead of running our own (see above).
+    #[arg(long, conflicts_with_all = ["call", "read", "prompt", "subscribe", "log_level", "ping", "unknown_method", "wait"])]
+    proxy: bool,
+    /// With --proxy --url: the address the reverse proxy listens on.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:0", requires_all = ["proxy", "url"])]
+    listen: SocketAddr,
+    #[command(flatten)]
+    server: ServerArgs,
+}
+
+const STEPS: &str = "Steps (run in the order given)";
+
+impl RecordArgs {
+    /// The steps, in the order they were given on the command line (clap groups values by
+    /// option; `matches` knows where each one stood).
+    fn steps(&self, matches: &ArgMatches) -> Vec<Step> {
+        fn at(matches: &ArgMatches, id: &str) -> Vec<usize> {
+            matches.indices_of(id).map(Iterator::collect).unwrap_or_default()
+        }
+        let mut steps: Vec<(usize, Step)> = Vec::new();
+        let mut add = |id: &str, each: Vec<Step>| steps.extend(at(matches, id).into_iter().zip(each));
+        add(
+            "call",
+            self.call
+                .iter()
+                .map(|(name, arguments)| Step::Call { name: name.clone(), arguments: arguments.clone() })
+                .collect(),
+        );
+        add("read", self.read.iter().cloned().map(Step::Read).collect());
+        add(
+            "prompt",
+            self.prompt
+                .iter()
+                .map(|(name, arguments)| Step::Prompt { name: name.clone(), arguments: arguments.clone() })
+                .collect(),
+        );
+        add("subscribe", self.subscribe.iter().cloned().map(Step::Subscribe).collect());
+        add("log_level", self.log_level.iter().copied().map(Step::LogLevel).collect());
+        add("ping", self.ping.iter().map(|_| Step::Ping).collect());
+        add("unknown_method", self.unknown_method.iter().cloned().map(Step::UnknownMethod).collect());
+        add("wait", self.wait.iter().map(|ms| Step::Wait(Duration::from_millis(*ms))).collect());
+        steps.sort_by_key(|(index, _)| *index);
+        steps.into_iter().map(|(_, step)| step).collect()
+    }
+}
+
+/// Replay a trace against a live server and compare every answer with the recording.
+///
+/// Sends the trace's client side to the server and compares each answer with the recorded one;
+/// prints a diff for each difference. Without a server, a stdio trace's recorded command is
+/// started (from the current directory). Exit 0 when everything matches, 1 when not.
+#[derive(Args)]
+#[command(after_help = EXIT_CODES)]
+struct ReplayArgs {
+    /// The trace to replay.
+    #[arg(value_name = "TRACE")]
+    trace: PathBuf,
+    /// A rules file naming what may differ (ignore, type, unordered, optional; see
+    /// docs/conformance.md).
+    #[arg(long, value_name = "FILE")]
+    rules: Option<PathBuf>,
+    /// The longest wait for one awaited server line, in seconds [default: 10].
+    #[arg(long, value_name = "SECS", value_parser = parse_seconds)]
+    timeout: Option<Duration>,
+    /// Send the client lines as fast as possible instead of keeping the recorded gaps.
+    #[arg(long)]
+    no_pace: bool,
+    #[command(flatten)]
+    server: ServerArgs,
+}
+
+/// Property-test a live server with generated request sequences.
+///
+/// The sequences are built from the server's own tools, prompts and resources (valid, boundary
+/// and invalid arguments, malformed messages, cancellations, concurrent requests), each on a
+/// fresh session. Exit 0 when every property holds, 1 with a minimal failing sequence.
+#[derive(Args)]
+#[command(after_help = EXIT_CODES)]
+struct CheckArgs {
+    /// How many sequences to try, before shrinking [default: 32].
+    #[arg(long, value_name = "N")]
+    cases: Option<u32>,
+    /// The most steps in one sequence [default: 6].
+    #[arg(long, value_name = "N")]
+    max_actions: Option<usize>,
+    /// Stop starting new cases after this many seconds; shrinking a failure gets as long again
+    /// [default: 120].
+    #[arg(long, value_name = "SECS", value_parser = parse_seconds)]
+    time_limit: Option<Duration>,
+    /// The longest wait for any one response, in seconds [default: 5].
+    #[arg(long, value_name = "SECS", value_parser = parse_seconds)]
+    timeout: Option<Duration>,
+    /// A fixed seed, for a repeatable run.
+    #[arg(long, value_name = "N")]
+    seed: Option<u64>,
+    /// The protocol version to ask for; 2026-07-28 starts with server/discover [default:
+    /// 2025-11-25].
+    #[arg(long, value_name = "VERSION")]
+    protocol_version: Option<String>,
+    /// A tool never to call (repeatable): destructive ones, or ones that wait as long as asked.
+    #[arg(long, value_name = "NAME")]
+    skip_tool: Vec<String>,
+    /// A property that only warns instead of failing (repeatable).
+    #[arg(long, value_name = "PROPERTY", value_parser = PossibleValuesParser::new(Property::ALL.map(Property::name)))]
+    allow: Vec<String>,
+    /// Where to write the minimal failing sequence, as a trace that `replay` reproduces.
+    #[arg(long, value_name = "FILE")]
+    failure_trace: Option<PathBuf>,
+    #[command(flatten)]
+    server: ServerArgs,
+}
+
+/// Why a command did not run to its verdict.
+enum Failure {
+    /// The command line is wrong: printed by clap, with the usage.
+    Usage(clap::Error),
+    /// Anything else that stopped the command (an unreadable file, a server that never answered).
+    Other(String),
+}
+
+impl From<String> for Failure {
+    fn from(message: String) -> Self {
+        Failure::Other(message)
+    }
+}
+
+impl From<&str> for Failure {
+    fn from(message: &str) -> Self {
+        Failure::Other(message.to_owned())
+    }
+}
+
+/// A usage error of `command`, worded and printed the way clap prints its own.
+fn usage_error(command: &str, message: &str) -> Failure {
+    let mut cli = Cli::command();
+    cli.build();
+    let error = match cli.find_subcommand_mut(command) {
+        Some(sub) => sub.error(ErrorKind::MissingRequiredArgument, message),
+        None => cli.error(ErrorKind::MissingRequiredArgument, message),
+    };
+    Failure::Usage(error)
+}
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let Some((command, rest)) = args.split_first() else {
-        eprint!("{USAGE}");
-        return ExitCode::from(2);
+    let parsed = Cli::command().try_get_matches().and_then(|matches| {
+        let cli = Cli::from_arg_matches(&matches)?;
+        Ok((cli, matches))
+    });
+    let (cli, matches) = match parsed {
+        Ok(parsed) => parsed,
+        Err(error) => return clap_exit(&error),
     };
-    let result = match command.as_str() {
-        "record" => record_command(rest),
-        "replay" => replay_command(rest),
-        "check" => check_command(rest),
-        "help" | "--help" | "-h" => {
-            print!("{USAGE}");
-            Ok(ExitCode::SUCCESS)
+    let result = match &cli.command {
+        Command::Record(args) => {
+            let sub = matches.subcommand_matches("record").expect("clap parsed the record command");
+            record_command(args, sub)
         }
-        other => Err(format!("unknown command {other:?}")),
+        Command::Replay(args) => replay_command(args),
+        Command::Check(args) => check_command(args),
     };
-    result.unwrap_or_else(|e| {
-        eprintln!("mcp-conformance: {e}\n(run `mcp-conformance help` for the usage)");
-        ExitCode::from(2)
-    })
-}
-
-/// The options before `--`, the server command after it, and the target.
-struct Parsed {
-    options: Vec<(String, Option<String>)>,
-    positional: Vec<String>,
-    target: Option<Target>,
-}
-
-/// Options that take no value.
-const FLAGS: &[&str] = &["--proxy", "--legacy", "--ping", "--no-pace"];
-
-fn parse(args: &[String]) -> Result<Parsed, String> {
-    let (before, command) = match args.iter().position(|a| a == "--") {
-        Some(at) => (&args[..at], Some(&args[at + 1..])),
-        None => (args, None),
-    };
-    let mut options = Vec::new();
-    let mut positional = Vec::new();
-    let mut url = None;
-    let mut headers = Vec::new();
-    let mut iter = before.iter();
-    while let Some(arg) = iter.next() {
-        if !arg.starts_with('-') {
-            positional.push(arg.clone());
-            continue;
-        }
-        if FLAGS.contains(&arg.as_str()) {
-            options.push((arg.clone(), None));
-            continue;
-        }
-        let value = iter.next().ok_or_else(|| format!("{arg} needs a value"))?.clone();
-        match arg.as_str() {
-            "--url" => url = Some(value),
-            "--header" => {
-                let (name, value) = value
-                    .split_once(':')
-                    .ok_or_else(|| format!("--header {value:?}: expected 'Name: value'"))?;
-                headers.push((name.trim().to_owned(), value.trim().to_owned()));
-            }
-            _ => options.push((arg.clone(), Some(value))),
-        }
-    }
-    let target = match (command, url) {
-        (Some(_), Some(_)) => return Err("give a server command after `--` or --url, not both".into()),
-        (Some([]), None) => return Err("no server command after `--`".into()),
-        (Some(command), None) => Some(Target::stdio(command.iter().cloned())),
-        (None, Some(url)) => Some(Target::Http { url, headers }),
-        (None, None) => None,
-    };
-    Ok(Parsed { options, positional, target })
-}
-
-impl Parsed {
-    fn value(&self, name: &str) -> Option<&str> {
-        self.options.iter().rev().find(|(n, _)| n == name).and_then(|(_, v)| v.as_deref())
-    }
-
-    fn flag(&self, name: &str) -> bool {
-        self.options.iter().any(|(n, _)| n == name)
-    }
-
-    fn number<T: std::str::FromStr>(&self, name: &str) -> Result<Option<T>, String> {
-        self.value(name).map(|v| v.parse().map_err(|_| format!("{name} {v:?}: not a number"))).transpose()
-    }
-
-    fn seconds(&self, name: &str) -> Result<Option<Duration>, String> {
-        Ok(self.number::<f64>(name)?.filter(|s| *s >= 0.0).map(Duration::from_secs_f64))
-    }
-
-    fn target(&self) -> Result<&Target, String> {
-        self.target.as_ref().ok_or_else(|| "no server: give `-- SERVER COMMAND…` or --url URL".into())
-    }
-
-    fn check_known(&self, known: &[&str]) -> Result<(), String> {
-        match self.options.iter().find(|(n, _)| !known.contains(&n.as_str())) {
-            Some((name, _)) => Err(format!("unknown option {name}")),
-            None => Ok(()),
+    match result {
+        Ok(code) => code,
+        Err(Failure::Usage(error)) => clap_exit(&error),
+        Err(Failure::Other(message)) => {
+            eprintln!("mcp-conformance: {message}");
+            ExitCode::from(USAGE_ERROR)
         }
     }
 }
 
-/// `NAME` or `NAME=JSON`.
-fn name_and_json(text: &str) -> Result<(String, Value), String> {
+/// Prints what clap has to say: help and version to stdout with exit 0, usage errors to
+/// stderr with exit 2.
+fn clap_exit(error: &clap::Error) -> ExitCode {
+    // Nothing more to say if even the terminal is gone.
+    let _ = error.print();
+    if error.use_stderr() { ExitCode::from(USAGE_ERROR) } else { ExitCode::SUCCESS }
+}
+
+/// `Name: value`, for --header.
+fn parse_header(text: &str) -> Result<(String, String), String> {
+    let (name, value) = text.split_once(':').ok_or_else(|| format!("{text:?}: expected 'Name: value'"))?;
+    if name.trim().is_empty() {
+        return Err(format!("{text:?}: no header name"));
+    }
+    Ok((name.trim().to_owned(), value.trim().to_owned()))
+}
+
+/// `NAME` or `NAME=JSON`, where the JSON is an object.
+fn parse_name_and_json(text: &str) -> Result<(String, Value), String> {
     match text.split_once('=') {
         None => Ok((text.to_owned(), Value::Object(Default::default()))),
         Some((name, json)) => {
-            let value: Value = serde_json::from_str(json)
-                .map_err(|e| format!("{text:?}: the arguments are not JSON: {e}"))?;
+            let value: Value =
+                serde_json::from_str(json).map_err(|e| format!("the arguments are not JSON: {e}"))?;
             if !value.is_object() {
-                return Err(format!("{text:?}: the arguments must be a JSON object"));
+                return Err("the arguments must be a JSON object".into());
             }
             Ok((name.to_owned(), value))
         }
     }
 }
 
-fn record_command(args: &[String]) -> Result<ExitCode, String> {
-    let parsed = parse(args)?;
-    let out = PathBuf::from(parsed.value("-o").ok_or("record needs -o TRACE")?);
-    if parsed.flag("--proxy") {
-        parsed.check_known(&["--proxy", "-o", "--note", "--listen"])?;
-        let target = parsed.target()?;
+fn parse_log_level(text: &str) -> Result<LoggingLevel, String> {
+    serde_json::from_value(Value::String(text.to_owned()))
+        .map_err(|_| "not a level (debug, info, notice, warning, error, critical, alert, emergency)".into())
+}
+
+/// A number of seconds, fractions allowed: not negative, and small enough to be a [`Duration`].
+fn parse_seconds(text: &str) -> Result<Duration, String> {
+    let seconds: f64 = text.parse().map_err(|_| "not a number of seconds".to_owned())?;
+    if seconds < 0.0 {
+        return Err("a negative number of seconds".into());
+    }
+    Duration::try_from_secs_f64(seconds).map_err(|_| "too many seconds".into())
+}
+
+fn record_command(args: &RecordArgs, matches: &ArgMatches) -> Result<ExitCode, Failure> {
+    let Some(target) = args.server.target() else {
+        return Err(usage_error("record", "no server: give `-- SERVER COMMAND…` or --url URL"));
+    };
+    let out = &args.output;
+    if args.proxy {
         let mut header =
             TraceHeader::new(target.transport(), target.identity(), record::recorded_with("record --proxy"));
-        header.note = parsed.value("--note").map(str::to_owned);
+        header.note = args.note.clone();
         let writer =
-            TraceWriter::create(&out, header).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
-        return match target {
+            TraceWriter::create(out, header).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
+        return match &target {
             Target::Stdio { command } => {
                 let status = record::run_stdio_proxy(command, writer).map_err(|e| e.to_string())?;
                 Ok(ExitCode::from(u8::try_from(status.code().unwrap_or(1)).unwrap_or(1)))
             }
-            Target::Http { url, .. } => {
-                let listen = parsed.value("--listen").unwrap_or("127.0.0.1:0");
-                let listen = listen.parse().map_err(|_| format!("--listen {listen:?}: not an address"))?;
-                http_proxy(listen, url, writer)
-            }
+            Target::Http { url, .. } => http_proxy(args.listen, url, writer),
         };
     }
-    let mut plan = Plan { note: parsed.value("--note").map(str::to_owned), ..Plan::default() };
-    if parsed.flag("--legacy") {
+    let mut plan = Plan { note: args.note.clone(), steps: args.steps(matches), ..Plan::default() };
+    if args.legacy {
         plan.versions = Some(ProtocolVersion::LEGACY.iter().rev().copied().collect());
     }
-    for (name, value) in &parsed.options {
-        let value = value.as_deref().unwrap_or_default();
-        let step = match name.as_str() {
-            "--call" => {
-                let (name, arguments) = name_and_json(value)?;
-                Step::Call { name, arguments }
-            }
-            "--prompt" => {
-                let (name, arguments) = name_and_json(value)?;
-                Step::Prompt { name, arguments }
-            }
-            "--read" => Step::Read(value.to_owned()),
-            "--subscribe" => Step::Subscribe(value.to_owned()),
-            "--ping" => Step::Ping,
-            "--unknown-method" => Step::UnknownMethod(value.to_owned()),
-            "--wait" => Step::Wait(Duration::from_millis(
-                value.parse().map_err(|_| format!("--wait {value:?}: not a number of ms"))?,
-            )),
-            "--log-level" => Step::LogLevel(
-                serde_json::from_value::<LoggingLevel>(Value::String(value.to_owned())).map_err(|_| {
-                    format!("--log-level {value:?}: not a level (debug, info, notice, warning, error, …)")
-                })?,
-            ),
-            "-o" | "--note" | "--legacy" => continue,
-            other => return Err(format!("unknown option {other}")),
-        };
-        plan.steps.push(step);
-    }
-    let target = parsed.target()?;
     let exe = std::env::current_exe().map_err(|e| format!("cannot find this program: {e}"))?;
     let proxy = vec![exe.to_string_lossy().into_owned(), "record".into(), "--proxy".into()];
     let report =
-        smol::block_on(record::record_session(target, &plan, &out, &proxy)).map_err(|e| e.to_string())?;
+        smol::block_on(record::record_session(&target, &plan, out, &proxy)).map_err(|e| e.to_string())?;
     let trace =
-        Trace::read(&out).map_err(|e| format!("the recording {} is unreadable: {e}", out.display()))?;
+        Trace::read(out).map_err(|e| format!("the recording {} is unreadable: {e}", out.display()))?;
     eprintln!("recorded {} messages to {}", trace.entries.len(), out.display());
     for problem in &report.problems {
         eprintln!("problem: {problem}");
@@ -244,7 +386,7 @@ fn record_command(args: &[String]) -> Result<ExitCode, String> {
 }
 
 /// `record --proxy --url`: a recording reverse proxy for any HTTP client, until stdin closes.
-fn http_proxy(listen: std::net::SocketAddr, upstream: &str, writer: TraceWriter) -> Result<ExitCode, String> {
+fn http_proxy(listen: SocketAddr, upstream: &str, writer: TraceWriter) -> Result<ExitCode, Failure> {
     let writer = std::sync::Arc::new(std::sync::Mutex::new(writer));
     smol::block_on(async {
         let proxy = RecordingProxy::start(listen, upstream.to_owned(), writer.clone())
@@ -261,19 +403,17 @@ fn http_proxy(listen: std::net::SocketAddr, upstream: &str, writer: TraceWriter)
     Ok(ExitCode::SUCCESS)
 }
 
-fn replay_command(args: &[String]) -> Result<ExitCode, String> {
-    let parsed = parse(args)?;
-    parsed.check_known(&["--rules", "--timeout", "--no-pace"])?;
-    let [path] = parsed.positional.as_slice() else { return Err("replay needs one TRACE".into()) };
-    let trace = Trace::read(path).map_err(|e| format!("{path}: {e}"))?;
+fn replay_command(args: &ReplayArgs) -> Result<ExitCode, Failure> {
+    let path = args.trace.display();
+    let trace = Trace::read(&args.trace).map_err(|e| format!("{path}: {e}"))?;
     let mut options = ReplayOptions::default();
-    if let Some(rules) = parsed.value("--rules") {
+    if let Some(rules) = &args.rules {
         options.rules = Rules::read(rules)?;
     }
-    if let Some(timeout) = parsed.seconds("--timeout")? {
+    if let Some(timeout) = args.timeout {
         options.timeout = timeout;
     }
-    options.pace = !parsed.flag("--no-pace");
+    options.pace = !args.no_pace;
     // A stdio trace names the command it was recorded from; it is the default server.
     let recorded = match (&trace.header.transport, &trace.header.server.command) {
         (mcp_conformance::trace::Transport::Stdio, Some(command)) if !command.is_empty() => {
@@ -281,11 +421,13 @@ fn replay_command(args: &[String]) -> Result<ExitCode, String> {
         }
         _ => None,
     };
-    let target = match (&parsed.target, &recorded) {
-        (Some(target), _) | (None, Some(target)) => target,
-        (None, None) => return Err("no server: give `-- SERVER COMMAND…` or --url URL".into()),
+    let Some(target) = args.server.target().or(recorded) else {
+        return Err(usage_error(
+            "replay",
+            "no server: the trace names no command; give `-- SERVER COMMAND…` or --url URL",
+        ));
     };
-    let report = smol::block_on(replay::replay(&trace, target, &options)).map_err(|e| e.to_string())?;
+    let report = smol::block_on(replay::replay(&trace, &target, &options)).map_err(|e| e.to_string())?;
     println!("{report}");
     if !report.passed() && !report.stderr.trim().is_empty() {
         println!("server stderr (tail):\n{}", report.stderr.trim_end());
@@ -293,52 +435,39 @@ fn replay_command(args: &[String]) -> Result<ExitCode, String> {
     Ok(if report.passed() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }
 
-fn check_command(args: &[String]) -> Result<ExitCode, String> {
-    let parsed = parse(args)?;
-    parsed.check_known(&[
-        "--cases",
-        "--max-actions",
-        "--time-limit",
-        "--timeout",
-        "--seed",
-        "--protocol-version",
-        "--allow",
-        "--failure-trace",
-        "--skip-tool",
-    ])?;
+fn check_command(args: &CheckArgs) -> Result<ExitCode, Failure> {
+    let Some(target) = args.server.target() else {
+        return Err(usage_error("check", "no server: give `-- SERVER COMMAND…` or --url URL"));
+    };
     let mut options = CheckOptions::default();
-    if let Some(cases) = parsed.number("--cases")? {
+    if let Some(cases) = args.cases {
         options.cases = cases;
     }
-    if let Some(max) = parsed.number("--max-actions")? {
+    if let Some(max) = args.max_actions {
         options.max_actions = max;
     }
-    if let Some(limit) = parsed.seconds("--time-limit")? {
+    if let Some(limit) = args.time_limit {
         options.time_limit = limit;
     }
-    if let Some(timeout) = parsed.seconds("--timeout")? {
+    if let Some(timeout) = args.timeout {
         options.request_timeout = timeout;
     }
-    options.seed = parsed.number("--seed")?;
-    if let Some(version) = parsed.value("--protocol-version") {
-        options.protocol_version = version.to_owned();
+    options.seed = args.seed;
+    if let Some(version) = &args.protocol_version {
+        options.protocol_version = version.clone();
     }
-    for (name, value) in &parsed.options {
-        if name == "--skip-tool" {
-            options.skip_tools.insert(value.clone().unwrap_or_default());
-        }
-        if name == "--allow" {
-            let value = value.as_deref().unwrap_or_default();
-            let property =
-                Property::from_name(value).ok_or_else(|| format!("--allow {value:?}: no such property"))?;
-            options.allow.insert(property);
-        }
+    options.skip_tools.extend(args.skip_tool.iter().cloned());
+    for name in &args.allow {
+        // clap accepted only the names of properties.
+        let property =
+            Property::from_name(name).ok_or_else(|| format!("--allow {name:?}: no such property"))?;
+        options.allow.insert(property);
     }
-    let target = parsed.target()?;
-    let report = check::check(target, &options).map_err(|e| e.to_string())?;
+    let report = check::check(&target, &options).map_err(|e| e.to_string())?;
     print!("{report}");
-    if let (Some(path), Some(trace)) = (parsed.value("--failure-trace"), &report.failure_trace) {
-        trace.write(path).map_err(|e| format!("cannot write {path}: {e}"))?;
+    if let (Some(path), Some(trace)) = (&args.failure_trace, &report.failure_trace) {
+        trace.write(path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        let path = path.display();
         println!("wrote the failing sequence to {path}; `mcp-conformance replay {path} -- …` reproduces it");
     }
     Ok(if report.passed() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
