@@ -19,6 +19,7 @@ const LIMIT: Duration = Duration::from_secs(60);
 /// Where each example's source is, relative to the workspace root.
 const SOURCES: &[(&str, &str)] = &[
     ("quickstart", "runtimes/smol/examples/quickstart.rs"),
+    ("tokio", "runtimes/smol/examples/tokio.rs"),
     ("handlers", "runtimes/smol/examples/handlers.rs"),
     ("pool", "runtimes/smol/examples/pool.rs"),
     ("custom_event_loop", "core/examples/custom_event_loop.rs"),
@@ -34,6 +35,18 @@ fn the_quickstart_runs() {
         "Connected to mcp-demo-server",
         "Calling echo",
         "-> Hello from mcp-sansio!",
+    ]);
+}
+
+#[test]
+fn the_tokio_example_runs() {
+    let output = run_example("tokio", LIMIT);
+    output.assert_success_with(&[
+        "Connected to mcp-demo-server",
+        "from a tokio task",
+        "Calling echo",
+        "-> Hello from tokio!",
+        "Closed; the server process is gone",
     ]);
 }
 
