@@ -14,7 +14,6 @@
 use std::collections::{BTreeMap, HashSet};
 use std::future::Future;
 
-use mcp_sansio::UsageError;
 use mcp_sansio::schema::{
     CallTool, CallToolRequestParams, CallToolResult, Complete, CompleteRequestParams, CompleteResult,
     EmptyParams, GetPrompt, GetPromptRequestParams, GetPromptResult, ListPrompts, ListPromptsResult,
@@ -24,8 +23,10 @@ use mcp_sansio::schema::{
     SetLevel, SetLevelRequestParams, Subscribe, SubscribeRequestParams, Tool, Unsubscribe,
     UnsubscribeRequestParams,
 };
+use serde::Serialize;
 
 use crate::Error;
+use crate::arguments::tool_params;
 use crate::call::CallOptions;
 
 /// Most pages a `list_all_*` helper fetches before giving up on a server that never stops.
@@ -62,6 +63,12 @@ pub(crate) const MAX_PAGES: usize = 10_000;
 /// resolves with it, and dropping a future cancels what it sent. The `list_all_*` helpers send
 /// the first page when called and each next page when the one before it has arrived.
 /// Implementors of [`request`](Self::request) and of any overridden method keep that rule.
+///
+/// **Options** (timeouts, progress, `_meta`) for any of these calls: make it through
+/// [`Client::with_options`](crate::Client::with_options) or
+/// [`Pool::with_options`](crate::Pool::with_options), a handle whose calls all use them;
+/// [`request`](Self::request) and [`call_tool_with`](Self::call_tool_with) also take them
+/// directly.
 pub trait ClientApi: Send + Sync {
     /// Sends a typed request and decodes its result.
     ///
@@ -92,7 +99,32 @@ pub trait ClientApi: Send + Sync {
         paginate(R::METHOD, page, |_| {})
     }
 
-    /// `ping`: checks that the server answers.
+    /// A health check: one round trip to the server, in every protocol version.
+    ///
+    /// Up to 2025-11-25 it sends `ping`. 2026-07-28 has no `ping`; there it sends
+    /// `server/discover`, the one request every server must answer and the cheapest (no
+    /// params, no capability needed; the answer also refreshes
+    /// [`Client::server_capabilities`](crate::Client::server_capabilities) and the server's
+    /// info). It always goes to the server, even while the discover result
+    /// [`Client::discover`](crate::Client::discover) serves from memory is fresh.
+    ///
+    /// [`Client`](crate::Client) and [`Pool`](crate::Pool) choose per connection; this
+    /// provided method sends `ping` (`request::<Ping>`), so an implementor of
+    /// [`request`](Self::request) alone has a `ping` that its 2026-07-28 connections refuse.
+    ///
+    /// ```no_run
+    /// # smol::block_on(async {
+    /// # let client: mcp_smol::Client = unimplemented!();
+    /// use std::time::Duration;
+    /// use mcp_smol::prelude::*;
+    ///
+    /// // Fails with a timeout after 5 s without an answer, whichever era the server speaks.
+    /// let quick = client.with_options(CallOptions::default().timeout(Duration::from_secs(5)));
+    /// if let Err(error) = quick.ping().await {
+    ///     eprintln!("the server is not answering: {error}");
+    /// }
+    /// # });
+    /// ```
     fn ping(&self) -> impl Future<Output = Result<(), Error>> + Send {
         let sent = self.request::<Ping>(&EmptyParams::default(), CallOptions::default());
         async move { sent.await.map(drop) }
@@ -111,18 +143,45 @@ pub trait ClientApi: Send + Sync {
         paginate(ListTools::METHOD, move |cursor| self.list_tools(cursor), |_| {})
     }
 
-    /// `tools/call` with JSON arguments (an object, or `null` for none).
+    /// `tools/call` with `arguments` of any type that serializes as a JSON object: a
+    /// `json!({..})`, a `serde_json::Value` or a reference to one, a map, a
+    /// `#[derive(Serialize)]` struct. `()`, `None` and `null` send no arguments; anything else
+    /// (an array, a string, a number) is refused at once with
+    /// [`UsageError::InvalidParams`](mcp_sansio::UsageError::InvalidParams), nothing sent.
+    ///
+    /// The arguments are serialized when this is called, once, straight into the request (on
+    /// a [`Client`](crate::Client) and a [`Pool`](crate::Pool); this provided method goes
+    /// through [`call_tool_with`](Self::call_tool_with) and `serde_json::to_value`).
     ///
     /// A tool that fails reports it in the result ([`CallToolResult::is_error`]), not as an
-    /// `Err`.
-    fn call_tool(
+    /// `Err`. For per-call options (timeout, progress, `_meta`), call it on
+    /// [`Client::with_options`](crate::Client::with_options).
+    ///
+    /// ```no_run
+    /// # smol::block_on(async {
+    /// # let client: mcp_smol::Client = unimplemented!();
+    /// use mcp_smol::prelude::*;
+    /// use serde_json::json;
+    ///
+    /// #[derive(serde::Serialize)]
+    /// struct Weather<'a> {
+    ///     city: &'a str,
+    ///     days: u8,
+    /// }
+    ///
+    /// let forecast = client.call_tool("weather", Weather { city: "Paris", days: 3 }).await?;
+    /// let echoed = client.call_tool("echo", json!({"message": "hi"})).await?;
+    /// let image = client.call_tool("tiny_image", ()).await?;
+    /// # Ok::<(), mcp_smol::Error>(()) });
+    /// ```
+    fn call_tool<A: Serialize>(
         &self,
         name: &str,
-        arguments: serde_json::Value,
+        arguments: A,
     ) -> impl Future<Output = Result<CallToolResult, Error>> + Send {
         // Sent now, as every method's request is.
         let call =
-            tool_params(name, arguments).map(|params| self.call_tool_with(&params, CallOptions::default()));
+            tool_params(name, &arguments).map(|params| self.call_tool_with(&params, CallOptions::default()));
         async move { call?.await }
     }
 
@@ -224,17 +283,6 @@ pub trait ClientApi: Send + Sync {
         let sent = self.request::<SetLevel>(&SetLevelRequestParams::new(level), CallOptions::default());
         async move { sent.await.map(drop) }
     }
-}
-
-/// The params of `tools/call` for `name` with JSON `arguments` (an object, or `null` for none).
-pub(crate) fn tool_params(name: &str, arguments: serde_json::Value) -> Result<CallToolRequestParams, Error> {
-    let mut params = CallToolRequestParams::new(name);
-    params.arguments = match arguments {
-        serde_json::Value::Object(map) => Some(map),
-        serde_json::Value::Null => None,
-        _ => return Err(UsageError::InvalidParams("tool arguments must be a JSON object".into()).into()),
-    };
-    Ok(params)
 }
 
 /// Fetches pages with `page(cursor)` until the server sends no next cursor, showing each page

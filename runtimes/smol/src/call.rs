@@ -72,6 +72,25 @@ impl CallOptions {
         self.on_progress = Some(Arc::new(f));
         self
     }
+
+    /// These options, with what they leave unset taken from `defaults`: the timeouts, the
+    /// progress callback, and each `_meta` member these do not name.
+    pub(crate) fn over(mut self, defaults: &CallOptions) -> Self {
+        let (mine, theirs) = (&mut self.request, &defaults.request);
+        mine.timeout = mine.timeout.or(theirs.timeout);
+        mine.max_total = mine.max_total.or(theirs.max_total);
+        mine.reset_on_progress = mine.reset_on_progress.or(theirs.reset_on_progress);
+        if let Some(default_meta) = &theirs.meta {
+            let mut meta = default_meta.clone();
+            meta.extend(mine.meta.take().unwrap_or_default());
+            mine.meta = Some(meta);
+        }
+        if self.on_progress.is_none() {
+            self.on_progress = defaults.on_progress.clone();
+            mine.progress |= theirs.progress;
+        }
+        self
+    }
 }
 
 /// Resolves with the raw result of one request. Dropping it before it resolves cancels the
@@ -224,5 +243,36 @@ impl<T: serde::de::DeserializeOwned> Future for Decode<T> {
         };
         this.state = CallState::Done;
         Poll::Ready(result)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn meta(value: serde_json::Value) -> JsonObject {
+        value.as_object().cloned().unwrap_or_default()
+    }
+
+    #[test]
+    fn a_calls_options_go_over_the_handles() {
+        let handle = CallOptions::default()
+            .timeout(Duration::from_secs(5))
+            .max_total(Duration::from_secs(50))
+            .meta(meta(json!({"tenant": "a", "trace": "1"})))
+            .on_progress(|_| {});
+        let call = CallOptions::default().timeout(Duration::from_secs(1)).meta(meta(json!({"trace": "2"})));
+        let both = call.over(&handle);
+        assert_eq!(both.request.timeout, Some(Duration::from_secs(1)), "the call's own");
+        assert_eq!(both.request.max_total, Some(Duration::from_secs(50)), "the handle's");
+        assert_eq!(both.request.meta, Some(meta(json!({"tenant": "a", "trace": "2"}))), "merged");
+        assert!(both.request.progress && both.on_progress.is_some(), "the handle's progress callback");
+
+        let plain = CallOptions::default().over(&CallOptions::default());
+        assert_eq!(plain.request.timeout, None);
+        assert_eq!(plain.request.meta, None);
+        assert!(!plain.request.progress && plain.on_progress.is_none());
     }
 }

@@ -11,15 +11,17 @@ use mcp_sansio::http::{HttpConfig, HttpSession};
 use mcp_sansio::schema::{
     CallTool, CallToolRequestParams, CallToolResult, Discover, DiscoverResult, EmptyParams, Implementation,
     ListPrompts, ListResources, ListTools, ListToolsResult, Paginated, PaginatedRequest,
-    PaginatedRequestParams, Prompt, Request, Resource, ServerCapabilities, Tool,
+    PaginatedRequestParams, Ping, Prompt, Request, Resource, ServerCapabilities, Tool,
 };
 use mcp_sansio::{
     ClientConfig, ClientConnection, Commands, ProtocolVersion, ProtocolViolation, ServerNotification, Status,
     UsageError,
 };
+use serde::Serialize;
 
 use crate::Error;
 use crate::api::{ClientApi, paginate};
+use crate::arguments::{CallToolArguments, ToolCallParams};
 use crate::auth::{OAuth, OsRandom, unix_now};
 use crate::cache::{CacheInfo, CacheablePage, ListCache, ListCacheConfig, fold_hints};
 use crate::call::{CallOptions, Decode, ResponseFuture};
@@ -357,13 +359,19 @@ impl ClientBuilder {
 /// `notifications/cancelled`. When the last handle is dropped, the connection closes and the
 /// server process is shut down by the driver. If the [`Driver`] is dropped instead, every call
 /// fails with [`Error::DriverGone`].
+///
+/// A handle may carry options for every call made through it ([`with_options`](Self::with_options)).
 pub struct Client {
     pub(crate) shared: Arc<Shared>,
+    /// Options for every call of this handle, under the call's own ([`Client::with_options`]).
+    defaults: Option<Arc<CallOptions>>,
 }
 
 impl Clone for Client {
     fn clone(&self) -> Self {
-        Client::from_shared(self.shared.clone())
+        let mut client = Client::from_shared(self.shared.clone());
+        client.defaults = self.defaults.clone();
+        client
     }
 }
 
@@ -388,7 +396,42 @@ impl std::fmt::Debug for Client {
 impl Client {
     fn from_shared(shared: Arc<Shared>) -> Self {
         shared.lock().handles += 1;
-        Self { shared }
+        Self { shared, defaults: None }
+    }
+
+    /// Another handle to the same connection whose calls all use `options`: every typed
+    /// method of [`ClientApi`] (`call_tool`, `list_tools`, `read_resource`, `ping`, the
+    /// `list_all_*` pages, …), [`request_raw`](Self::request_raw), [`discover`](Self::discover)
+    /// and the fetches of the list cache. A call's own options (`call_tool_with`,
+    /// `request::<R>`) win where they set something; `_meta` members are merged. On a handle
+    /// that has options already, `options` go over them.
+    ///
+    /// It is a [`Client`] like any other: cheap, `Clone`, and it counts as a handle (the
+    /// connection stays open while it lives).
+    ///
+    /// ```no_run
+    /// # smol::block_on(async {
+    /// # let client: mcp_smol::Client = unimplemented!();
+    /// use std::time::Duration;
+    /// use mcp_smol::prelude::*;
+    ///
+    /// let patient = client.with_options(CallOptions::default().timeout(Duration::from_secs(600)));
+    /// let report = patient.call_tool("build_report", serde_json::json!({"year": 2025})).await?;
+    /// let tools = patient.list_all_tools().await?;
+    /// # Ok::<(), mcp_smol::Error>(()) });
+    /// ```
+    pub fn with_options(&self, options: CallOptions) -> Client {
+        let mut client = self.clone();
+        client.defaults = Some(Arc::new(self.options(options)));
+        client
+    }
+
+    /// The options a call is made with: its own, over this handle's.
+    pub(crate) fn options(&self, options: CallOptions) -> CallOptions {
+        match &self.defaults {
+            Some(defaults) => options.over(defaults),
+            None => options,
+        }
     }
 
     /// Waits for the handshake: `Ok` once ready, [`Error::Connect`] if the connection closed
@@ -444,6 +487,15 @@ impl Client {
     where
         R::Result: Send,
     {
+        self.send_as::<R, R::Result>(params, options)
+    }
+
+    /// [`send`](Self::send), with the result decoded as `T` instead of the method's own type.
+    pub(crate) fn send_as<R: Request, T>(
+        &self,
+        params: &R::Params,
+        options: CallOptions,
+    ) -> Result<Decode<T>, Error> {
         let response =
             self.start(R::METHOD, options, |conn, now, options| conn.send::<R>(now, params, options))?;
         Ok(Decode::sent(response, R::METHOD))
@@ -484,6 +536,7 @@ impl Client {
             mcp_sansio::RequestOptions,
         ) -> Result<mcp_sansio::RequestId, UsageError>,
     ) -> Result<ResponseFuture, Error> {
+        let options = self.options(options);
         let now = self.shared.clock.now();
         let mut state = self.shared.lock();
         // Nothing would ever write it, nor answer it.
@@ -564,27 +617,32 @@ impl Client {
                 }
             }
         }
-        self.request::<Discover>(&EmptyParams::default(), CallOptions::default()).await
+        let discover = self.request::<Discover>(&EmptyParams::default(), CallOptions::default()).await?;
+        self.shared.lock().remember_session();
+        Ok(discover)
     }
 
-    /// The server's `serverInfo`, once ready.
+    /// The server's `serverInfo`, once ready; after the connection ended, the last one it had.
     pub fn server_info(&self) -> Option<Implementation> {
-        self.shared.lock().engine.conn().server_info().cloned()
+        self.shared.lock().about_server(|conn| conn.server_info().cloned(), |kept| kept.server_info.clone())
     }
 
-    /// The server's capabilities, once ready.
+    /// The server's capabilities, once ready; after the connection ended, the last ones it had.
     pub fn server_capabilities(&self) -> Option<ServerCapabilities> {
-        self.shared.lock().engine.conn().server_capabilities().cloned()
+        let state = self.shared.lock();
+        state.about_server(|conn| conn.server_capabilities().cloned(), |kept| Some(kept.capabilities.clone()))
     }
 
-    /// The server's `instructions`, if any.
+    /// The server's `instructions`, if any (also after the connection ended).
     pub fn instructions(&self) -> Option<String> {
-        self.shared.lock().engine.conn().instructions().map(str::to_owned)
+        let state = self.shared.lock();
+        state.about_server(|conn| conn.instructions().map(str::to_owned), |kept| kept.instructions.clone())
     }
 
-    /// The negotiated protocol version, once ready.
+    /// The negotiated protocol version, once ready; after the connection ended, the one it
+    /// had (the [`status`](Self::status) says whether it is still open).
     pub fn protocol_version(&self) -> Option<ProtocolVersion> {
-        self.shared.lock().engine.conn().protocol_version()
+        self.shared.lock().about_server(ClientConnection::protocol_version, |kept| Some(kept.version))
     }
 
     /// Where the connection is in its life.
@@ -692,16 +750,17 @@ impl ClientApi for Client {
         Client::request::<R>(self, params, options)
     }
 
+    /// `ping` up to 2025-11-25, `server/discover` on 2026-07-28 (see [`ClientApi::ping`]).
+    fn ping(&self) -> impl Future<Output = Result<(), Error>> + Send {
+        self.send_ping(CallOptions::default()).unwrap_or_else(PingCall::refused)
+    }
+
     /// Also teaches the output-schema validator (if on) the tools' `outputSchema`s.
     fn list_tools(
         &self,
         cursor: Option<String>,
     ) -> impl Future<Output = Result<ListToolsResult, Error>> + Send {
-        self.send_list_tools(cursor).unwrap_or_else(|error| ListToolsCall {
-            page: Decode::refused(error, ListTools::METHOD),
-            #[cfg(feature = "output-schema")]
-            learn: None,
-        })
+        self.send_list_tools(cursor, CallOptions::default()).unwrap_or_else(ListToolsCall::refused)
     }
 
     /// Also checks the result against the tool's `outputSchema`, when
@@ -714,19 +773,45 @@ impl ClientApi for Client {
         self.send_call_tool(params, options).unwrap_or_else(ToolCall::refused)
     }
 
-    fn call_tool(
+    /// Serializes the arguments once, into the request (no `serde_json::to_value`).
+    fn call_tool<A: Serialize>(
         &self,
         name: &str,
-        arguments: serde_json::Value,
+        arguments: A,
     ) -> impl Future<Output = Result<CallToolResult, Error>> + Send {
-        // The same as the provided method, without an `async` block around the call: this is
-        // the shape the README shows, and it stays as small as the call itself.
-        match crate::api::tool_params(name, arguments) {
-            Ok(params) => {
-                self.send_call_tool(&params, CallOptions::default()).unwrap_or_else(ToolCall::refused)
-            }
-            Err(error) => ToolCall::refused(error),
+        // Without an `async` block around the call: this is the shape the README shows, and its
+        // future stays as small as the call itself.
+        ToolCallParams::new(name, &arguments)
+            .and_then(|params| {
+                self.send_tool_call::<CallToolArguments<'_, A>>(name, &params, CallOptions::default())
+            })
+            .unwrap_or_else(ToolCall::refused)
+    }
+}
+
+/// A health check on its way: `ping`, or `server/discover` on 2026-07-28, whose answer also
+/// renews what the client keeps of the server.
+pub(crate) struct PingCall {
+    call: Decode<serde::de::IgnoredAny>,
+    rediscover: Option<Arc<Shared>>,
+}
+
+impl PingCall {
+    fn refused(error: Error) -> Self {
+        PingCall { call: Decode::refused(error, Ping::METHOD), rediscover: None }
+    }
+}
+
+impl Future for PingCall {
+    type Output = Result<(), Error>;
+
+    fn poll(self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        let answer = std::task::ready!(std::pin::Pin::new(&mut this.call).poll(cx));
+        if let (Ok(_), Some(shared)) = (&answer, this.rediscover.take()) {
+            shared.lock().remember_session();
         }
+        Poll::Ready(answer.map(drop))
     }
 }
 
@@ -736,6 +821,17 @@ pub(crate) struct ListToolsCall {
     page: Decode<ListToolsResult>,
     #[cfg(feature = "output-schema")]
     learn: Option<(OutputSchemas, Arc<Shared>)>,
+}
+
+impl ListToolsCall {
+    /// A page refused before anything was sent.
+    pub(crate) fn refused(error: Error) -> Self {
+        ListToolsCall {
+            page: Decode::refused(error, ListTools::METHOD),
+            #[cfg(feature = "output-schema")]
+            learn: None,
+        }
+    }
 }
 
 impl Future for ListToolsCall {
@@ -783,9 +879,12 @@ impl Future for ToolCall {
 impl Client {
     /// `tools/list`, one page, sent now: the engine's refusal at once, or the future of the
     /// page, which also teaches the output-schema validator (if on) the tools' `outputSchema`s.
-    pub(crate) fn send_list_tools(&self, cursor: Option<String>) -> Result<ListToolsCall, Error> {
-        let page =
-            self.send::<ListTools>(&PaginatedRequestParams::with_cursor(cursor), CallOptions::default())?;
+    pub(crate) fn send_list_tools(
+        &self,
+        cursor: Option<String>,
+        options: CallOptions,
+    ) -> Result<ListToolsCall, Error> {
+        let page = self.send::<ListTools>(&PaginatedRequestParams::with_cursor(cursor), options)?;
         Ok(ListToolsCall {
             page,
             #[cfg(feature = "output-schema")]
@@ -800,10 +899,21 @@ impl Client {
         params: &CallToolRequestParams,
         options: CallOptions,
     ) -> Result<ToolCall, Error> {
-        let call = self.send::<CallTool>(params, options)?;
+        self.send_tool_call::<CallTool>(&params.name, params, options)
+    }
+
+    /// [`send_call_tool`](Self::send_call_tool) of tool `name` with params of any shape, such
+    /// as [`ToolCallParams`] borrowing the caller's arguments.
+    pub(crate) fn send_tool_call<R: Request<Result = CallToolResult>>(
+        &self,
+        #[cfg_attr(not(feature = "output-schema"), allow(unused_variables))] name: &str,
+        params: &R::Params,
+        options: CallOptions,
+    ) -> Result<ToolCall, Error> {
+        let call = self.send::<R>(params, options)?;
         #[cfg(feature = "output-schema")]
         if let Some(schemas) = self.shared.extras.output_schemas.clone() {
-            let (tool, client) = (params.name.clone(), self.clone());
+            let (tool, client) = (name.to_owned(), self.clone());
             return Ok(ToolCall::Checked(Box::pin(async move {
                 let result = call.await?;
                 if !client.shared.extras.tools_listed.load(std::sync::atomic::Ordering::Relaxed) {
@@ -815,6 +925,23 @@ impl Client {
             })));
         }
         Ok(ToolCall::Plain(call))
+    }
+}
+
+impl Client {
+    /// The health check, sent now: `ping`, or `server/discover` on a 2026-07-28 connection
+    /// (which has no `ping`). Its answer is not decoded, only awaited.
+    pub(crate) fn send_ping(&self, options: CallOptions) -> Result<PingCall, Error> {
+        let version = self.shared.lock().engine.conn().protocol_version();
+        if version.is_some_and(ProtocolVersion::is_modern) {
+            let call = self.send_as::<Discover, _>(&EmptyParams::default(), options)?;
+            Ok(PingCall { call, rediscover: Some(self.shared.clone()) })
+        } else {
+            Ok(PingCall {
+                call: self.send_as::<Ping, _>(&EmptyParams::default(), options)?,
+                rediscover: None,
+            })
+        }
     }
 }
 

@@ -63,10 +63,32 @@ pub enum Error {
 }
 
 impl Error {
-    /// The JSON-RPC error the server answered with, if that is what this is.
+    /// The JSON-RPC error the server answered with, if that is what this is (also when it
+    /// came with an HTTP error status: see [`http_status`](Self::http_status)).
     pub fn server_error(&self) -> Option<&ErrorObject> {
         match self {
-            Error::Request(RequestError::Server(e)) => Some(e),
+            Error::Request(e) => e.server_error(),
+            _ => None,
+        }
+    }
+
+    /// The HTTP status the failure came with, if any: an error status (also when its body
+    /// was the server's JSON-RPC error, which [`server_error`](Self::server_error) returns),
+    /// an answer with a content type that cannot carry the response, a session the server
+    /// forgot, a redirect not followed. `None` for everything else.
+    ///
+    /// ```
+    /// use mcp_smol::Error;
+    /// use mcp_smol::mcp_sansio::{RequestError, TransportError};
+    ///
+    /// let refused = Error::from(RequestError::HttpStatus { status: 503, body: "busy".into(), error: None });
+    /// assert_eq!(refused.http_status(), Some(503));
+    /// let html = TransportError::UnexpectedContentType { status: 200, content_type: Some("text/html".into()) };
+    /// assert_eq!(Error::from(RequestError::Transport(html)).http_status(), Some(200));
+    /// ```
+    pub fn http_status(&self) -> Option<u16> {
+        match self {
+            Error::Request(e) => e.http_status(),
             _ => None,
         }
     }
@@ -113,6 +135,34 @@ impl Error {
     /// Whether the request timed out (idle timeout or cap on total time).
     pub fn is_timeout(&self) -> bool {
         matches!(self, Error::Request(RequestError::Timeout(_) | RequestError::MaxTotalExceeded(_)))
+    }
+
+    /// Whether the connection is over, however the call learnt it: a call made after it closed
+    /// ([`UsageError::Closed`], nothing sent; also a closed [`Pool`](crate::Pool)), a call in
+    /// flight when it closed ([`RequestError::ConnectionClosed`]), a connection that closed
+    /// before or during its handshake ([`Error::Connect`]), or one whose driver was dropped
+    /// ([`Error::DriverGone`]). The reason, where there is one, is a
+    /// [`CloseReason`](mcp_sansio::CloseReason). Calls on this connection will not succeed
+    /// again: make a new one, or let a [`Pool`](crate::Pool) restart it.
+    ///
+    /// ```
+    /// use mcp_smol::Error;
+    /// use mcp_smol::mcp_sansio::{CloseReason, RequestError, UsageError};
+    ///
+    /// assert!(Error::from(UsageError::Closed(CloseReason::Local)).is_closed());
+    /// assert!(Error::from(RequestError::ConnectionClosed(CloseReason::Eof)).is_closed());
+    /// assert!(Error::Connect(CloseReason::Eof).is_closed());
+    /// assert!(Error::DriverGone.is_closed());
+    /// assert!(!Error::from(UsageError::NotReady).is_closed());
+    /// ```
+    pub fn is_closed(&self) -> bool {
+        matches!(
+            self,
+            Error::Usage(UsageError::Closed(_))
+                | Error::Request(RequestError::ConnectionClosed(_))
+                | Error::Connect(_)
+                | Error::DriverGone
+        )
     }
 }
 

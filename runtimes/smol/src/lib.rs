@@ -2,9 +2,12 @@
 //!
 //! - [`Client`]: a cheap `Clone + Send + Sync` handle to one connection. Every
 //!   client→server request is a method of [`ClientApi`] (tools, resources and templates,
-//!   subscriptions, prompts, completion, logging level, ping, pagination helpers such as
-//!   `list_all_tools`), with per-call timeouts, progress and `_meta` ([`CallOptions`]) and
-//!   **cancel-on-drop**: dropping a call's future sends `notifications/cancelled`.
+//!   subscriptions, prompts, completion, logging level, a `ping` health check that works in
+//!   every protocol version, pagination helpers such as `list_all_tools`), with per-call
+//!   timeouts, progress and `_meta` ([`CallOptions`], for any call through
+//!   [`Client::with_options`]) and **cancel-on-drop**: dropping a call's future sends
+//!   `notifications/cancelled`. Tool arguments are anything `Serialize` that makes a JSON
+//!   object.
 //! - [`Driver`]: the future that moves bytes between the transport and the engine. It runs
 //!   on any executor; the `spawn_*` constructors put it on smol's global executor. Dropped
 //!   early, it fails every call with [`Error::DriverGone`] rather than strand it.
@@ -32,14 +35,17 @@
 //!   cancelled; messages, bytes, parse errors), `tracing` spans per connection
 //!   (`mcp_connection`) and per request (`mcp_request`: method, id, outcome, duration), and
 //!   never a header value or a tool argument above `trace`. Errors say whether trying again may
-//!   help ([`Error::is_retriable`]) and keep the server's JSON-RPC code ([`Error::code`]).
+//!   help ([`Error::is_retriable`]), whether the connection is over ([`Error::is_closed`]), and
+//!   keep the server's JSON-RPC code ([`Error::code`]).
 //!
 //! The guide for application developers is `docs/guide.md` in the repository; each crate's
 //! `examples/` has a runnable program per feature.
 //!
+//! [`prelude`] has the names most programs use; [`VERSION`], [`LATEST_PROTOCOL_VERSION`] and
+//! [`SUPPORTED_PROTOCOL_VERSIONS`] say which versions these are.
+//!
 //! ```no_run
-//! use mcp_smol::{ClientApi, ClientBuilder, ServerCommand};
-//! use mcp_sansio::schema::Implementation;
+//! use mcp_smol::prelude::*;
 //!
 //! smol::block_on(async {
 //!     let client = ClientBuilder::new(Implementation::new("quickstart", "0.1.0"))
@@ -57,6 +63,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod api;
+mod arguments;
 mod auth;
 mod cache;
 mod call;
@@ -98,7 +105,67 @@ pub use stdio::{
 
 pub use mcp_sansio;
 
-/// The names most applications need: `use mcp_smol::prelude::*;`.
+/// This crate's version (`CARGO_PKG_VERSION`), e.g. for a client's `Implementation` or a
+/// diagnostic report.
+///
+/// ```
+/// assert_eq!(mcp_smol::VERSION, env!("CARGO_PKG_VERSION"));
+/// ```
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// The newest MCP version the client speaks (a dual-era client offers it first).
+///
+/// ```
+/// use mcp_smol::mcp_sansio::ProtocolVersion;
+///
+/// assert_eq!(mcp_smol::LATEST_PROTOCOL_VERSION, ProtocolVersion::V2026_07_28);
+/// assert_eq!(mcp_smol::LATEST_PROTOCOL_VERSION.as_str(), "2026-07-28");
+/// ```
+pub const LATEST_PROTOCOL_VERSION: mcp_sansio::ProtocolVersion =
+    SUPPORTED_PROTOCOL_VERSIONS[SUPPORTED_PROTOCOL_VERSIONS.len() - 1];
+
+/// Every MCP version the client speaks, oldest first: 2024-11-05, 2025-03-26, 2025-06-18,
+/// 2025-11-25 (the `initialize` era) and 2026-07-28. By default a client accepts them all
+/// (`ClientConfig::with_versions` narrows them).
+///
+/// ```
+/// use mcp_smol::mcp_sansio::ProtocolVersion;
+///
+/// assert!(mcp_smol::SUPPORTED_PROTOCOL_VERSIONS.contains(&ProtocolVersion::V2024_11_05));
+/// ```
+pub const SUPPORTED_PROTOCOL_VERSIONS: &[mcp_sansio::ProtocolVersion] = mcp_sansio::ProtocolVersion::ALL;
+
+/// The names most programs need: `use mcp_smol::prelude::*;`.
+///
+/// The client and its builder, the typed calls ([`ClientApi`](crate::ClientApi)) and their
+/// options, the error, pools, stdio and HTTP set-up, notification and server-request handling,
+/// and the engine's types that come up in every program: `Implementation` (who the client is),
+/// `ClientConfig`, `ProtocolVersion`, `Status`, `ServerNotification`, and the tool types
+/// (`Tool`, `CallToolRequestParams`, `CallToolResult`, `ContentBlock`).
+///
+/// ```no_run
+/// use mcp_smol::prelude::*;
+///
+/// smol::block_on(async {
+///     let client = ClientBuilder::new(Implementation::new("my-app", "1.0.0"))
+///         .spawn_stdio(&ServerCommand::new("mcp-demo-server"))
+///         .await?;
+///     let tools: Vec<Tool> = client.list_all_tools().await?;
+///     let result: CallToolResult = client.call_tool("echo", serde_json::json!({"message": "hi"})).await?;
+///     assert_eq!(client.protocol_version(), Some(ProtocolVersion::V2026_07_28));
+///     client.close().await;
+///     Ok::<(), Error>(())
+/// })
+/// # .unwrap();
+/// ```
 pub mod prelude {
-    pub use crate::{CallOptions, Client, ClientApi, ClientBuilder, Error, Pool, ServerCommand};
+    pub use crate::mcp_sansio::http::HttpConfig;
+    pub use crate::mcp_sansio::schema::{
+        CallToolRequestParams, CallToolResult, ContentBlock, Implementation, Tool,
+    };
+    pub use crate::mcp_sansio::{ClientConfig, ProtocolVersion, ServerNotification, Status};
+    pub use crate::{
+        CallOptions, Client, ClientApi, ClientBuilder, ClientHandler, Error, ListKind, NotificationHandler,
+        Pool, ServerCommand, Strategy,
+    };
 }

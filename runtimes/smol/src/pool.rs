@@ -23,11 +23,13 @@ use mcp_sansio::schema::{
     PaginatedRequestParams, Request, Tool,
 };
 use mcp_sansio::{CloseReason, Status, UsageError};
+use serde::Serialize;
 
 use crate::Error;
 use crate::api::{ClientApi, paginate_from};
+use crate::arguments::{CallToolArguments, ToolCallParams};
 use crate::call::CallOptions;
-use crate::client::{Client, ClientBuilder};
+use crate::client::{Client, ClientBuilder, ListToolsCall};
 use crate::stdio::ServerCommand;
 
 /// A restarted member that stays connected this long (or the maximal restart backoff, if
@@ -227,6 +229,7 @@ impl PoolBuilder {
                 counters: Arc::new(PoolCounters::default()),
                 rng: AtomicU64::new(seed),
             }),
+            defaults: None,
         }
     }
 }
@@ -274,6 +277,8 @@ impl PoolBuilder {
 #[derive(Clone)]
 pub struct Pool {
     inner: Arc<Inner>,
+    /// Options for every call of this handle, under the call's own ([`Pool::with_options`]).
+    defaults: Option<Arc<CallOptions>>,
 }
 
 impl Default for Pool {
@@ -367,6 +372,33 @@ impl Pool {
     /// ```
     pub fn builder() -> PoolBuilder {
         PoolBuilder::default()
+    }
+
+    /// Another handle to the same pool whose calls all use `options`, on whichever member they
+    /// go to: every typed method of [`ClientApi`], and the client a
+    /// [`transaction`](Self::transaction) gets. A call's own options win where they set
+    /// something (see [`Client::with_options`]).
+    ///
+    /// ```no_run
+    /// # smol::block_on(async {
+    /// # let pool = mcp_smol::Pool::default();
+    /// use std::time::Duration;
+    /// use mcp_smol::prelude::*;
+    ///
+    /// let quick = pool.with_options(CallOptions::default().timeout(Duration::from_secs(2)));
+    /// quick.ping().await?;
+    /// # Ok::<(), mcp_smol::Error>(()) });
+    /// ```
+    pub fn with_options(&self, options: CallOptions) -> Pool {
+        Pool { inner: self.inner.clone(), defaults: Some(Arc::new(self.options(options))) }
+    }
+
+    /// The options a call is made with: its own, over this handle's.
+    fn options(&self, options: CallOptions) -> CallOptions {
+        match &self.defaults {
+            Some(defaults) => options.over(defaults),
+            None => options,
+        }
     }
 
     /// Adds a member made by `connect`, which is called now and again for each restart. Fails,
@@ -576,7 +608,11 @@ impl Pool {
         let checkout = self.inner.checkout(None)?;
         checkout.member.transactions.fetch_add(1, Ordering::Relaxed);
         self.inner.counters.transactions.fetch_add(1, Ordering::Relaxed);
-        let result = f(checkout.client.clone()).await;
+        let client = match &self.defaults {
+            Some(defaults) => checkout.client.with_options(CallOptions::clone(defaults)),
+            None => checkout.client.clone(),
+        };
+        let result = f(client).await;
         drop(checkout);
         result
     }
@@ -617,6 +653,7 @@ impl ClientApi for Pool {
     where
         R::Result: Send,
     {
+        let options = self.options(options);
         let sent = self.inner.send(|client| client.send::<R>(params, options.clone()));
         async move {
             let (checkout, response) = sent?;
@@ -633,15 +670,26 @@ impl ClientApi for Pool {
         <R::Result as Paginated>::Item: Send,
     {
         let first = PaginatedRequestParams::default();
-        let sent =
-            self.inner.send(|client| Ok((client.clone(), client.send::<R>(&first, CallOptions::default())?)));
+        let options = self.options(CallOptions::default());
+        let sent = self.inner.send(|client| Ok((client.clone(), client.send::<R>(&first, options.clone())?)));
         async move {
             let (checkout, (client, first)) = sent?;
             let page = |cursor| {
                 let params = PaginatedRequestParams::with_cursor(cursor);
-                client.request::<R>(&params, CallOptions::default())
+                client.request::<R>(&params, options.clone())
             };
             checkout.finish(paginate_from(R::METHOD, first, page, |_| {}).await)
+        }
+    }
+
+    /// Sends `ping` or `server/discover`, as the chosen member's protocol version has it (see
+    /// [`ClientApi::ping`]).
+    fn ping(&self) -> impl Future<Output = Result<(), Error>> + Send {
+        let options = self.options(CallOptions::default());
+        let sent = self.inner.send(|client| client.send_ping(options.clone()));
+        async move {
+            let (checkout, ping) = sent?;
+            checkout.finish(ping.await)
         }
     }
 
@@ -650,7 +698,8 @@ impl ClientApi for Pool {
         &self,
         cursor: Option<String>,
     ) -> impl Future<Output = Result<ListToolsResult, Error>> + Send {
-        let sent = self.inner.send(|client| client.send_list_tools(cursor.clone()));
+        let options = self.options(CallOptions::default());
+        let sent = self.inner.send(|client| client.send_list_tools(cursor.clone(), options.clone()));
         async move {
             let (checkout, page) = sent?;
             checkout.finish(page.await)
@@ -659,10 +708,14 @@ impl ClientApi for Pool {
 
     /// Every page, from one member (cursors belong to a server).
     fn list_all_tools(&self) -> impl Future<Output = Result<Vec<Tool>, Error>> + Send {
-        let sent = self.inner.send(|client| Ok((client.clone(), client.send_list_tools(None)?)));
+        let options = self.options(CallOptions::default());
+        let sent =
+            self.inner.send(|client| Ok((client.clone(), client.send_list_tools(None, options.clone())?)));
         async move {
             let (checkout, (client, first)) = sent?;
-            let page = |cursor| client.list_tools(cursor);
+            let page = |cursor| {
+                client.send_list_tools(cursor, options.clone()).unwrap_or_else(ListToolsCall::refused)
+            };
             checkout.finish(paginate_from(ListTools::METHOD, first, page, |_| {}).await)
         }
     }
@@ -674,9 +727,29 @@ impl ClientApi for Pool {
         params: &CallToolRequestParams,
         options: CallOptions,
     ) -> impl Future<Output = Result<CallToolResult, Error>> + Send + use<'s> {
+        let options = self.options(options);
         let sent = self.inner.send(|client| client.send_call_tool(params, options.clone()));
         async move {
             let (checkout, call) = sent?;
+            checkout.finish(call.await)
+        }
+    }
+
+    /// Serializes the arguments once, into the request; arguments that are not an object are
+    /// refused before any member is chosen.
+    fn call_tool<A: Serialize>(
+        &self,
+        name: &str,
+        arguments: A,
+    ) -> impl Future<Output = Result<CallToolResult, Error>> + Send {
+        let options = self.options(CallOptions::default());
+        let sent = ToolCallParams::new(name, &arguments).map(|params| {
+            self.inner.send(|client| {
+                client.send_tool_call::<CallToolArguments<'_, A>>(name, &params, options.clone())
+            })
+        });
+        async move {
+            let (checkout, call) = sent??;
             checkout.finish(call.await)
         }
     }

@@ -4,14 +4,17 @@
 //! synchronous sections (never across an await), by the driver and by the handles' commands.
 
 use std::collections::HashMap;
+use std::ops::{Deref, DerefMut};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::Waker;
 
 use std::time::Instant;
 
 use mcp_sansio::http::{HttpAction, HttpSession, StreamId};
-use mcp_sansio::schema::ProgressNotificationParams;
-use mcp_sansio::{ClientConnection, Commands, ErrorObject, RequestError, RequestId, Transmit, UsageError};
+use mcp_sansio::schema::{Implementation, ProgressNotificationParams, ServerCapabilities};
+use mcp_sansio::{
+    ClientConnection, Commands, ErrorObject, ProtocolVersion, RequestError, RequestId, Transmit, UsageError,
+};
 use serde::Serialize;
 use serde_json::value::RawValue;
 
@@ -200,7 +203,12 @@ impl Engine {
     }
 
     /// HTTP: exchange `stream` failed.
-    pub(crate) fn handle_response_error(&mut self, now: Instant, stream: StreamId, error: &str) {
+    pub(crate) fn handle_response_error(
+        &mut self,
+        now: Instant,
+        stream: StreamId,
+        error: mcp_sansio::TransportError,
+    ) {
         if let Engine::Http(session) = self {
             session.handle_response_error(now, stream, error);
         }
@@ -234,6 +242,47 @@ pub(crate) struct State {
     pub(crate) era: Option<EraMemo>,
     /// How the server process ended, once the driver's shutdown saw it (stdio servers).
     pub(crate) server_end: Option<crate::stdio::ServerEnd>,
+    /// What the connection knew of the server when it was last seen ready (see [`StateGuard`]).
+    kept: Option<Box<KeptSession>>,
+}
+
+/// What a ready connection knows of its server, kept for when the connection has ended: the
+/// engine forgets its session when it closes, and applications still ask which server and
+/// version that was (in an error report, after `close()`).
+pub(crate) struct KeptSession {
+    pub(crate) version: ProtocolVersion,
+    pub(crate) server_info: Option<Implementation>,
+    pub(crate) capabilities: ServerCapabilities,
+    pub(crate) instructions: Option<String>,
+}
+
+/// The lock on a connection's [`State`]. Released, it keeps what the engine knows of the server
+/// the first time it finds the engine ready: every way the handshake can end (a response fed
+/// by the driver, an HTTP body) is a section under this lock, so the session is kept before any
+/// later section can close the connection, even when the driver handles the handshake's answer
+/// and the server's EOF in one poll. After that it costs one comparison per section.
+pub(crate) struct StateGuard<'a>(MutexGuard<'a, State>);
+
+impl Deref for StateGuard<'_> {
+    type Target = State;
+
+    fn deref(&self) -> &State {
+        &self.0
+    }
+}
+
+impl DerefMut for StateGuard<'_> {
+    fn deref_mut(&mut self) -> &mut State {
+        &mut self.0
+    }
+}
+
+impl Drop for StateGuard<'_> {
+    fn drop(&mut self) {
+        if self.0.kept.is_none() {
+            self.0.remember_session();
+        }
+    }
 }
 
 impl Shared {
@@ -249,6 +298,7 @@ impl Shared {
                 server_pid: None,
                 era: None,
                 server_end: None,
+                kept: None,
             }),
             clock,
             extras,
@@ -257,12 +307,35 @@ impl Shared {
 
     /// Locks the state. A panic elsewhere while locked cannot leave it half-updated in a way
     /// that matters more than stopping would, so poisoning is ignored.
-    pub(crate) fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    pub(crate) fn lock(&self) -> StateGuard<'_> {
+        StateGuard(self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner()))
     }
 }
 
 impl State {
+    /// Keeps what the engine knows of the server now, if it is ready (else keeps what it had).
+    pub(crate) fn remember_session(&mut self) {
+        let conn = self.engine.conn();
+        let Some(version) = conn.protocol_version() else { return };
+        self.kept = Some(Box::new(KeptSession {
+            version,
+            server_info: conn.server_info().cloned(),
+            capabilities: conn.server_capabilities().cloned().unwrap_or_default(),
+            instructions: conn.instructions().map(str::to_owned),
+        }));
+    }
+
+    /// Something known of the server: from the engine while the connection is ready (`live`),
+    /// else from what was kept when it last was (`kept`); `None` before the handshake ended.
+    pub(crate) fn about_server<T>(
+        &self,
+        live: impl FnOnce(&ClientConnection) -> Option<T>,
+        kept: impl FnOnce(&KeptSession) -> Option<T>,
+    ) -> Option<T> {
+        let conn = self.engine.conn();
+        if conn.protocol_version().is_some() { live(conn) } else { self.kept.as_deref().and_then(kept) }
+    }
+
     /// The connection's commands (through the HTTP session, for HTTP).
     pub(crate) fn commands(&mut self) -> Commands<'_> {
         self.engine.commands()

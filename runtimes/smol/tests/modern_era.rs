@@ -10,11 +10,11 @@ mod common;
 use common::{all_capabilities, builder, default_builder, demo_server};
 use mcp_smol::ClientApi;
 use mcp_smol::mcp_sansio::schema::{
-    CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult, ListRootsResult,
-    LoggingLevel, Root, SamplingContent,
+    CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult, EmptyParams,
+    ListRootsResult, LoggingLevel, Ping, Root, SamplingContent,
 };
 use mcp_smol::mcp_sansio::{ProtocolVersion, ServerNotification, UsageError};
-use mcp_smol::{ClientHandler, EraCache, Error, HandlerFuture};
+use mcp_smol::{CallOptions, ClientHandler, EraCache, Error, HandlerFuture};
 use serde_json::json;
 
 struct Answers;
@@ -72,9 +72,13 @@ fn a_dual_era_client_speaks_2026_07_28_to_a_modern_server() {
         assert!(discover.supported_versions.iter().any(|v| v == "2026-07-28"));
         assert_eq!(client.stats().messages_sent, sent);
 
-        // Removed methods fail locally, with nothing sent.
-        let ping = client.ping().await.unwrap_err();
+        // Removed methods fail locally, with nothing sent; `ping()`, the health check, sends
+        // `server/discover` instead.
+        let ping = client.request::<Ping>(&EmptyParams::default(), CallOptions::default()).await.unwrap_err();
         assert!(matches!(ping, Error::Usage(UsageError::NotInVersion { .. })), "{ping}");
+        assert_eq!(client.stats().messages_sent, sent);
+        client.ping().await.unwrap();
+        assert_eq!(client.stats().messages_sent, sent + 1);
         client.close().await;
     });
 }
