@@ -10,6 +10,10 @@
 //! Python and the peer packages, which `.ci/install-peers` installs; `.ci/interop` runs them with
 //! `MCP_EVERYTHING_SERVER` and `MCP_PYTHON_PATH` set. Plain `cargo test` skips them (they are
 //! `#[ignore]`d), and running them without the variables fails loudly.
+//!
+//! The tests at the end need no peer and run in every `cargo test`: redirects (followed to
+//! another origin without credentials, refused by name) and a response head too large, with
+//! both transports, against the demo server in this process behind small raw-TCP servers.
 
 mod common;
 
@@ -361,4 +365,228 @@ fn surf_dual_era_client_against_both_eras() {
     }
     let peer = python();
     smol::block_on(dual_era_suite(&peer.url, surf(), ProtocolVersion::V2026_07_28));
+}
+
+// ----- Redirects and response heads, with both transports, against the demo server -----
+//
+// These need no peers (the demo server runs in this process) and run in every `cargo test`.
+
+/// The demo server, in this process, on a free port: its `/mcp` URL.
+fn demo_server() -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    std::thread::spawn(move || mcp_demo_server::serve_http(listener, mcp_demo_server::Options::default()));
+    url
+}
+
+/// What a test server received: every byte the client sent it.
+type Seen = Arc<Mutex<Vec<u8>>>;
+
+fn contains(seen: &Seen, needle: &str) -> bool {
+    let seen = String::from_utf8_lossy(&seen.lock().unwrap()).to_ascii_lowercase();
+    seen.contains(&needle.to_ascii_lowercase())
+}
+
+/// A forwarder on 127.0.0.1 to `target` (`host:port`): each connection's bytes pass both ways,
+/// and what the client sent is kept. Returns its address and what it saw.
+fn recorder(target: String) -> (String, Seen) {
+    use std::io::{Read, Write};
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let seen = Seen::default();
+    let kept = seen.clone();
+    std::thread::spawn(move || {
+        for client in listener.incoming() {
+            let Ok(mut client) = client else { return };
+            let Ok(mut server) = TcpStream::connect(&target) else { return };
+            let (Ok(mut to_client), Ok(mut from_server)) = (client.try_clone(), server.try_clone()) else {
+                return;
+            };
+            let kept = kept.clone();
+            std::thread::spawn(move || {
+                let mut buf = [0; 16 * 1024];
+                while let Ok(n @ 1..) = client.read(&mut buf) {
+                    kept.lock().unwrap().extend_from_slice(&buf[..n]);
+                    if server.write_all(&buf[..n]).is_err() {
+                        break;
+                    }
+                }
+                let _ = server.shutdown(std::net::Shutdown::Both);
+            });
+            std::thread::spawn(move || {
+                let _ = std::io::copy(&mut from_server, &mut to_client);
+                let _ = to_client.shutdown(std::net::Shutdown::Both);
+            });
+        }
+    });
+    (addr, seen)
+}
+
+/// A server on 127.0.0.1 that answers every request with `head` (a status line and headers,
+/// without the blank line) and an empty body, keeping what the client sent. Returns its `/mcp`
+/// URL and what it saw.
+fn answering(head: String) -> (String, Seen) {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let seen = Seen::default();
+    let kept = seen.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { return };
+            let (kept, head) = (kept.clone(), head.clone());
+            std::thread::spawn(move || {
+                let Ok(mut writer) = stream.try_clone() else { return };
+                let mut reader = BufReader::new(stream);
+                loop {
+                    // One request: its head, then a `Content-Length` body.
+                    let mut length = 0;
+                    loop {
+                        let mut line = String::new();
+                        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                            return;
+                        }
+                        kept.lock().unwrap().extend_from_slice(line.as_bytes());
+                        let lower = line.to_ascii_lowercase();
+                        if let Some(value) = lower.strip_prefix("content-length:") {
+                            length = value.trim().parse().unwrap_or(0);
+                        }
+                        if line == "\r\n" {
+                            break;
+                        }
+                    }
+                    let mut body = vec![0; length];
+                    if reader.read_exact(&mut body).is_err() {
+                        return;
+                    }
+                    kept.lock().unwrap().extend_from_slice(&body);
+                    let response = format!("{head}\r\nContent-Length: 0\r\n\r\n");
+                    if writer.write_all(response.as_bytes()).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    (url, seen)
+}
+
+const SECRET_TOKEN: &str = "Bearer redirect-secret-token";
+const SECRET_HEADER: &str = "custom-secret-value";
+
+fn secret_config(url: &str) -> HttpConfig {
+    HttpConfig::new(url).header("Authorization", SECRET_TOKEN).header("X-Custom-Secret", SECRET_HEADER)
+}
+
+/// Every request to the configured URL is redirected (307 or 308) to the demo server on another
+/// port, through a forwarder that keeps what it sees: the calls work, and neither the
+/// `Authorization` header nor the custom one reaches the other origin.
+/// Both eras: 2026-07-28 (stateless `POST`s) and the `initialize` era (a session id, the `GET`
+/// stream and the closing `DELETE` are redirected too).
+async fn cross_origin_redirect_suite(
+    transport: impl HttpTransport,
+    status: u16,
+    versions: &[ProtocolVersion],
+) {
+    let demo = demo_server();
+    let demo_addr = demo.trim_start_matches("http://").trim_end_matches("/mcp").to_owned();
+    let (other, seen_there) = recorder(demo_addr);
+    let reason = if status == 307 { "Temporary Redirect" } else { "Permanent Redirect" };
+    let (url, seen_here) = answering(format!("HTTP/1.1 {status} {reason}\r\nLocation: http://{other}/mcp"));
+    let client = ClientBuilder::new(Implementation::new("redirect-test", "0.0.0"))
+        .configure(|c| c.with_versions(versions))
+        .era_cache(None)
+        .spawn_http(secret_config(&url), transport)
+        .await
+        .unwrap_or_else(|e| panic!("HTTP {status}: connecting through the redirect: {e}"));
+    let echo = client.call_tool("echo", json!({"message": "moved"})).await.unwrap();
+    assert!(text(&echo).contains("moved"), "{}", text(&echo));
+    assert!(!client.list_all_tools().await.unwrap().is_empty());
+    assert!(client.close_within(Duration::from_secs(10)).await, "close took too long");
+    // The configured origin got the credentials; the other one got the MCP requests only.
+    assert!(contains(&seen_here, SECRET_TOKEN) && contains(&seen_here, SECRET_HEADER), "HTTP {status}");
+    assert!(contains(&seen_there, "\"method\":\"tools/call\""), "HTTP {status}: the call went there");
+    assert!(
+        !contains(&seen_there, "redirect-secret-token"),
+        "HTTP {status}: Authorization went to another origin"
+    );
+    assert!(!contains(&seen_there, SECRET_HEADER), "HTTP {status}: a custom header went to another origin");
+    assert!(!contains(&seen_there, "x-custom-secret"), "HTTP {status}");
+}
+
+/// A `302` is refused with its status and `Location` named, and nothing is sent where it
+/// points (neither the session nor the HTTP client below it follows it).
+async fn refused_redirect_suite(transport: impl HttpTransport) {
+    let demo = demo_server();
+    let demo_addr = demo.trim_start_matches("http://").trim_end_matches("/mcp").to_owned();
+    let (other, seen_there) = recorder(demo_addr);
+    let (url, _) = answering(format!("HTTP/1.1 302 Found\r\nLocation: http://{other}/mcp"));
+    let outcome = ClientBuilder::new(Implementation::new("redirect-test", "0.0.0"))
+        .era_cache(None)
+        .spawn_http(secret_config(&url), transport)
+        .await;
+    match outcome {
+        Err(mcp_smol::Error::Connect(reason)) => {
+            let message = reason.to_string();
+            assert!(message.contains("302") && message.contains(&other), "{message}");
+            assert!(message.contains("only 307 and 308"), "{message}");
+        }
+        Err(other) => panic!("expected the connection to fail, got {other:?}"),
+        Ok(_) => panic!("connected through a 302"),
+    }
+    assert!(seen_there.lock().unwrap().is_empty(), "the redirect was followed");
+}
+
+/// A response head with a 1 MiB header fails with an error that says the head is too large
+/// (libcurl's own words are "A value or data field grew larger than allowed").
+async fn huge_head_suite(transport: impl HttpTransport) {
+    let (url, _) = answering(format!("HTTP/1.1 200 OK\r\nX-Huge: {}", "a".repeat(1 << 20)));
+    let outcome = ClientBuilder::new(Implementation::new("head-test", "0.0.0"))
+        .spawn_http(HttpConfig::new(&url), transport)
+        .await;
+    match outcome {
+        Err(mcp_smol::Error::Connect(reason)) => {
+            let message = reason.to_string();
+            assert!(message.contains("response head is too large"), "{message}");
+            assert!(message.contains("limit is"), "{message}");
+        }
+        Err(other) => panic!("expected the connection to fail, got {other:?}"),
+        Ok(_) => panic!("connected"),
+    }
+}
+
+#[test]
+fn hyper_follows_307_and_308_to_another_origin_without_credentials() {
+    for status in [307, 308] {
+        smol::block_on(cross_origin_redirect_suite(hyper(), status, ProtocolVersion::DUAL_ERA));
+        smol::block_on(cross_origin_redirect_suite(hyper(), status, &[ProtocolVersion::V2025_11_25]));
+    }
+}
+
+#[test]
+fn surf_follows_307_and_308_to_another_origin_without_credentials() {
+    for status in [307, 308] {
+        smol::block_on(cross_origin_redirect_suite(surf(), status, ProtocolVersion::DUAL_ERA));
+        smol::block_on(cross_origin_redirect_suite(surf(), status, &[ProtocolVersion::V2025_11_25]));
+    }
+}
+
+#[test]
+fn hyper_refuses_a_302_by_name() {
+    smol::block_on(refused_redirect_suite(hyper()));
+}
+
+#[test]
+fn surf_refuses_a_302_by_name() {
+    smol::block_on(refused_redirect_suite(surf()));
+}
+
+#[test]
+fn hyper_says_a_huge_response_head_is_too_large() {
+    smol::block_on(huge_head_suite(hyper()));
+}
+
+#[test]
+fn surf_says_a_huge_response_head_is_too_large() {
+    smol::block_on(huge_head_suite(surf()));
 }

@@ -10,6 +10,7 @@ use crate::schema::{
     ElicitationCompleteNotificationParams, LoggingMessageNotificationParams, ProgressNotificationParams,
     ResourceUpdatedNotificationParams,
 };
+use crate::transport_error::TransportError;
 use crate::{ProtocolVersion, RequestId};
 
 /// Something that happened on the connection; drained with
@@ -253,18 +254,25 @@ pub enum RequestError {
         /// The limit, in bytes.
         limit: usize,
     },
-    /// The HTTP server answered the request with an error status.
-    #[error("the server answered HTTP {status}{}", body_suffix(.body))]
+    /// The HTTP server answered the request with an error status (any status outside 2xx that
+    /// is not a redirect the session followed). When the body is the server's JSON-RPC error
+    /// for the request, it is kept in `error`, and [`server_error`](Self::server_error) and
+    /// [`mcp_error`](Self::mcp_error) find it as they find a [`Server`](Self::Server) error.
+    #[error("the server answered HTTP {status}{}", status_suffix(.body, .error))]
     HttpStatus {
         /// The status code.
         status: u16,
         /// The start of the response body (at most 512 bytes, lossily decoded), for the message.
         body: String,
+        /// The server's JSON-RPC error for this request, when the body was one.
+        error: Option<ErrorObject>,
     },
-    /// The transport lost the request: a connection error, or a response stream that ended
-    /// before the response arrived and could not be resumed.
+    /// The transport lost the request: a connection error, an answer that cannot carry the
+    /// response (wrong content type, not the response), a response stream that ended before
+    /// the response and could not be resumed, a session the server forgot twice, a redirect
+    /// not followed. [`TransportError`] says which.
     #[error("transport failed before a response: {0}")]
-    Transport(String),
+    Transport(TransportError),
     /// 2026-07-28 multi round-trip request: the server kept asking for input past the limit
     /// ([`ClientConfig::max_input_rounds`](crate::ClientConfig)).
     #[error("the server asked for input {0} times without completing the request")]
@@ -318,7 +326,14 @@ impl RequestError {
             RequestError::Timeout(_) | RequestError::MaxTotalExceeded(_) | RequestError::Transport(_) => true,
             RequestError::ConnectionClosed(reason) => reason.is_retriable(),
             RequestError::Unauthorized(error) => error.is_retriable(),
-            RequestError::HttpStatus { status, .. } => matches!(status, 408 | 429 | 500 | 502 | 503 | 504),
+            // A JSON-RPC error is the server's answer, unless the status says "later" (a 500
+            // with a JSON-RPC error is an answer; a 503 with one is not).
+            RequestError::HttpStatus { status, error: Some(_), .. } => {
+                matches!(status, 408 | 429 | 502 | 503 | 504)
+            }
+            RequestError::HttpStatus { status, error: None, .. } => {
+                matches!(status, 408 | 429 | 500 | 502 | 503 | 504)
+            }
             RequestError::Server(_)
             | RequestError::Cancelled(_)
             | RequestError::TooManyInputRounds(_)
@@ -331,10 +346,37 @@ impl RequestError {
         }
     }
 
-    /// The server's JSON-RPC error, if that is what this is.
+    /// The server's JSON-RPC error, if that is what this is: a [`Server`](Self::Server) error,
+    /// or one that came with an HTTP error status ([`HttpStatus`](Self::HttpStatus)).
     pub fn server_error(&self) -> Option<&ErrorObject> {
         match self {
-            RequestError::Server(error) => Some(error),
+            RequestError::Server(error) | RequestError::HttpStatus { error: Some(error), .. } => Some(error),
+            _ => None,
+        }
+    }
+
+    /// The HTTP status the failure came with, if any: an error status (with or without the
+    /// server's JSON-RPC error), or a transport failure that had one (a wrong content type, a
+    /// session the server forgot, a refused redirect, …). `None` for everything else, and for
+    /// a JSON-RPC error that came with `200`.
+    ///
+    /// ```
+    /// use mcp_sansio::{ErrorObject, RequestError};
+    ///
+    /// let refused = RequestError::HttpStatus {
+    ///     status: 500,
+    ///     body: String::new(),
+    ///     error: Some(ErrorObject::new(-32603, "internal error")),
+    /// };
+    /// assert_eq!(refused.http_status(), Some(500));
+    /// assert_eq!(refused.server_error().map(|e| e.code), Some(-32603));
+    /// assert!(!refused.is_retriable(), "a JSON-RPC error is an answer");
+    /// ```
+    pub fn http_status(&self) -> Option<u16> {
+        match self {
+            RequestError::HttpStatus { status, .. } => Some(*status),
+            RequestError::Transport(error) => error.http_status(),
+            RequestError::Unauthorized(crate::auth::AuthError::NotConfigured { status }) => Some(*status),
             _ => None,
         }
     }
@@ -345,8 +387,12 @@ impl RequestError {
     }
 }
 
-fn body_suffix(body: &str) -> String {
-    if body.is_empty() { String::new() } else { format!(": {body}") }
+fn status_suffix(body: &str, error: &Option<ErrorObject>) -> String {
+    match error {
+        Some(error) => format!(": {error}"),
+        None if body.is_empty() => String::new(),
+        None => format!(": {body}"),
+    }
 }
 
 fn reason_suffix(reason: &Option<String>) -> String {

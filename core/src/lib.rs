@@ -143,6 +143,7 @@ pub mod jsonrpc;
 pub mod schema;
 mod transmit;
 mod transport;
+mod transport_error;
 mod version;
 
 pub use config::{
@@ -158,4 +159,5 @@ pub use ids::{ProgressToken, RequestId};
 pub use jsonrpc::{ErrorObject, InvalidMessage, McpError};
 pub use transmit::{OutgoingRequest, Transmit, TransmitKind};
 pub use transport::{Commands, TransportEvent};
+pub use transport_error::{RedirectRefusal, TransportError};
 pub use version::{ProtocolVersion, UnknownVersion};

@@ -19,7 +19,7 @@ use common::{epoch, result_line};
 use mcp_sansio::schema::{CallTool, CallToolRequestParams, Implementation};
 use mcp_sansio::{
     ClientConfig, ClientConnection, CloseReason, Event, ProtocolVersion, ProtocolViolation, RequestError,
-    RequestId, RequestOptions, TransmitKind, TransportEvent, UsageError,
+    RequestId, RequestOptions, TransmitKind, TransportError, TransportEvent, UsageError,
 };
 use serde_json::{Value, json};
 
@@ -188,7 +188,10 @@ fn a_lost_response_resends_a_modern_request_under_a_new_id_a_bounded_number_of_t
     let events = pipe.events();
     let (got, result) = response(&events);
     assert_eq!(got, &id);
-    assert!(matches!(result, Err(RequestError::Transport(why)) if why == "reset"), "{result:?}");
+    assert!(
+        matches!(result, Err(RequestError::Transport(why)) if *why == TransportError::Io("reset".into())),
+        "{result:?}"
+    );
     assert!(pipe.open.is_empty());
 }
 
@@ -214,7 +217,7 @@ fn a_failed_request_an_oversized_message_and_a_dead_transport() {
     pipe.pump();
     let failed = TransportEvent::RequestFailed {
         id: first.clone(),
-        error: RequestError::HttpStatus { status: 503, body: "busy".into() },
+        error: RequestError::HttpStatus { status: 503, body: "busy".into(), error: None },
     };
     pipe.conn.handle_transport(pipe.now, failed);
     let events = pipe.events();

@@ -11,7 +11,10 @@ use std::time::{Duration, Instant};
 use common::{config, epoch, full_server_capabilities, init_result, notification_line, result_line};
 use mcp_sansio::http::{HttpAction, HttpConfig, HttpMethod, HttpRequest, HttpSession, StreamId};
 use mcp_sansio::schema::{ListTools, PaginatedRequestParams};
-use mcp_sansio::{ClientConfig, CloseReason, Event, RequestError, RequestId, RequestOptions, Status};
+use mcp_sansio::{
+    ClientConfig, CloseReason, Event, RedirectRefusal, RequestError, RequestId, RequestOptions, Status,
+    TransportError,
+};
 use serde_json::{Value, json};
 
 const URL: &str = "http://127.0.0.1:8931/mcp";
@@ -372,7 +375,7 @@ fn a_message_resets_the_retry_counter_and_permanent_errors_stop_resumption() {
     assert_eq!(got, id);
     assert_eq!(
         result.unwrap_err(),
-        RequestError::HttpStatus { status: 405, body: "Method Not Allowed".into() }
+        RequestError::HttpStatus { status: 405, body: "Method Not Allowed".into(), error: None }
     );
     assert!(net.session.poll_timeout().is_none_or(|at| at > net.now + Duration::from_secs(59)));
 }
@@ -494,7 +497,32 @@ fn a_request_is_retried_only_once_after_expiry() {
     let events = net.events();
     let (got, result) = responses(&events).remove(0);
     assert_eq!(got, id);
-    assert!(result.unwrap_err().to_string().contains("again"));
+    let error = result.unwrap_err();
+    assert_eq!(error, RequestError::Transport(TransportError::SessionExpired { status: 404 }));
+    assert_eq!(error.http_status(), Some(404));
+    assert!(error.to_string().contains("again"), "{error}");
+    // No new initialize at once: a server that forgets every session would be re-initialized
+    // in a loop. Hours later, still nothing.
+    assert!(net.nothing_sent(), "{:?}", net.sent);
+    net.advance(Duration::from_secs(3 * 3600));
+    assert!(net.nothing_sent(), "{:?}", net.sent);
+    // The next request starts the new session, then goes.
+    let next = net.list_tools();
+    let init = net.next();
+    assert_eq!(method_of(&init), "initialize");
+    assert_eq!(init.header("mcp-session-id"), None);
+    assert!(net.nothing_sent(), "the request waits for the new session");
+    net.head(&init, 200, "application/json", Some("s3"));
+    net.body(&init, &init_result("2025-11-25", full_server_capabilities()));
+    net.end(&init);
+    let notice = net.next();
+    assert_eq!(notice.header("mcp-session-id"), Some("s3"));
+    net.reply(&notice, 202, "", "");
+    let post = net.next();
+    assert_eq!(id_of(&post), json!(2));
+    assert_eq!(post.header("mcp-session-id"), Some("s3"));
+    net.reply(&post, 200, "application/json", &result_line(2, json!({"tools": []})));
+    assert_eq!(responses(&net.events()), vec![(next, Ok(json!({"tools": []})))]);
 }
 
 #[test]
@@ -532,14 +560,22 @@ fn error_statuses_become_per_request_errors() {
     let got = responses(&net.events());
     assert_eq!(got[0].0, a);
     match &got[0].1 {
-        Err(RequestError::HttpStatus { status: 500, body }) => {
+        Err(RequestError::HttpStatus { status: 500, body, error: None }) => {
             assert!(body.starts_with("database on fire"));
             assert!(body.len() <= 512, "the excerpt is bounded");
         }
         other => panic!("{other:?}"),
     }
     assert_eq!(got[1].0, b);
-    assert!(matches!(&got[1].1, Err(RequestError::Server(e)) if e.code == -32602));
+    // Both the status and the server's error are kept.
+    let error = got[1].1.as_ref().unwrap_err();
+    assert!(
+        matches!(error, RequestError::HttpStatus { status: 400, error: Some(e), .. } if e.code == -32602),
+        "{error:?}"
+    );
+    assert_eq!(error.http_status(), Some(400));
+    assert_eq!(error.server_error().map(|e| e.code), Some(-32602));
+    assert!(!error.is_retriable(), "a JSON-RPC error is the server's answer");
     assert_eq!(net.session.connection().status(), Status::Ready, "the connection goes on");
 }
 
@@ -713,8 +749,10 @@ fn oversized_json_body_fails_the_request() {
     assert!(net.aborted.contains(&post.stream()));
     let events = net.events();
     assert!(events.iter().any(|e| matches!(e, Event::ProtocolViolation(_))));
+    // A JSON body is the request's one message: the request fails at once, typed.
     assert!(
-        matches!(&responses(&events)[0], (got, Err(RequestError::Transport(why))) if *got == id && why.contains("maximum"))
+        matches!(&responses(&events)[0], (got, Err(RequestError::MessageTooLarge { limit: 1024 })) if *got == id),
+        "{events:?}"
     );
     assert_eq!(net.session.connection().stats().oversized_messages, 1);
 }
@@ -1103,8 +1141,11 @@ fn a_header_mismatch_refreshes_the_tool_list_and_resends_the_call_once() {
     // A second mismatch is the server's final word.
     net.reply(&again, 400, "application/json", &mismatch(json!(1)));
     let events = net.events();
-    let [(got, Err(RequestError::Server(error)))] = &responses(&events)[..] else { panic!("{events:?}") };
-    assert_eq!((got, error.code), (&id, -32020));
+    let [(got, Err(error @ RequestError::HttpStatus { status: 400, .. }))] = &responses(&events)[..] else {
+        panic!("{events:?}")
+    };
+    assert_eq!((got, error.server_error().map(|e| e.code)), (&id, Some(-32020)));
+    assert!(error.mcp_error().is_some(), "decoded as the server's error");
     assert!(net.nothing_sent());
 }
 
@@ -1207,9 +1248,10 @@ fn a_broken_modern_response_stream_reissues_the_request_under_a_new_id_a_bounded
     net.head(&third, 200, "text/event-stream", None);
     net.end(&third);
     let events = net.events();
-    let [(got, Err(RequestError::Transport(why)))] = &responses(&events)[..] else { panic!("{events:?}") };
+    let [(got, Err(RequestError::Transport(TransportError::StreamEnded)))] = &responses(&events)[..] else {
+        panic!("{events:?}")
+    };
     assert_eq!(*got, id);
-    assert!(why.contains("without the response"), "{why}");
     assert!(net.nothing_sent(), "two re-issues at most");
 }
 
@@ -1287,4 +1329,310 @@ fn notifications_cannot_be_sent_over_modern_http_and_say_so() {
     legacy.session.commands().notify("notifications/custom", Some(b"{\"a\":1}")).unwrap();
     let post = legacy.next();
     assert_eq!(method_of(&post), "notifications/custom");
+}
+
+// ----- typed transport failures -----
+
+#[test]
+fn transport_failures_are_typed_and_keep_their_status() {
+    let mut net = Net::ready(HttpConfig::new(URL).standalone_stream(false));
+    let fail_with = |net: &mut Net, answer: &dyn Fn(&mut Net, &HttpRequest)| {
+        let id = net.list_tools();
+        let post = net.next();
+        answer(net, &post);
+        let (got, result) = responses(&net.events()).remove(0);
+        assert_eq!(got, id);
+        result.unwrap_err()
+    };
+    // A success status whose content type cannot carry the response.
+    let error = fail_with(&mut net, &|net, post| net.reply(post, 200, "text/html", "<html></html>"));
+    assert_eq!(
+        error,
+        RequestError::Transport(TransportError::UnexpectedContentType {
+            status: 200,
+            content_type: Some("text/html".into())
+        })
+    );
+    assert_eq!(error.http_status(), Some(200));
+    assert!(error.to_string().contains("\"text/html\""), "{error}");
+    let error = fail_with(&mut net, &|net, post| net.reply(post, 200, "", ""));
+    assert_eq!(
+        error,
+        RequestError::Transport(TransportError::UnexpectedContentType { status: 200, content_type: None })
+    );
+    assert!(error.to_string().contains("no content type"), "{error}");
+    // A JSON body that is not the response.
+    let error =
+        fail_with(&mut net, &|net, post| net.reply(post, 200, "application/json", "this is {not JSON"));
+    assert_eq!(
+        error,
+        RequestError::Transport(TransportError::NotTheResponse {
+            status: 200,
+            excerpt: "this is {not JSON".into()
+        })
+    );
+    // The stream ended, or broke, before the response.
+    let error = fail_with(&mut net, &|net, post| net.reply(post, 200, "text/event-stream", ": nothing\n\n"));
+    assert_eq!(error, RequestError::Transport(TransportError::StreamEnded));
+    assert_eq!(error.http_status(), None);
+    let error = fail_with(&mut net, &|net, post| {
+        net.head(post, 200, "application/json", None);
+        net.body(post, "{\"jsonrpc\":");
+        net.session.handle_response_error(net.now, post.stream(), "connection reset by peer");
+    });
+    assert_eq!(
+        error,
+        RequestError::Transport(TransportError::StreamBroke(Box::new(TransportError::Io(
+            "connection reset by peer".into()
+        ))))
+    );
+    // What the driver's HTTP client said, typed.
+    let error = fail_with(&mut net, &|net, post| {
+        net.session.handle_response_error(
+            net.now,
+            post.stream(),
+            TransportError::HeadTooLarge { limit: Some(4096) },
+        )
+    });
+    assert_eq!(error, RequestError::Transport(TransportError::HeadTooLarge { limit: Some(4096) }));
+    assert!(error.to_string().contains("head is too large") && error.to_string().contains("4096"), "{error}");
+    assert!(error.is_retriable());
+    // An error status keeps its status, with or without a JSON-RPC error.
+    let error = fail_with(&mut net, &|net, post| net.reply(post, 503, "text/plain", "busy"));
+    assert_eq!(error, RequestError::HttpStatus { status: 503, body: "busy".into(), error: None });
+    assert!(error.is_retriable());
+    let error = fail_with(&mut net, &|net, post| {
+        let body = json!({"jsonrpc": "2.0", "id": id_of(post), "error": {"code": -32603, "message": "boom"}});
+        net.reply(post, 500, "application/json", &body.to_string())
+    });
+    assert_eq!(error.http_status(), Some(500));
+    assert_eq!(error.server_error().map(|e| e.code), Some(-32603));
+    assert!(!error.is_retriable(), "a 500 carrying a JSON-RPC error is the server's answer");
+    assert!(error.to_string().contains("500") && error.to_string().contains("boom"), "{error}");
+    let error = fail_with(&mut net, &|net, post| {
+        let body =
+            json!({"jsonrpc": "2.0", "id": id_of(post), "error": {"code": -32000, "message": "overloaded"}});
+        net.reply(post, 503, "application/json", &body.to_string())
+    });
+    assert!(error.is_retriable(), "a 503 says later, whatever its body");
+    assert_eq!(net.session.connection().status(), Status::Ready);
+}
+
+// ----- redirects -----
+
+/// A redirect answer.
+fn redirect(net: &mut Net, req: &HttpRequest, status: u16, location: Option<&str>) {
+    let mut headers: Vec<(&str, &[u8])> = vec![("Content-Type", b"text/plain")];
+    if let Some(location) = location {
+        headers.push(("Location", location.as_bytes()));
+    }
+    net.session.handle_response_head(net.now, req.stream(), status, headers);
+}
+
+#[test]
+fn temporary_and_permanent_redirects_are_followed_with_the_same_request() {
+    for status in [307, 308] {
+        let http = HttpConfig::new(URL).standalone_stream(false).header("X-Api-Key", "k1");
+        let mut net = Net::ready(http);
+        let id = net.list_tools();
+        let post = net.next();
+        redirect(&mut net, &post, status, Some("/moved?x=1"));
+        let again = net.next();
+        assert!(net.aborted.contains(&post.stream()), "the redirect's body is not read");
+        assert_eq!(again.url(), "http://127.0.0.1:8931/moved?x=1");
+        assert_eq!(again.method(), HttpMethod::Post);
+        assert_eq!(again.body(), post.body(), "the same body, the same id");
+        let names = |r: &HttpRequest| {
+            r.headers().map(|(n, v)| (n.to_ascii_lowercase(), v.to_owned())).collect::<Vec<_>>()
+        };
+        assert_eq!(names(&again), names(&post), "the same headers on the same origin");
+        assert_eq!(again.header("x-api-key"), Some("k1"));
+        net.reply(&again, 200, "application/json", &result_line(1, json!({"tools": []})));
+        assert_eq!(responses(&net.events()), vec![(id, Ok(json!({"tools": []})))]);
+        // The next request starts at the configured URL again.
+        net.list_tools();
+        assert_eq!(net.next().url(), URL, "HTTP {status}");
+    }
+}
+
+#[test]
+fn a_redirect_to_another_origin_carries_no_custom_headers_nor_credentials() {
+    let http = HttpConfig::new(URL)
+        .standalone_stream(false)
+        .header("Authorization", "Bearer sekrit")
+        .header("X-Api-Key", "k1");
+    let mut net = Net::ready(http);
+    let id = net.list_tools();
+    let post = net.next();
+    redirect(&mut net, &post, 307, Some("http://127.0.0.1:9999/mcp"));
+    let moved = net.next();
+    assert_eq!(moved.url(), "http://127.0.0.1:9999/mcp");
+    assert_eq!(moved.header("authorization"), None);
+    assert_eq!(moved.header("x-api-key"), None);
+    // The MCP headers go on: the request is the same.
+    assert_eq!(moved.header("mcp-session-id"), Some("s1"));
+    assert_eq!(moved.header("mcp-protocol-version"), Some("2025-11-25"));
+    assert_eq!(moved.header("content-type"), Some("application/json"));
+    assert_eq!(moved.header("accept"), Some("application/json, text/event-stream"));
+    assert_eq!(moved.body(), post.body());
+    // Back to the first origin from there: what was left behind stays behind.
+    redirect(&mut net, &moved, 308, Some("http://127.0.0.1:8931/mcp2"));
+    let back = net.next();
+    assert_eq!(back.url(), "http://127.0.0.1:8931/mcp2");
+    assert_eq!((back.header("authorization"), back.header("x-api-key")), (None, None));
+    // A 401 from there is not the MCP server's challenge.
+    net.reply(&back, 401, "text/plain", "who are you");
+    let (got, result) = responses(&net.events()).remove(0);
+    assert_eq!(got, id);
+    assert!(matches!(result, Err(RequestError::HttpStatus { status: 401, .. })), "{result:?}");
+}
+
+#[test]
+fn an_oauth_token_follows_a_redirect_on_the_same_origin_only() {
+    use mcp_sansio::auth::{AuthConfig, Authorizer, ClientInfo, Credentials};
+    const MCP: &str = "https://mcp.test/mcp";
+    let now = epoch();
+    let mut authorizer = Authorizer::new(
+        MCP,
+        AuthConfig::client_credentials(ClientInfo::confidential("id", "secret")),
+        Box::new(|buf: &mut [u8]| buf.fill(7)),
+    );
+    let credentials: Credentials =
+        serde_json::from_value(json!({"tokens": {"access_token": "tok-1", "token_type": "Bearer"}})).unwrap();
+    authorizer.restore(now, 1_000_000, credentials);
+    let session = HttpSession::new(HttpConfig::new(MCP).standalone_stream(false), config(), now)
+        .with_authorizer(authorizer);
+    let mut net = Net { session, now, sent: VecDeque::new(), aborted: Vec::new() };
+    let init = net.next();
+    assert_eq!(init.header("authorization"), Some("Bearer tok-1"));
+    redirect(&mut net, &init, 307, Some("/v2/mcp"));
+    let same = net.next();
+    assert_eq!(same.url(), "https://mcp.test/v2/mcp");
+    assert_eq!(same.header("authorization"), Some("Bearer tok-1"), "the same origin");
+    redirect(&mut net, &same, 307, Some("https://elsewhere.test/mcp"));
+    let foreign = net.next();
+    assert_eq!(foreign.url(), "https://elsewhere.test/mcp");
+    assert_eq!(foreign.header("authorization"), None, "never to another origin");
+    net.head(&foreign, 200, "application/json", Some("s9"));
+    net.body(&foreign, &init_result("2025-11-25", full_server_capabilities()));
+    net.end(&foreign);
+    assert!(matches!(net.events()[..], [Event::Ready { .. }]));
+    assert_eq!(net.session.session_id(), Some("s9"), "the redirected initialize's session");
+}
+
+#[test]
+fn refused_redirects_name_their_status_and_location() {
+    let mut net = Net::ready(HttpConfig::new(URL).standalone_stream(false));
+    for (status, location, reason) in [
+        (301, Some("/a"), RedirectRefusal::Status),
+        (302, Some("/b"), RedirectRefusal::Status),
+        (303, Some("/c"), RedirectRefusal::Status),
+        (300, Some("/d"), RedirectRefusal::Status),
+        (307, None, RedirectRefusal::InvalidLocation),
+        (308, Some("ftp://x.test/"), RedirectRefusal::InvalidLocation),
+    ] {
+        let id = net.list_tools();
+        let post = net.next();
+        redirect(&mut net, &post, status, location);
+        let (got, result) = responses(&net.events()).remove(0);
+        assert_eq!(got, id);
+        let error = result.unwrap_err();
+        let expected =
+            TransportError::RedirectRefused { status, location: location.unwrap_or("").to_owned(), reason };
+        assert_eq!(error, RequestError::Transport(expected), "HTTP {status}");
+        assert_eq!(error.http_status(), Some(status));
+        let text = error.to_string();
+        assert!(text.contains(&status.to_string()) && text.contains(location.unwrap_or("")), "{text}");
+        assert!(net.nothing_sent(), "HTTP {status}: not followed");
+        assert!(net.aborted.contains(&post.stream()));
+    }
+    assert_eq!(net.session.connection().status(), Status::Ready);
+}
+
+#[test]
+fn https_is_never_redirected_to_http() {
+    let mut net = Net::ready(HttpConfig::new("https://mcp.test/mcp").standalone_stream(false));
+    let id = net.list_tools();
+    let post = net.next();
+    redirect(&mut net, &post, 308, Some("http://mcp.test/mcp"));
+    assert!(net.nothing_sent());
+    let (got, result) = responses(&net.events()).remove(0);
+    assert_eq!(got, id);
+    assert_eq!(
+        result.unwrap_err(),
+        RequestError::Transport(TransportError::RedirectRefused {
+            status: 308,
+            location: "http://mcp.test/mcp".into(),
+            reason: RedirectRefusal::Downgrade
+        })
+    );
+}
+
+#[test]
+fn redirects_are_bounded_and_can_be_turned_off() {
+    let mut net = Net::ready(HttpConfig::new(URL).standalone_stream(false).max_redirects(2));
+    let id = net.list_tools();
+    let mut post = net.next();
+    for hop in 1..=2 {
+        redirect(&mut net, &post, 307, Some(&format!("/hop{hop}")));
+        post = net.next();
+        assert_eq!(post.url(), format!("http://127.0.0.1:8931/hop{hop}"));
+    }
+    redirect(&mut net, &post, 307, Some("/hop3"));
+    assert!(net.nothing_sent());
+    let (got, result) = responses(&net.events()).remove(0);
+    assert_eq!(got, id);
+    assert_eq!(
+        result.unwrap_err(),
+        RequestError::Transport(TransportError::TooManyRedirects { hops: 2, location: "/hop3".into() })
+    );
+
+    let mut net = Net::ready(HttpConfig::new(URL).standalone_stream(false).max_redirects(0));
+    let id = net.list_tools();
+    let post = net.next();
+    redirect(&mut net, &post, 307, Some("/elsewhere"));
+    assert!(net.nothing_sent());
+    let (got, result) = responses(&net.events()).remove(0);
+    assert_eq!(got, id);
+    assert!(
+        matches!(
+            result,
+            Err(RequestError::Transport(TransportError::RedirectRefused {
+                status: 307,
+                reason: RedirectRefusal::Disabled,
+                ..
+            }))
+        ),
+        "{result:?}"
+    );
+}
+
+#[test]
+fn every_exchange_of_the_session_follows_redirects() {
+    // The handshake, the notification and the stream for server-initiated messages.
+    let mut net = Net::new(HttpConfig::new(URL));
+    let init = net.next();
+    redirect(&mut net, &init, 307, Some("/real"));
+    let init = net.next();
+    assert_eq!((init.url(), method_of(&init).as_str()), ("http://127.0.0.1:8931/real", "initialize"));
+    net.head(&init, 200, "application/json", Some("s1"));
+    net.body(&init, &init_result("2025-11-25", full_server_capabilities()));
+    net.end(&init);
+    assert!(matches!(net.events()[..], [Event::Ready { .. }]));
+    let notice = net.next();
+    let get = net.next();
+    assert_eq!(get.method(), HttpMethod::Get);
+    redirect(&mut net, &notice, 308, Some("/real"));
+    let notice = net.next();
+    assert_eq!(method_of(&notice), "notifications/initialized");
+    assert_eq!(notice.url(), "http://127.0.0.1:8931/real");
+    net.reply(&notice, 202, "", "");
+    // Requests wait for the redirected GET's head, as for the first one's.
+    redirect(&mut net, &get, 307, Some("/real"));
+    let get = net.next();
+    assert_eq!((get.method(), get.url()), (HttpMethod::Get, "http://127.0.0.1:8931/real"));
+    net.list_tools();
+    assert!(net.nothing_sent(), "the request waits for the stream's head");
+    net.head(&get, 200, "text/event-stream", None);
+    assert_eq!(net.next().url(), URL);
 }

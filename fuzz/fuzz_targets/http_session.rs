@@ -7,14 +7,15 @@
 //! the driver to send and did not abort) and answer it: a head (a status and content type from a
 //! list, or raw bytes from the pool), raw body chunks from the pool, or a scripted JSON-RPC body
 //! (as JSON or as an SSE event, with `id` and `retry` fields) that answers the request the exchange
-//! carries, a server notification or request on a stream, or a legacy `endpoint` event; then the
-//! end or a failure. Time moves with `handle_timeout`, and the application sends, cancels,
+//! carries, a server notification or request on a stream, a legacy `endpoint` event, or a
+//! redirect (to the same origin, another one, `https`, nowhere valid); then the end or a failure. Time moves with `handle_timeout`, and the application sends, cancels,
 //! responds and closes. At the end the connection is closed and the clock runs out.
 //!
 //! Asserted:
 //! - no panic; every `poll_action` drain ends within a bound (no action loop);
 //! - every `Send` has a new stream id; every `Abort` names a stream that was sent, at most once;
-//!   every `POST` body is JSON;
+//!   every `POST` body is JSON; a request to another origin (after a redirect) carries neither
+//!   `Authorization` nor the application's header;
 //! - the connection's events keep their contract: one `Response` per request the application
 //!   sent, `Ready` and `Closed` at most once, `Closed` after every request was answered;
 //! - after `handle_timeout(now)`, `poll_timeout()` is `None` or later than `now`;
@@ -38,6 +39,8 @@ use mcp_sansio_fuzz::{
 use serde_json::{Value, json};
 
 const URL: &str = "http://127.0.0.1:8931/mcp";
+/// The configured URL's origin, with the slash that ends it.
+const ORIGIN: &str = "http://127.0.0.1:8931/";
 /// The most actions one drain may produce.
 const MAX_ACTIONS: usize = 10_000;
 
@@ -79,6 +82,24 @@ enum ContentType {
     Sse,
     Html,
     None,
+    /// The next `n` bytes of the pool.
+    Raw(u8),
+}
+
+#[derive(Arbitrary, Debug, Clone, Copy)]
+enum Location {
+    /// Another path on the same origin.
+    SameOrigin,
+    /// The configured URL itself.
+    Same,
+    /// Another port: another origin.
+    OtherOrigin,
+    /// `https` on the same host.
+    Https,
+    /// Not an `http(s)` URL.
+    Invalid,
+    /// No `Location` header.
+    Missing,
     /// The next `n` bytes of the pool.
     Raw(u8),
 }
@@ -134,6 +155,12 @@ enum Op {
     Endpoint {
         pick: u8,
         url: u8,
+    },
+    /// A redirect (301, 302, 303, 307 or 308 by `status % 5`) of the exchange picked.
+    Redirect {
+        pick: u8,
+        status: u8,
+        location: Location,
     },
     End(u8),
     Error(u8),
@@ -200,6 +227,17 @@ impl<'a> Run<'a> {
                 HttpAction::Send(request) => {
                     let stream = request.stream();
                     assert!(self.sent_streams.insert(stream), "stream {stream:?} sent twice");
+                    // Redirected elsewhere, a request carries neither credentials nor the
+                    // application's headers.
+                    if !request.url().starts_with(ORIGIN) {
+                        for secret in ["authorization", "x-fuzz-secret"] {
+                            assert!(
+                                request.header(secret).is_none(),
+                                "{secret} sent to another origin: {}",
+                                request.url()
+                            );
+                        }
+                    }
                     let body: Option<Value> = serde_json::from_slice(request.body()).ok();
                     if request.method() == HttpMethod::Post {
                         assert!(
@@ -296,6 +334,24 @@ impl<'a> Run<'a> {
                 }
                 self.session.handle_response_head(self.now, stream, status, headers);
             }
+            Op::Redirect { pick, status, location } => {
+                let Some(stream) = self.pick(pick) else { return };
+                let status = [301, 302, 303, 307, 308][usize::from(status) % 5];
+                let location: &[u8] = match location {
+                    Location::SameOrigin => b"/elsewhere",
+                    Location::Same => URL.as_bytes(),
+                    Location::OtherOrigin => b"http://127.0.0.1:8932/mcp",
+                    Location::Https => b"https://127.0.0.1:8931/mcp",
+                    Location::Invalid => b"javascript:void(0)",
+                    Location::Missing => b"",
+                    Location::Raw(n) => self.take(n.into()),
+                };
+                let mut headers: Vec<(&str, &[u8])> = vec![("content-type", b"text/plain")];
+                if !location.is_empty() {
+                    headers.push(("location", location));
+                }
+                self.session.handle_response_head(self.now, stream, status, headers);
+            }
             Op::GoodHead { pick, sse, session } => {
                 let Some(stream) = self.pick(pick) else { return };
                 let exchange = &self.exchanges[&stream];
@@ -386,12 +442,8 @@ impl<'a> Run<'a> {
                     options = options.timeout(Duration::from_millis(ms.into()));
                 }
                 let params = params.to_string();
-                let sent = self.session.commands().send_request(
-                    self.now,
-                    method,
-                    Some(params.as_bytes()),
-                    options,
-                );
+                let sent =
+                    self.session.commands().send_request(self.now, method, Some(params.as_bytes()), options);
                 if let Ok(id) = sent {
                     self.contract.issued(id);
                 }
@@ -445,6 +497,7 @@ fuzz_target!(|input: Input<'_>| {
     }
     let http = HttpConfig::new(URL)
         .header("Authorization", "Bearer fuzz")
+        .header("X-Fuzz-Secret", "fuzz")
         .standalone_stream(setup.standalone_stream)
         .legacy_fallback(setup.legacy_fallback)
         .max_reconnects((setup.max_reconnects % 8).into());

@@ -13,6 +13,7 @@
 
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -57,6 +58,16 @@ pub(crate) const MODES: &[&str] = &[
     // The call is redirected to `/elsewhere`, where a correct server answers.
     "redirect_307",
     "redirect_308",
+    // The same with statuses that turn a POST into a GET (the client must not follow).
+    "redirect_301",
+    "redirect_302",
+    "redirect_303",
+    // The call is redirected to `/loop/1`, which redirects to `/loop/2`, and so on, forever.
+    "redirect_loop",
+    // The call is redirected (307) to a second listener of this process, on another port:
+    // another origin. There the call is answered with the names of the request headers that
+    // arrived, and the values of `Authorization` and `X-Adversary-Secret` if they did.
+    "redirect_cross_origin",
     // A response head with one header value of 1 MiB.
     "huge_header_value",
     // A response head with 100 000 headers.
@@ -113,6 +124,22 @@ pub(crate) fn run(mode: &str) -> i32 {
             return 1;
         }
     };
+    if mode == "redirect_cross_origin" {
+        // The other origin: the same server on another port, which tells what it received.
+        let other = match TcpListener::bind("127.0.0.1:0").and_then(|l| Ok((l.local_addr()?.port(), l))) {
+            Ok(other) => other,
+            Err(e) => {
+                eprintln!("binding the second listener: {e}");
+                return 1;
+            }
+        };
+        let _ = OTHER_ORIGIN.set(format!("http://127.0.0.1:{}", other.0));
+        std::thread::spawn(move || {
+            for stream in other.1.incoming().flatten() {
+                std::thread::spawn(move || serve(REDIRECT_TARGET, stream));
+            }
+        });
+    }
     let mut stdout = io::stdout().lock();
     if writeln!(stdout, "listening on http://127.0.0.1:{port}/mcp").and_then(|()| stdout.flush()).is_err() {
         return 1;
@@ -132,6 +159,12 @@ pub(crate) fn run(mode: &str) -> i32 {
 }
 
 static SESSIONS: AtomicU64 = AtomicU64::new(0);
+
+/// `redirect_cross_origin`: the origin of the second listener.
+static OTHER_ORIGIN: OnceLock<String> = OnceLock::new();
+
+/// The mode of `redirect_cross_origin`'s second listener.
+const REDIRECT_TARGET: &str = "redirect_target";
 
 /// JSON-RPC responses the client posted (answers to this server's requests), reported by the
 /// `answers_received` tool.
@@ -299,6 +332,9 @@ fn reason(status: u16) -> &'static str {
     match status {
         200 => "OK",
         202 => "Accepted",
+        301 => "Moved Permanently",
+        302 => "Found",
+        303 => "See Other",
         307 => "Temporary Redirect",
         308 => "Permanent Redirect",
         400 => "Bad Request",
@@ -432,6 +468,35 @@ fn handle(
                     &result(id, json!({"content": [{"type": "text", "text": "redirected"}]})),
                     &[],
                 )
+            } else if mode == REDIRECT_TARGET && name == "redirect_cross_origin" {
+                // What reached the other origin.
+                let names: Vec<String> =
+                    request.headers.iter().map(|(n, _)| n.to_ascii_lowercase()).collect();
+                let report = json!({
+                    "headers": names,
+                    "authorization": request.header("authorization"),
+                    "secret": request.header("x-adversary-secret"),
+                    "target": request.target,
+                });
+                respond_json(
+                    writer,
+                    &result(id, json!({"content": [{"type": "text", "text": report.to_string()}]})),
+                    &[],
+                )
+            } else if name == mode && mode == "redirect_loop" {
+                let next = request
+                    .target
+                    .strip_prefix("/loop/")
+                    .and_then(|n| n.parse::<u64>().ok())
+                    .map_or(1, |n| n + 1);
+                let location = format!("/loop/{next}");
+                respond(writer, 307, &[("Location", &location)], b"")?;
+                Ok(Next::KeepAlive)
+            } else if name == mode && mode == "redirect_cross_origin" {
+                let location =
+                    format!("{}/mcp", OTHER_ORIGIN.get().map_or("http://127.0.0.1:1", String::as_str));
+                respond(writer, 307, &[("Location", &location)], b"")?;
+                Ok(Next::KeepAlive)
             } else if name == mode && mode != "none" {
                 let token = message.pointer("/params/_meta/progressToken");
                 misbehave(mode, id, token, reader, writer)
@@ -553,7 +618,7 @@ fn misbehave(
             let status = mode.trim_start_matches("status_").parse().unwrap_or(500);
             fail_with_status(writer, status)
         }
-        "redirect_307" | "redirect_308" => {
+        "redirect_301" | "redirect_302" | "redirect_303" | "redirect_307" | "redirect_308" => {
             let status = mode.trim_start_matches("redirect_").parse().unwrap_or(307);
             respond(writer, status, &[("Location", "/elsewhere")], b"moved to /elsewhere")?;
             Ok(Next::KeepAlive)

@@ -22,7 +22,7 @@ use mcp_hyper::HyperTransport;
 use mcp_smol::ClientApi;
 use mcp_smol::mcp_sansio::http::HttpConfig;
 use mcp_smol::mcp_sansio::schema::{CallToolRequestParams, CallToolResult, Implementation};
-use mcp_smol::mcp_sansio::{CloseReason, ProtocolVersion, RequestError};
+use mcp_smol::mcp_sansio::{CloseReason, ProtocolVersion, RedirectRefusal, RequestError, TransportError};
 use mcp_smol::{CallOptions, Client, ClientBuilder, Error};
 
 const MIB: usize = 1024 * 1024;
@@ -233,12 +233,17 @@ fn assert_prompt(case: &str, elapsed: Duration) {
     assert!(elapsed < PROMPT, "{case}: took {elapsed:?} to fail; it needs no deadline");
 }
 
-/// The message of a `RequestError::Transport`, or a panic.
-fn transport_message(case: &str, error: &Error) -> String {
+/// The `TransportError` of a `RequestError::Transport`, or a panic.
+fn transport_error<'e>(case: &str, error: &'e Error) -> &'e TransportError {
     match error {
-        Error::Request(RequestError::Transport(message)) => message.clone(),
+        Error::Request(RequestError::Transport(error)) => error,
         other => panic!("{case}: expected a transport error, got {other:?}"),
     }
+}
+
+/// The message of a `RequestError::Transport`, or a panic.
+fn transport_message(case: &str, error: &Error) -> String {
+    transport_error(case, error).to_string()
 }
 
 // ----- the cases -----
@@ -289,6 +294,23 @@ fn wrong_content_types_fail_the_call() {
                 _ => "no content type",
             };
             assert!(message.contains(expected), "{mode}: unclear error {message:?}");
+            // Typed, with the status.
+            let typed = transport_error(mode, &error);
+            match (mode, typed) {
+                (
+                    "html_body",
+                    TransportError::UnexpectedContentType { status: 200, content_type: Some(c) },
+                ) => {
+                    assert_eq!(c, "text/html")
+                }
+                (
+                    "no_content_type",
+                    TransportError::UnexpectedContentType { status: 200, content_type: None },
+                ) => {}
+                ("invalid_json_body", TransportError::NotTheResponse { status: 200, .. }) => {}
+                other => panic!("{mode}: {other:?}"),
+            }
+            assert_eq!(error.http_status(), Some(200), "{mode}");
             client.close().await;
         }
     });
@@ -314,6 +336,8 @@ fn dropped_connections_fail_the_call() {
             } else {
                 let message = transport_message(mode, &error);
                 assert!(message.contains("broke"), "{mode}: unclear error {message:?}");
+                let typed = transport_error(mode, &error);
+                assert!(matches!(typed, TransportError::StreamBroke(_)), "{mode}: {typed:?}");
             }
             client.close().await;
         }
@@ -332,9 +356,10 @@ fn server_errors_fail_the_call() {
             assert_prompt(mode, elapsed);
             let expected: u16 = mode.trim_start_matches("status_").parse().unwrap();
             match &error {
-                Error::Request(RequestError::HttpStatus { status, body }) => {
+                Error::Request(RequestError::HttpStatus { status, body, error: None }) => {
                     assert_eq!(*status, expected, "{mode}");
                     assert!(body.contains("on purpose"), "{mode}: body {body:?}");
+                    assert_eq!(error.http_status(), Some(expected), "{mode}");
                 }
                 other => panic!("{mode}: expected an HTTP status error, got {other:?}"),
             }
@@ -381,29 +406,86 @@ fn server_errors_on_initialize_fail_the_connection() {
 }
 
 #[test]
-fn redirects_are_not_followed() {
-    // The transport follows no redirect (the session owns every decision, and a redirect may
-    // point at another origin, which must not receive the custom headers, credentials
-    // included): a 307 or 308 fails the call with its status, even though the server at the
-    // new location would have answered.
+fn temporary_and_permanent_redirects_are_followed() {
+    // 307 and 308 keep the method and the body: the session sends the call again where they
+    // point (here `/elsewhere` on the same server), and it succeeds.
     let _guard = common::serial();
     let modes = ["redirect_307", "redirect_308"];
     let servers = modes.map(Server::start);
     leak_checked("redirects", &servers[0].url, RSS_LIMIT, || async {
         for (mode, server) in modes.into_iter().zip(&servers) {
             let client = connect(&server.url).await;
+            let lateness = Lateness::start();
+            let (result, ()) = future::zip(call(&client, mode, LONG), good_traffic(&client, mode)).await;
+            let result = result.unwrap_or_else(|e| panic!("{mode}: {e}"));
+            assert_eq!(result.content[0].as_text(), Some("redirected"), "{mode}");
+            assert!(lateness.worst() < LATE_LIMIT, "{mode}: the executor was held");
+            echo(&client, &format!("after {mode}")).await;
+            client.close().await;
+        }
+    });
+}
+
+#[test]
+fn redirects_that_change_the_method_or_never_end_are_refused_by_name() {
+    let _guard = common::serial();
+    let modes = ["redirect_301", "redirect_302", "redirect_303", "redirect_loop"];
+    let servers = modes.map(Server::start);
+    leak_checked("refused redirects", &servers[0].url, RSS_LIMIT, || async {
+        for (mode, server) in modes.into_iter().zip(&servers) {
+            let client = connect(&server.url).await;
             let (error, elapsed) = bad_call_beside_good_ones(&client, mode, LONG).await;
             assert_prompt(mode, elapsed);
-            let expected: u16 = mode.trim_start_matches("redirect_").parse().unwrap();
-            match &error {
-                Error::Request(RequestError::HttpStatus { status, body }) => {
-                    assert_eq!(*status, expected, "{mode}");
-                    assert!(body.contains("/elsewhere"), "{mode}: body {body:?}");
+            let typed = transport_error(mode, &error).clone();
+            match mode {
+                "redirect_loop" => {
+                    let expected = TransportError::TooManyRedirects { hops: 5, location: "/loop/6".into() };
+                    assert_eq!(typed, expected, "{mode}");
                 }
-                other => panic!("{mode}: expected an HTTP status error, got {other:?}"),
+                _ => {
+                    let status: u16 = mode.trim_start_matches("redirect_").parse().unwrap();
+                    let expected = TransportError::RedirectRefused {
+                        status,
+                        location: "/elsewhere".into(),
+                        reason: RedirectRefusal::Status,
+                    };
+                    assert_eq!(typed, expected, "{mode}");
+                    assert_eq!(error.http_status(), Some(status));
+                    let message = error.to_string();
+                    assert!(
+                        message.contains(&status.to_string()) && message.contains("/elsewhere"),
+                        "{mode}: {message}"
+                    );
+                }
             }
             client.close().await;
         }
+    });
+}
+
+#[test]
+fn a_redirect_to_another_origin_leaves_credentials_and_custom_headers_behind() {
+    // Two listeners of one process on two ports are two origins. The call is redirected from
+    // the first to the second, which reports the headers it received.
+    let _guard = common::serial();
+    let server = Server::start("redirect_cross_origin");
+    leak_checked("cross-origin redirect", &server.url, RSS_LIMIT, || async {
+        let http = HttpConfig::new(&server.url)
+            .header("Authorization", "Bearer adversary-token")
+            .header("X-Adversary-Secret", "s3cret");
+        let client = builder().spawn_http(http, HyperTransport::new()).await.expect("connecting");
+        let result = call(&client, "redirect_cross_origin", LONG).await.expect("the redirect was followed");
+        let report: serde_json::Value =
+            serde_json::from_str(result.content[0].as_text().expect("a text report")).expect("JSON");
+        assert_eq!(report["authorization"], serde_json::Value::Null, "{report}");
+        assert_eq!(report["secret"], serde_json::Value::Null, "{report}");
+        let headers = report["headers"].as_array().expect("header names");
+        let has = |name: &str| headers.iter().any(|h| h == name);
+        assert!(has("mcp-session-id") && has("mcp-protocol-version"), "the MCP headers go on: {report}");
+        assert!(!has("authorization") && !has("x-adversary-secret"), "{report}");
+        // Calls to the first origin go on.
+        good_traffic(&client, "after the cross-origin redirect").await;
+        client.close().await;
     });
 }
 
@@ -420,7 +502,9 @@ fn huge_response_heads_fail_with_bounded_memory() {
             let (error, elapsed) = bad_call_beside_good_ones(&client, mode, LONG).await;
             assert_prompt(mode, elapsed);
             let message = transport_message(mode, &error);
-            assert!(message.contains("too large"), "{mode}: unclear error {message:?}");
+            assert!(message.contains("head is too large"), "{mode}: unclear error {message:?}");
+            let typed = transport_error(mode, &error);
+            assert!(matches!(typed, TransportError::HeadTooLarge { limit: Some(_) }), "{mode}: {typed:?}");
             client.close().await;
         }
     });
@@ -517,8 +601,10 @@ fn endless_bodies_are_cut_at_the_message_size_limit() {
                 // A JSON body is one message: cut as soon as it exceeds the limit.
                 let (error, elapsed) = bad_call_beside_good_ones(&client, mode, LONG).await;
                 assert_prompt(mode, elapsed);
-                let message = transport_message(mode, &error);
-                assert!(message.contains("maximum message size"), "{mode}: unclear error {message:?}");
+                match &error {
+                    Error::Request(RequestError::MessageTooLarge { limit }) => assert_eq!(*limit, max),
+                    other => panic!("{mode}: expected MessageTooLarge, got {other:?}"),
+                }
             } else {
                 // An event stream may go on after an oversized event (dropped as it streams), so
                 // the call waits for its deadline.

@@ -12,6 +12,6 @@ mod sse;
 
 mod url;
 
-pub use request::{HttpAction, HttpConfig, HttpMethod, HttpRequest, StreamId};
+pub use request::{DEFAULT_MAX_REDIRECTS, HttpAction, HttpConfig, HttpMethod, HttpRequest, StreamId};
 pub use session::{HttpSession, header_value};
 pub use sse::{SseDecoder, SseError, SseEvent};

@@ -199,6 +199,7 @@ pub struct HttpConfig {
     pub(crate) reconnect_delay: Duration,
     pub(crate) max_reconnect_delay: Duration,
     pub(crate) close_timeout: Duration,
+    pub(crate) max_redirects: u32,
 }
 
 impl HttpConfig {
@@ -211,7 +212,9 @@ impl HttpConfig {
     ///   with the 2024-11-05 HTTP+SSE transport;
     /// - a stream that ends is resumed up to 5 times in a row without a message in between,
     ///   after the server's `retry` delay or else 1 s doubling up to 30 s;
-    /// - `close_timeout` 5 s for the `DELETE` that ends the session.
+    /// - `close_timeout` 5 s for the `DELETE` that ends the session;
+    /// - `307` and `308` redirects are followed, at most [`DEFAULT_MAX_REDIRECTS`] in a row
+    ///   (see [`max_redirects`](Self::max_redirects)).
     pub fn new(url: impl Into<String>) -> Self {
         Self {
             url: url.into(),
@@ -223,6 +226,7 @@ impl HttpConfig {
             reconnect_delay: Duration::from_secs(1),
             max_reconnect_delay: Duration::from_secs(30),
             close_timeout: Duration::from_secs(5),
+            max_redirects: DEFAULT_MAX_REDIRECTS,
         }
     }
 
@@ -289,7 +293,45 @@ impl HttpConfig {
         self.close_timeout = timeout;
         self
     }
+
+    /// How many redirects one request follows in a row (default [`DEFAULT_MAX_REDIRECTS`]);
+    /// `0` follows none.
+    ///
+    /// Only `307` and `308` are followed: the request goes again to the `Location` (resolved
+    /// against the URL that was redirected) with the same method, body and MCP headers. When
+    /// the `Location` is on another origin (scheme, host and port), the headers added with
+    /// [`header`](Self::header) and every credential (`Authorization`, the OAuth token and its
+    /// DPoP proof, `Cookie`) stay behind. A redirect from `https` to `http` is refused, and so
+    /// are `301`, `302` and `303` (which turn a `POST` into a `GET`): the request fails with
+    /// [`TransportError::RedirectRefused`](crate::TransportError::RedirectRefused), or
+    /// [`TooManyRedirects`](crate::TransportError::TooManyRedirects) past the limit.
+    ///
+    /// Each request follows its own redirects and the next one starts again at [`url`](Self::url):
+    /// a `308` does not move the endpoint.
+    ///
+    /// ```
+    /// use mcp_sansio::http::HttpConfig;
+    ///
+    /// let strict = HttpConfig::new("https://mcp.example.com/mcp").max_redirects(0);
+    /// assert_eq!(strict.redirect_limit(), 0);
+    /// ```
+    #[must_use]
+    pub fn max_redirects(mut self, hops: u32) -> Self {
+        self.max_redirects = hops;
+        self
+    }
+
+    /// How many redirects one request follows in a row (see [`max_redirects`](Self::max_redirects)).
+    pub fn redirect_limit(&self) -> u32 {
+        self.max_redirects
+    }
 }
+
+/// The default for [`HttpConfig::max_redirects`]: 5. One or two hops cover an endpoint that
+/// moved or a path normalised by a proxy; fetch and httpx (under the TypeScript and Python
+/// SDKs) allow 20, but a longer chain to an API endpoint is a loop or a misconfiguration, and
+/// every hop is a round trip within the request's deadline.
+pub const DEFAULT_MAX_REDIRECTS: u32 = 5;
 
 impl fmt::Debug for HttpConfig {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -304,6 +346,7 @@ impl fmt::Debug for HttpConfig {
             .field("reconnect_delay", &self.reconnect_delay)
             .field("max_reconnect_delay", &self.max_reconnect_delay)
             .field("close_timeout", &self.close_timeout)
+            .field("max_redirects", &self.max_redirects)
             .finish()
     }
 }

@@ -319,3 +319,60 @@ fn debug_output_has_no_secrets() {
     let text = format!("{transport:?}");
     assert!(text.contains("connections_opened"), "{text}");
 }
+
+/// A raw HTTP/1.1 server on 127.0.0.1 that answers every request on one connection with
+/// `response` and closes it; returns its base URL. (The hyper test server cannot write what
+/// these tests need: heads over hyper's limits, redirects with nothing behind them.)
+fn raw_server(response: Vec<u8>) -> String {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let response = response.clone();
+            std::thread::spawn(move || {
+                // Reads the request head (and the small body) before answering.
+                let mut buf = [0; 64 * 1024];
+                let _ = stream.read(&mut buf);
+                let _ = stream.write_all(&response);
+            });
+        }
+    });
+    url
+}
+
+#[test]
+fn redirects_are_not_followed() {
+    // The session decides which redirects to follow and what goes along: the transport hands
+    // it the 307 as it came.
+    smol::block_on(async {
+        let url = raw_server(
+            b"HTTP/1.1 307 Temporary Redirect\r\nLocation: /elsewhere\r\nContent-Length: 0\r\n\r\n".to_vec(),
+        );
+        let transport = HyperTransport::new();
+        let response = send(&transport, &format!("{url}/mcp")).await.unwrap();
+        assert_eq!(response.status, 307);
+        assert_eq!(header(&response, "location"), Some(&b"/elsewhere"[..]));
+    });
+}
+
+#[test]
+fn a_response_head_over_hypers_limit_is_a_typed_error() {
+    smol::block_on(async {
+        let huge = format!("HTTP/1.1 200 OK\r\nX-Huge: {}\r\nContent-Length: 0\r\n\r\n", "a".repeat(1 << 20));
+        let url = raw_server(huge.into_bytes());
+        let transport = HyperTransport::new();
+        let error = match send(&transport, &format!("{url}/mcp")).await {
+            Ok(response) => panic!("a 1 MiB header was accepted: {}", response.status),
+            Err(error) => error,
+        };
+        let typed = mcp_smol::http::transport_error(&error);
+        assert_eq!(
+            typed,
+            mcp_sansio::TransportError::HeadTooLarge { limit: Some(8192 + 4096 * 100) },
+            "{error}"
+        );
+        assert!(error.to_string().contains("head is too large"), "{error}");
+    });
+}

@@ -11,6 +11,7 @@ use std::pin::Pin;
 
 use bytes::Bytes;
 use futures_lite::Stream;
+use mcp_sansio::TransportError;
 use mcp_sansio::http::HttpRequest;
 
 /// A boxed, sendable future.
@@ -43,7 +44,15 @@ impl std::fmt::Debug for HttpResponse {
 ///
 /// Contract:
 /// - `send` returns at once; the future resolves when the response head arrived (or the
-///   exchange failed: connection refused, TLS error, reset). Redirects are not followed.
+///   exchange failed: connection refused, TLS error, reset).
+/// - **Redirects are not followed**: a `3xx` goes to the session as it came, with its
+///   `Location`. The session follows `307` and `308` itself (see
+///   [`HttpConfig::max_redirects`](mcp_sansio::http::HttpConfig::max_redirects)), so that it
+///   decides which headers go to another origin.
+/// - An error the session should know by its kind wraps a [`TransportError`] in the
+///   `io::Error` (`io::Error::new(kind, TransportError::HeadTooLarge { .. })`); the driver
+///   hands it to the session as is. Any other error reaches it as
+///   [`TransportError::Io`] with the error's message.
 /// - The body is streamed: chunks must reach the stream as they arrive from the network (an
 ///   event stream may stay open for hours), with no read timeout of the transport's own: the
 ///   session owns every deadline.
@@ -55,6 +64,27 @@ impl std::fmt::Debug for HttpResponse {
 pub trait HttpTransport: Send + Sync + 'static {
     /// Starts executing `request`.
     fn send(&self, request: HttpRequest) -> BoxFuture<io::Result<HttpResponse>>;
+}
+
+/// The session's view of a transport's error: the [`TransportError`] it wraps, or
+/// [`TransportError::Io`] with its message.
+///
+/// ```
+/// use std::io;
+/// use mcp_smol::http::transport_error;
+/// use mcp_smol::mcp_sansio::TransportError;
+///
+/// let typed = TransportError::HeadTooLarge { limit: Some(1024) };
+/// let too_large = io::Error::new(io::ErrorKind::InvalidData, typed.clone());
+/// assert_eq!(transport_error(&too_large), typed);
+/// let refused = io::Error::new(io::ErrorKind::ConnectionRefused, "connection refused");
+/// assert_eq!(transport_error(&refused), TransportError::Io("connection refused".into()));
+/// ```
+pub fn transport_error(error: &io::Error) -> TransportError {
+    match error.get_ref().and_then(|inner| inner.downcast_ref::<TransportError>()) {
+        Some(typed) => typed.clone(),
+        None => TransportError::Io(error.to_string()),
+    }
 }
 
 impl<T: HttpTransport + ?Sized> HttpTransport for std::sync::Arc<T> {

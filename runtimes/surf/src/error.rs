@@ -5,14 +5,28 @@
 
 use std::io;
 
+use mcp_sansio::TransportError;
+
 /// The error for a request that the transport refuses before sending it.
 pub(crate) fn invalid_request(message: String) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidInput, message)
 }
 
-/// The error for an exchange whose response head never arrived.
+/// libcurl's limit on a whole response head (`MAX_HTTP_RESP_HEADER_SIZE` in curl 8.22, the
+/// version `curl-sys` builds); one header may have 100 KiB (`CURL_MAX_HTTP_HEADER`), and there
+/// may be 5000 at most.
+pub(crate) const HEAD_LIMIT: usize = 300 * 1024;
+
+/// The error for an exchange whose response head never arrived. A head over libcurl's limits
+/// (`CURLE_TOO_LARGE`, "A value or data field grew larger than allowed", the only part of a
+/// transfer before the body that can grow that much) becomes
+/// [`TransportError::HeadTooLarge`].
 pub(crate) fn from_surf(error: surf::Error) -> io::Error {
     match error.downcast_ref::<isahc::Error>() {
+        Some(isahc::Error::Curl(message)) if message.contains("grew larger than allowed") => io::Error::new(
+            io::ErrorKind::InvalidData,
+            TransportError::HeadTooLarge { limit: Some(HEAD_LIMIT) },
+        ),
         Some(error) => from_isahc("HTTP request failed", error),
         None => io::Error::other(format!("HTTP request failed: {error}")),
     }

@@ -9,9 +9,9 @@ use std::io;
 use std::time::{Duration, Instant};
 
 use futures_lite::StreamExt;
-use mcp_sansio::ClientConfig;
-use mcp_sansio::http::{HttpAction, HttpConfig, HttpRequest, HttpSession};
+use mcp_sansio::http::{HttpAction, HttpConfig, HttpMethod, HttpRequest, HttpSession};
 use mcp_sansio::schema::Implementation;
+use mcp_sansio::{ClientConfig, TransportError};
 use mcp_smol::{HttpResponse, HttpTransport};
 use mcp_surf::SurfTransport;
 use server::TestServer;
@@ -312,6 +312,45 @@ fn redirects_are_not_followed() {
         assert_eq!(header(&response, "location"), [b"/fixed"]);
         assert_eq!(body(&mut response).await, b"");
         assert_eq!(server.requests().len(), 1, "/fixed was not requested");
+    });
+}
+
+#[test]
+fn a_307_is_not_followed_either() {
+    // libcurl follows nothing by itself: the session decides which redirects to follow and
+    // which headers go along (a POST with credentials must not go to another origin).
+    smol::block_on(async {
+        let server = TestServer::start();
+        let transport = SurfTransport::new();
+        let post = HttpRequest::new(
+            HttpMethod::Post,
+            server.url("/redirect-307"),
+            vec![("Authorization".into(), "Bearer t".into())],
+            b"{}".to_vec(),
+        );
+        let mut response = within(transport.send(post)).await.unwrap();
+        assert_eq!(response.status, 307);
+        assert_eq!(header(&response, "location"), [b"/fixed"]);
+        assert_eq!(body(&mut response).await, b"");
+        assert_eq!(server.requests().len(), 1, "/fixed was not requested");
+    });
+}
+
+#[test]
+fn a_response_head_over_libcurls_limit_is_a_typed_error() {
+    // libcurl says "A value or data field grew larger than allowed" (CURLE_TOO_LARGE): the
+    // session must learn that the head was too large, not a riddle.
+    smol::block_on(async {
+        let server = TestServer::start();
+        let transport = SurfTransport::new();
+        let error = match send(&transport, &server.url("/huge-head")).await {
+            Ok(response) => panic!("a 1 MiB header was accepted: {}", response.status),
+            Err(error) => error,
+        };
+        assert_eq!(error.kind(), io::ErrorKind::InvalidData);
+        let typed = mcp_smol::http::transport_error(&error);
+        assert_eq!(typed, TransportError::HeadTooLarge { limit: Some(300 * 1024) }, "{error}");
+        assert!(error.to_string().contains("head is too large"), "{error}");
     });
 }
 

@@ -8,49 +8,68 @@ use std::time::Instant;
 use super::*;
 
 impl HttpSession {
-    /// The server forgot the session: start a new one and re-send `out` once.
-    pub(super) fn session_expired(&mut self, now: Instant, out: Outgoing) {
+    /// The server forgot the session (it answered `out` with `status`): start a new one and
+    /// re-send `out` once. A request that was re-sent already fails instead, and no new
+    /// session is started now: the next request starts it. (A server that forgets every session
+    /// at once would otherwise be re-initialized in a loop, one `initialize` after another.)
+    pub(super) fn session_expired(&mut self, now: Instant, out: Outgoing, status: u16) {
         let pending = out.id().filter(|&id| self.awaits(id));
-        if let Some(id) = pending {
-            if out.retried {
-                let error = RequestError::Transport(
-                    "the server forgot the session again right after a re-initialization".to_owned(),
-                );
-                self.fail(now, id, error);
+        if out.retried {
+            if let Some(id) = pending {
+                self.fail(now, id, RequestError::Transport(TransportError::SessionExpired { status }));
             }
+            if self.reinit.is_none() && !self.stale {
+                tracing::warn!("the server forgot the new session at once: the next request re-initializes");
+                self.forget_session();
+                self.stale = true;
+            }
+            return;
         }
-        let retry = pending.is_some() && !out.retried;
         if self.reinit.is_none() {
             tracing::info!("the server forgot the session: re-initializing");
-            let Some((_, body)) = self.initialize.clone() else { return };
-            self.session_id = None;
-            self.reinit = Some(Reinit::default());
-            // Every stream of the old session is useless now.
-            let standalone: Vec<StreamId> = self
-                .streams
-                .iter()
-                .filter(|(_, s)| matches!(s.role, Role::Get { kind: GetKind::Standalone, .. }))
-                .map(|(&id, _)| id)
-                .collect();
-            for id in standalone {
-                self.streams.remove(&id);
-                self.actions.push_back(HttpAction::Abort(id));
-            }
-            self.reconnects.retain(|r| !matches!(r.kind, GetKind::Standalone));
-            self.standalone = Standalone::Idle;
-            let mut headers = self.post_headers();
-            headers.retain(|(name, _)| !name.eq_ignore_ascii_case("mcp-protocol-version"));
-            let url = self.config.url.clone();
-            // The whole exchange gets the handshake's time: a server that takes the request and
-            // never answers must not hold every request of the session forever.
-            let deadline = Some(deadline_after(now, self.conn.config().handshake_timeout));
-            self.start_exchange(now, HttpMethod::Post, url, headers, body, Role::Reinitialize, deadline);
+            self.start_reinit(now);
         }
-        if retry {
+        if pending.is_some() {
             if let Some(reinit) = self.reinit.as_mut() {
                 reinit.retry.push(Outgoing { retried: true, ..out });
             }
         }
+    }
+
+    /// Drops what belonged to the session the server forgot: its id and its standalone stream
+    /// (opened again with the next session).
+    fn forget_session(&mut self) {
+        self.session_id = None;
+        let standalone: Vec<StreamId> = self
+            .streams
+            .iter()
+            .filter(|(_, s)| matches!(s.role, Role::Get { kind: GetKind::Standalone, .. }))
+            .map(|(&id, _)| id)
+            .collect();
+        for id in standalone {
+            self.streams.remove(&id);
+            self.actions.push_back(HttpAction::Abort(id));
+        }
+        self.reconnects.retain(|r| !matches!(r.kind, GetKind::Standalone));
+        self.standalone = Standalone::Idle;
+        if self.gate.is_some_and(|(id, _)| !self.streams.contains_key(&id)) {
+            self.gate = None;
+        }
+    }
+
+    /// Starts a new session: the original `initialize` again, without a session id.
+    pub(super) fn start_reinit(&mut self, now: Instant) {
+        let Some((_, body)) = self.initialize.clone() else { return };
+        self.forget_session();
+        self.stale = false;
+        self.reinit = Some(Reinit::default());
+        let mut headers = self.post_headers();
+        headers.retain(|(name, _)| !name.eq_ignore_ascii_case("mcp-protocol-version"));
+        let url = self.config.url.clone();
+        // The whole exchange gets the handshake's time: a server that takes the request and
+        // never answers must not hold every request of the session forever.
+        let deadline = Some(deadline_after(now, self.conn.config().handshake_timeout));
+        self.start_exchange(now, HttpMethod::Post, url, headers, body, Role::Reinitialize, deadline);
     }
 
     pub(super) fn on_reinitialize_result(&mut self, now: Instant, message: &[u8]) {

@@ -56,7 +56,7 @@ impl HttpSession {
     }
 
     /// An exchange is over (removed from the table already): act on how it ended.
-    pub(super) fn finish_stream(&mut self, now: Instant, mut s: Stream, end: End<'_>) {
+    pub(super) fn finish_stream(&mut self, now: Instant, mut s: Stream, end: End) {
         // A complete JSON body is the message.
         if let (Body::Json(buf), End::Complete) = (&mut s.body, &end) {
             let buf = std::mem::take(buf);
@@ -106,11 +106,11 @@ impl HttpSession {
                     Body::Auth(response) => Some(&**response),
                     _ => None,
                 };
-                let failure = match end {
-                    End::Failed(why) => Some(why),
+                let failure = match &end {
+                    End::Failed(why) => Some(why.to_string()),
                     End::Complete => None,
                 };
-                self.finish_auth(now, s.status, response, failure);
+                self.finish_auth(now, s.status, response, failure.as_deref());
             }
         }
     }
@@ -125,15 +125,15 @@ impl HttpSession {
         out: Outgoing,
         answered: bool,
         initialize: bool,
-        end: End<'_>,
+        end: End,
     ) {
         let pending = out.id().filter(|&id| self.awaits(id));
         let Some(status) = status else {
             // No response at all: the connection failed or the headers never came.
             let End::Failed(why) = end else { return };
             match pending {
-                Some(id) => self.fail(now, id, RequestError::Transport(why.to_owned())),
-                None => tracing::warn!(error = why, "a message to the server was lost"),
+                Some(id) => self.fail(now, id, RequestError::Transport(why)),
+                None => tracing::warn!(error = %why, "a message to the server was lost"),
             }
             return;
         };
@@ -146,7 +146,7 @@ impl HttpSession {
                 return self.start_legacy(now, status, out);
             }
             if streamable && self.session_id.is_some() && session_gone(status, &buf) {
-                return self.session_expired(now, out);
+                return self.session_expired(now, out, status);
             }
             let modern = streamable && self.modern();
             if modern
@@ -171,36 +171,19 @@ impl HttpSession {
                 self.schedule(now, GetKind::Resume(out), attempts, decoder);
             }
             (Body::Unexpected(content_type), _) => {
-                let content_type = match content_type.as_str() {
-                    "" => "no content type".to_owned(),
-                    other => format!("content type {other:?}"),
-                };
-                self.fail(
-                    now,
-                    id,
-                    RequestError::Transport(format!(
-                        "the server answered HTTP {status} with {content_type}, which cannot carry the response"
-                    )),
-                )
+                let content_type = content_type_of(&content_type);
+                let error = TransportError::UnexpectedContentType { status, content_type };
+                self.fail(now, id, RequestError::Transport(error))
             }
             (body, _) => {
                 let why = match (end, &body) {
                     // A whole JSON body that was not the response (not JSON, not JSON-RPC, or
                     // another id): say so, rather than blame the stream.
-                    (End::Complete, Body::Json(buf)) if buf.is_empty() => {
-                        format!("the server answered HTTP {status} with an empty JSON body")
+                    (End::Complete, Body::Json(buf)) => {
+                        TransportError::NotTheResponse { status, excerpt: excerpt(buf) }
                     }
-                    (End::Complete, Body::Json(buf)) => format!(
-                        "the server answered HTTP {status} with a JSON body that is not the response: {:?}",
-                        excerpt(buf)
-                    ),
-                    (End::Complete, _) => "the response stream ended without the response, and the server \
-                                           gave no event id to resume it"
-                        .to_owned(),
-                    (End::Failed(why), _) => format!(
-                        "the response stream broke ({why}) without the response, and the server gave no \
-                         event id to resume it"
-                    ),
+                    (End::Complete, _) => TransportError::StreamEnded,
+                    (End::Failed(why), _) => TransportError::StreamBroke(Box::new(why)),
                 };
                 // A 2026-07-28 request is sent again by the connection; any other fails.
                 let error = RequestError::Transport(why);
@@ -219,7 +202,7 @@ impl HttpSession {
         kind: GetKind,
         attempts: u32,
         decoder: SseDecoder,
-        end: End<'_>,
+        end: End,
     ) {
         if let GetKind::Resume(out) = &kind {
             if !out.id().is_some_and(|id| self.awaits(id)) {
@@ -229,13 +212,17 @@ impl HttpSession {
         let permanent = match status {
             Some(s) if (200..300).contains(&s) => !matches!(body, Body::Sse),
             Some(s) => s != 408 && s != 429 && s < 500,
-            None => false,
+            // A redirect that was refused would be refused again.
+            None => matches!(
+                end,
+                End::Failed(TransportError::RedirectRefused { .. } | TransportError::TooManyRedirects { .. })
+            ),
         };
         if status.is_some_and(|s| s == 404 || s == 400) && self.session_id.is_some() {
             if let (GetKind::Resume(_), Body::Error(buf)) = (&kind, &body) {
                 if session_gone(status.unwrap_or(0), buf) {
                     let GetKind::Resume(out) = kind else { unreachable!() };
-                    return self.session_expired(now, out);
+                    return self.session_expired(now, out, status.unwrap_or(404));
                 }
             }
         }
@@ -251,11 +238,21 @@ impl HttpSession {
                     self.standalone = Standalone::Off;
                 }
                 GetKind::Resume(out) => {
-                    let error = match (status, &body) {
-                        (Some(status), Body::Error(buf)) => {
-                            RequestError::HttpStatus { status, body: excerpt(buf) }
+                    let error = match (status, &body, end) {
+                        (Some(status), Body::Error(buf), _) => {
+                            RequestError::HttpStatus { status, body: excerpt(buf), error: None }
                         }
-                        _ => RequestError::Transport(format!("resuming the response stream failed: {why}")),
+                        (Some(status), Body::Unexpected(content_type), _) => {
+                            let content_type = content_type_of(content_type);
+                            let inner = TransportError::UnexpectedContentType { status, content_type };
+                            RequestError::Transport(TransportError::ResumeFailed(Box::new(inner)))
+                        }
+                        (_, _, End::Failed(inner)) => {
+                            RequestError::Transport(TransportError::ResumeFailed(Box::new(inner)))
+                        }
+                        (_, _, End::Complete) => RequestError::Transport(TransportError::ResumeFailed(
+                            Box::new(TransportError::StreamEnded),
+                        )),
                     };
                     if let Some(id) = out.id() {
                         self.fail(now, id, error);
@@ -266,10 +263,8 @@ impl HttpSession {
         }
         let attempts = attempts + 1;
         if attempts > self.config.max_reconnects {
-            let what = format!(
-                "the event stream ended {} times in a row without a message (last: {why})",
-                self.config.max_reconnects + 1
-            );
+            let what =
+                TransportError::TooManyReconnects { attempts: self.config.max_reconnects + 1, last: why };
             match kind {
                 GetKind::Standalone => {
                     tracing::warn!(%what, "giving up on the stream for server-initiated messages");

@@ -16,6 +16,7 @@ mod authorization;
 mod expiry;
 mod incoming;
 mod outgoing;
+mod redirect;
 mod tool_headers;
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -23,6 +24,8 @@ use std::time::{Duration, Instant};
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
+
+use std::borrow::Cow;
 
 use self::authorization::AuthResponse;
 use super::request::{HttpAction, HttpConfig, HttpMethod, HttpRequest, StreamId};
@@ -35,6 +38,7 @@ use crate::event::{Event, RequestError};
 use crate::schema::InitializeResult;
 use crate::transmit::{OutgoingRequest, TransmitKind};
 use crate::transport::{Commands, TransportEvent};
+use crate::transport_error::{RedirectRefusal, TransportError, bounded};
 use crate::{ClientConfig, ProtocolVersion, RequestId};
 use tool_headers::{Refresh, ToolHeaders};
 
@@ -184,6 +188,8 @@ struct Stream {
     decoder: Option<SseDecoder>,
     /// What identifies the credentials the request carried, if any.
     token: Option<Stamp>,
+    /// What was sent, when redirects are followed (not for the authorizer's exchanges).
+    sent: Option<Box<Sent>>,
 }
 
 /// A `GET` to open later: a reconnection after the server's `retry` delay.
@@ -205,9 +211,23 @@ struct Reinit {
 }
 
 /// How a response ended.
-enum End<'a> {
+enum End {
     Complete,
-    Failed(&'a str),
+    Failed(TransportError),
+}
+
+/// What an exchange sent, kept to send it again where a `307` or `308` points.
+#[derive(Debug)]
+struct Sent {
+    method: HttpMethod,
+    url: String,
+    /// The headers before credentials (the authorizer adds those for each hop).
+    headers: Vec<(Cow<'static, str>, String)>,
+    /// Redirects followed so far.
+    hops: u32,
+    /// A redirect left the MCP server's origin: no credentials, no custom headers, and a
+    /// challenge is not the MCP server's.
+    foreign: bool,
 }
 
 /// The client side of MCP over HTTP, as a sans-IO state machine around a [`ClientConnection`].
@@ -280,6 +300,12 @@ pub struct HttpSession {
     /// 2026-07-28: the session's own `tools/list` requests (by id), each with the call it
     /// fetches new headers for.
     refreshes: BTreeMap<RequestId, Refresh>,
+    /// The request being refused with an HTTP error status whose body is its JSON-RPC error:
+    /// its call id, the status and the body's start (see `refuse`).
+    refused: Option<(RequestId, u16, String)>,
+    /// The server forgot the session again right after a re-initialization: the next request
+    /// starts a new one (see `session_expired`).
+    stale: bool,
     /// OAuth, when configured (see `with_authorizer`).
     auth: Option<Box<Authorizer>>,
     /// The authorizer's events, for the application.
@@ -322,6 +348,8 @@ impl HttpSession {
             tool_headers: ToolHeaders::default(),
             tool_lists: BTreeSet::new(),
             refreshes: BTreeMap::new(),
+            refused: None,
+            stale: false,
             auth: None,
             auth_events: VecDeque::new(),
         }
@@ -441,8 +469,7 @@ impl HttpSession {
                 Role::Reinitialize => self.conn.config().handshake_timeout,
                 _ => self.config.connect_timeout,
             };
-            let why = format!("no response from the server within {limit:?}");
-            self.finish_stream(now, stream, End::Failed(&why));
+            self.finish_stream(now, stream, End::Failed(TransportError::NoResponse(limit)));
         }
         let mut i = 0;
         while i < self.reconnects.len() {
@@ -477,6 +504,7 @@ impl HttpSession {
         let mut session_id = None;
         let mut www_authenticate = None;
         let mut dpop_nonce = None;
+        let mut location = None;
         let auth_exchange = matches!(s.role, Role::Auth);
         let mut auth_headers = Vec::new();
         for (name, value) in headers {
@@ -497,6 +525,8 @@ impl HttpSession {
                 content_type = value.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
             } else if name.eq_ignore_ascii_case("mcp-session-id") {
                 session_id = std::str::from_utf8(value).ok().map(str::trim).filter(|v| is_visible_ascii(v));
+            } else if name.eq_ignore_ascii_case("location") {
+                location = Some(String::from_utf8_lossy(value).trim().to_owned());
             }
         }
         s.status = Some(status);
@@ -505,12 +535,21 @@ impl HttpSession {
             return;
         }
         let carried = s.token;
+        let foreign = s.sent.as_ref().is_some_and(|sent| sent.foreign);
+        if (300..400).contains(&status) {
+            // The session decides redirects (drivers follow none): see `redirect.rs`.
+            self.on_redirect(now, stream, status, location.as_deref());
+            return self.sync(now);
+        }
         let challenged = (status == 401 || status == 403)
+            && !foreign
             && self.on_challenge(now, stream, status, www_authenticate.as_deref(), dpop_nonce.as_deref());
         if challenged {
             return self.sync(now);
         }
-        self.authorized_response(status, carried, dpop_nonce.as_deref());
+        if !foreign {
+            self.authorized_response(status, carried, dpop_nonce.as_deref());
+        }
         let Some(s) = self.streams.get_mut(&stream) else { return };
         if !matches!(s.role, Role::Reinitialize) {
             // The re-initialization keeps its deadline for the whole answer (see
@@ -566,11 +605,16 @@ impl HttpSession {
             Body::Json(buf) => {
                 if buf.len() + chunk.len() > max {
                     let len = buf.len() + chunk.len();
-                    let why =
-                        format!("the response body exceeds the maximum message size ({len} > {max} bytes)");
                     self.conn.handle_transport(now, TransportEvent::Oversized { len });
                     self.actions.push_back(HttpAction::Abort(stream));
-                    self.finish_stream(now, s, End::Failed(&why));
+                    // A JSON body is one message: the request's response, too large. It fails at
+                    // once (rather than as a lost response, which 2026-07-28 would send again).
+                    if let Role::Post { out, .. } = &s.role {
+                        if let Some(id) = out.id().filter(|&id| self.awaits(id)) {
+                            self.fail(now, id, RequestError::MessageTooLarge { limit: max });
+                        }
+                    }
+                    self.finish_stream(now, s, End::Failed(TransportError::BodyTooLarge { limit: max }));
                     return self.pump(now);
                 }
                 buf.extend_from_slice(chunk);
@@ -600,7 +644,7 @@ impl HttpSession {
                     // No metadata document or token response is this big: stop reading.
                     let why = format!("the response exceeds {} KiB", crate::auth::MAX_RESPONSE_BODY / 1024);
                     self.actions.push_back(HttpAction::Abort(stream));
-                    self.finish_stream(now, s, End::Failed(&why));
+                    self.finish_stream(now, s, End::Failed(TransportError::Io(why)));
                     return self.sync(now);
                 }
                 response.body.extend_from_slice(chunk);
@@ -630,10 +674,17 @@ impl HttpSession {
     }
 
     /// Exchange `stream` failed: the connection could not be made, or broke before the response
-    /// or its body ended. `error` explains it (it ends up in request errors).
-    pub fn handle_response_error(&mut self, now: Instant, stream: StreamId, error: &str) {
+    /// or its body ended. `error` explains it (it ends up in request errors): a
+    /// [`TransportError`] when the driver's HTTP client said what went wrong (a head too
+    /// large, say), else a message (`&str` or `String`, which become [`TransportError::Io`]).
+    pub fn handle_response_error(
+        &mut self,
+        now: Instant,
+        stream: StreamId,
+        error: impl Into<TransportError>,
+    ) {
         if let Some(s) = self.streams.remove(&stream) {
-            self.finish_stream(now, s, End::Failed(error));
+            self.finish_stream(now, s, End::Failed(error.into()));
         }
         self.sync(now);
     }
@@ -714,9 +765,10 @@ fn excerpt(body: &[u8]) -> String {
     text.trim().to_owned()
 }
 
-fn describe_failure(status: Option<u16>, body: &Body, end: &End<'_>) -> String {
+/// How an exchange failed, for a log line or a close reason's detail.
+fn describe_failure(status: Option<u16>, body: &Body, end: &End) -> String {
     match (status, body, end) {
-        (_, _, End::Failed(why)) if status.is_none() => (*why).to_owned(),
+        (_, _, End::Failed(error)) if status.is_none() => error.to_string(),
         (Some(status), Body::Error(buf), _) => {
             let text = excerpt(buf);
             if text.is_empty() { format!("HTTP {status}") } else { format!("HTTP {status}: {text}") }
@@ -724,9 +776,14 @@ fn describe_failure(status: Option<u16>, body: &Body, end: &End<'_>) -> String {
         (Some(status), Body::Unexpected(content_type), _) => {
             format!("HTTP {status} with content type {content_type:?} instead of an event stream")
         }
-        (_, _, End::Failed(why)) => format!("the stream broke: {why}"),
+        (_, _, End::Failed(error)) => format!("the stream broke: {error}"),
         (_, _, End::Complete) => "the server ended the stream".to_owned(),
     }
+}
+
+/// A content type as [`TransportError::UnexpectedContentType`] has it.
+fn content_type_of(content_type: &str) -> Option<String> {
+    (!content_type.is_empty()).then(|| content_type.to_owned())
 }
 
 #[cfg(test)]

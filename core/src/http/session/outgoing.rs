@@ -86,7 +86,7 @@ impl HttpSession {
             self.auth_ready(now)
         };
         let can_release = match &self.mode {
-            Mode::Streamable => self.gate.is_none() && self.reinit.is_none(),
+            Mode::Streamable => self.gate.is_none() && self.reinit.is_none() && !self.stale,
             // HTTP+SSE: once the endpoint is known (see `on_endpoint`).
             Mode::Legacy { endpoint, .. } => endpoint.is_some(),
         };
@@ -99,7 +99,7 @@ impl HttpSession {
         }
         let can_post = authorized
             && match &self.mode {
-                Mode::Streamable => self.reinit.is_none(),
+                Mode::Streamable => self.reinit.is_none() && !self.stale,
                 Mode::Legacy { endpoint, .. } => endpoint.is_some(),
             };
         while can_post && !self.one_way.is_empty() && self.one_way_in_flight() < MAX_ONE_WAY_POSTS {
@@ -112,6 +112,7 @@ impl HttpSession {
             && self.config.standalone_stream
             && matches!(self.mode, Mode::Streamable)
             && self.reinit.is_none()
+            && !self.stale
             && self.conn.status() == Status::Ready
             && authorized
         {
@@ -137,8 +138,16 @@ impl HttpSession {
         if !self.auth_ready(now) {
             return self.hold_for_auth(now, out);
         }
+        if self.stale && out.request.is_some() && self.reinit.is_none() {
+            // The session the server forgot is re-initialized now that there is a request to
+            // send (what else waits is sent with it).
+            tracing::info!("re-initializing the session the server forgot");
+            self.start_reinit(now);
+        }
         let waiting = match &self.mode {
-            Mode::Streamable => self.reinit.is_some() || (self.gate.is_some() && out.request.is_some()),
+            Mode::Streamable => {
+                self.stale || self.reinit.is_some() || (self.gate.is_some() && out.request.is_some())
+            }
             Mode::Legacy { endpoint, .. } => endpoint.is_none(),
         };
         if waiting {
@@ -157,17 +166,42 @@ impl HttpSession {
         now: Instant,
         method: HttpMethod,
         url: String,
-        mut headers: Vec<(Cow<'static, str>, String)>,
+        headers: Vec<(Cow<'static, str>, String)>,
         body: Vec<u8>,
         role: Role,
         deadline: Option<Instant>,
     ) -> StreamId {
-        let token = if matches!(role, Role::Auth) {
+        // What a redirect would send again (the authorizer's requests are its own business).
+        let sent = (self.config.max_redirects > 0 && !matches!(role, Role::Auth)).then(|| {
+            Box::new(Sent { method, url: url.clone(), headers: headers.clone(), hops: 0, foreign: false })
+        });
+        self.issue(now, url, headers, body, role, deadline, sent, method)
+    }
+
+    /// Registers an exchange and asks the driver to send it; `sent` is what a redirect would
+    /// send again. A request to the MCP server's origin gets its credentials here.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn issue(
+        &mut self,
+        now: Instant,
+        url: String,
+        mut headers: Vec<(Cow<'static, str>, String)>,
+        body: Vec<u8>,
+        role: Role,
+        deadline: Option<Instant>,
+        sent: Option<Box<Sent>>,
+        method: HttpMethod,
+    ) -> StreamId {
+        let foreign = sent.as_ref().is_some_and(|sent| sent.foreign);
+        let token = if matches!(role, Role::Auth) || foreign {
             None
         } else {
             self.authorize_exchange(now, method, &url, &mut headers)
         };
         let stream = self.new_stream(role, deadline, token);
+        if let Some(s) = self.streams.get_mut(&stream) {
+            s.sent = sent;
+        }
         self.actions.push_back(HttpAction::Send(HttpRequest { stream, method, url, headers, body }));
         stream
     }
@@ -187,7 +221,15 @@ impl HttpSession {
     ) -> StreamId {
         let id = StreamId(self.next_stream);
         self.next_stream += 1;
-        let stream = Stream { role, status: None, body: Body::AwaitingHead, deadline, decoder: None, token };
+        let stream = Stream {
+            role,
+            status: None,
+            body: Body::AwaitingHead,
+            deadline,
+            decoder: None,
+            token,
+            sent: None,
+        };
         self.streams.insert(id, stream);
         id
     }
@@ -252,26 +294,32 @@ impl HttpSession {
             (out.request.is_none() || listens).then(|| deadline_after(now, self.config.connect_timeout));
         let mut out = out;
         // A request may need re-sending (after a session expiry), and with an authorizer any
-        // message may (refused with 401, it waits for the token); the rest is moved.
-        let keep = out.request.is_some() || self.auth.is_some();
+        // message may (refused with 401, it waits for the token), and so may any message
+        // redirected with 307 or 308; the rest is moved.
+        let keep = out.request.is_some() || self.auth.is_some() || self.config.max_redirects > 0;
         let body = if keep { out.body.clone() } else { std::mem::take(&mut out.body) };
         let role = Role::Post { out, answered: false, initialize };
         self.start_exchange(now, HttpMethod::Post, url, headers, body, role, deadline);
     }
 
-    /// A request was refused with an error status: fail it with the server's JSON-RPC error
-    /// when the body is one, else with the status.
+    /// A request was refused with an error status: fail it with the status, and with the
+    /// server's JSON-RPC error when the body is one.
     pub(super) fn refuse(&mut self, now: Instant, out: Outgoing, status: u16, buf: &[u8]) {
         let Some(id) = out.id().filter(|&id| self.awaits(id)) else {
             tracing::warn!(status, "the server refused a notification or an answer");
             return;
         };
-        // A JSON-RPC error for the request says more than the status does.
-        if is_response_to(buf, id) {
+        if let (true, Some(request)) = (is_response_to(buf, id), &out.request) {
+            // The connection acts on the error as on any (a version switch on -32022, the
+            // handshake's refusal); the event it makes for the application gets the status
+            // (see `screen`), which the body alone would lose.
+            self.refused = Some((request.call_id(), status, excerpt(buf)));
             self.conn.feed_message(now, buf);
+            self.pump(now);
+            self.refused = None;
         }
         if self.awaits(id) {
-            let error = RequestError::HttpStatus { status, body: excerpt(buf) };
+            let error = RequestError::HttpStatus { status, body: excerpt(buf), error: None };
             self.conn
                 .handle_transport(now, TransportEvent::RequestFailed { id: RequestId::Number(id), error });
         }

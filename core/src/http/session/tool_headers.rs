@@ -220,6 +220,13 @@ impl HttpSession {
     /// the session's own request can only be a failure of a closing connection: dropped.
     pub(super) fn screen(&mut self, event: Event, now: Option<Instant>) -> Option<Event> {
         let Event::Response { id, result } = event else { return Some(event) };
+        // The server's JSON-RPC error came with an HTTP error status (see `refuse`): keep both.
+        let result = match (result, &self.refused) {
+            (Err(RequestError::Server(error)), Some((call, status, body))) if *call == id => {
+                Err(RequestError::HttpStatus { status: *status, body: body.clone(), error: Some(error) })
+            }
+            (result, _) => result,
+        };
         if let Some(refresh) = self.refreshes.remove(&id) {
             if let Some(now) = now {
                 self.on_refresh_answer(now, refresh, result);

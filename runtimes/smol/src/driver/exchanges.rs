@@ -9,7 +9,7 @@ use std::time::Instant;
 use mcp_sansio::http::{HttpAction, StreamId};
 
 use super::BoxFuture;
-use crate::http::{BodyStream, HttpResponse, HttpTransport};
+use crate::http::{BodyStream, HttpResponse, HttpTransport, transport_error};
 use crate::shared::{Engine, Shared};
 
 /// Most body chunks read from one HTTP exchange per round, so one busy stream cannot starve
@@ -98,7 +98,7 @@ impl Exchange {
                     (true, over)
                 }
                 Poll::Ready(Err(error)) => {
-                    shared.lock().engine.handle_response_error(now, self.id, &error.to_string());
+                    shared.lock().engine.handle_response_error(now, self.id, transport_error(&error));
                     (true, true)
                 }
             },
@@ -123,7 +123,7 @@ fn poll_body(
         match item {
             Some(Ok(chunk)) => state.engine.handle_response_body(now, id, &chunk),
             Some(Err(error)) => {
-                state.engine.handle_response_error(now, id, &error.to_string());
+                state.engine.handle_response_error(now, id, transport_error(&error));
                 return (true, true);
             }
             None => {

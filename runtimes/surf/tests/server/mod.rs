@@ -12,6 +12,8 @@
 //!   until the client goes away.
 //! - `/late-head`: nothing for [`LATE_HEAD_DELAY`], then like `/endless`.
 //! - `/redirect`: 302 to `/fixed`.
+//! - `/redirect-307`: 307 to `/fixed` (which keeps the method and body, if followed).
+//! - `/huge-head`: 200 with one header of 1 MiB (over libcurl's limits on a response head).
 //! - `/bad-header`: 200 with a header value that is not ASCII.
 //! - `/truncated`: 200, chunked, one chunk, then the connection is closed mid-body.
 
@@ -244,6 +246,19 @@ fn respond(state: &State, path: &str, body: &[u8], out: &mut TcpStream) -> io::R
         "/redirect" => {
             out.write_all(b"HTTP/1.1 302 Found\r\nLocation: /fixed\r\nContent-Length: 0\r\n\r\n")?;
             Ok(After::KeepAlive)
+        }
+        "/redirect-307" => {
+            out.write_all(
+                b"HTTP/1.1 307 Temporary Redirect\r\nLocation: /fixed\r\nContent-Length: 0\r\n\r\n",
+            )?;
+            Ok(After::KeepAlive)
+        }
+        "/huge-head" => {
+            // The client gives up reading: the write may fail, which ends the connection.
+            let head =
+                format!("HTTP/1.1 200 OK\r\nX-Huge: {}\r\nContent-Length: 0\r\n\r\n", "a".repeat(1 << 20));
+            let _ = out.write_all(head.as_bytes());
+            Ok(After::Close)
         }
         "/bad-header" => {
             out.write_all(b"HTTP/1.1 200 OK\r\nX-Bad: caf\xe9\r\nContent-Length: 0\r\n\r\n")?;
