@@ -13,6 +13,9 @@
 //!   redirects: the session owns every deadline and decision.
 //! - Each connection runs on a detached task on smol's global executor, and gives the executor
 //!   back after 32 reads or 64 KiB in a row, however fast the server sends.
+//! - Errors are `io::Error`s naming what failed. A response head over hyper's limits (408 KiB,
+//!   100 header fields) wraps [`TransportError::HeadTooLarge`](mcp_sansio::TransportError), so the
+//!   session reports it as such rather than as a message.
 //! - Header values are never logged; connection events are logged with `tracing` at debug level.
 //!
 //! Most applications only hand the transport to the smol client:

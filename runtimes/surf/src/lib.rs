@@ -17,7 +17,10 @@
 //! - Dropping the response future or its body aborts the transfer, and libcurl closes the
 //!   connection instead of caching it, but lazily: see [Caveats](#caveats).
 //! - Errors are `io::Error`s with messages that name what failed; header values never appear
-//!   in them, and this crate logs nothing.
+//!   in them, and this crate logs nothing. A response head over libcurl's limits (300 KiB in
+//!   all, 100 KiB for one header; libcurl says "A value or data field grew larger than
+//!   allowed") wraps [`TransportError::HeadTooLarge`](mcp_sansio::TransportError), so the
+//!   session reports it as such.
 //!
 //! ```no_run
 //! use mcp_surf::SurfTransport;
