@@ -20,7 +20,7 @@ use mcp_smol::mcp_sansio::schema::{
 use mcp_smol::mcp_sansio::{
     CloseReason, ProtocolVersion, RequestError, ServerExit, ServerNotification, Status, UsageError,
 };
-use mcp_smol::{CallOptions, Client, ClientBuilder, Error, RecvError, ServerCommand};
+use mcp_smol::{CallOptions, Client, ClientBuilder, EndedBy, Error, RecvError, ServerCommand};
 use serde_json::{Value, json};
 
 /// Each wait of the shutdown sequence.
@@ -444,10 +444,13 @@ fn a_partial_line_then_eof_fails_the_call_promptly() {
         let (result, took) = call(&client, "partial_line_eof", json!({}), Duration::from_secs(10)).await;
         assert_eof(result, took);
         assert_eq!(client.stats().invalid_messages - invalid, 1, "the unterminated line is invalid");
-        assert_eq!(client.status(), Status::Closed(CloseReason::Eof));
         let (result, _) = ping(&client, Duration::from_secs(5)).await;
         assert!(matches!(result, Err(Error::Usage(UsageError::Closed(CloseReason::Eof)))), "{result:?}");
-        client.close().await;
+        // The server (now `cat`) exits once the client's shutdown closes its stdin: from then
+        // on the status has its exit status.
+        let end = client.close().await.expect("a server process");
+        assert_eq!((end.by, end.exit), (EndedBy::StdinClosed, Some(ServerExit::Code(0))));
+        assert_eq!(client.status(), Status::Closed(CloseReason::Exited(ServerExit::Code(0))));
         assert!(process_gone(pid), "the server outlived the close");
     });
 }

@@ -413,6 +413,7 @@ impl ServerProcess {
         let step = self.step;
         let group = self.group;
         let known = self.exit;
+        self.watch = None;
         let child = self.child.as_mut()?;
         let pid = child.id();
         let end = match known {

@@ -233,8 +233,10 @@ impl Driver {
         let exit = match self.process.as_mut() {
             None => None,
             Some(process) => {
-                let exit = process.poll_exit(cx);
-                let settled = exit.is_ready() && io.read_all();
+                // Asked only once the reader is done: until then it watches the exit itself (the
+                // OS handle holds one waker, and two watchers would keep waking each other).
+                let exit = if io.read_all() { process.poll_exit(cx) } else { Poll::Pending };
+                let settled = exit.is_ready();
                 // Otherwise the timer is armed at the end of the wait (`StreamIo::deadline`).
                 if !settled && now < since + EXIT_WAIT {
                     return false;
