@@ -114,9 +114,11 @@ enum ServerRequestState {
 /// - **Getters** (`&self`): [`status`](Self::status), [`protocol_version`](Self::protocol_version),
 ///   [`server_info`](Self::server_info), [`server_capabilities`](Self::server_capabilities),
 ///   [`instructions`](Self::instructions), [`stats`](Self::stats), [`pending`](Self::pending),
-///   and for transports [`wire_version`](Self::wire_version) and [`awaits`](Self::awaits).
+///   [`handshake_completed`](Self::handshake_completed), and for transports
+///   [`wire_version`](Self::wire_version) and [`awaits`](Self::awaits).
 /// - **Inputs**: [`feed`](Self::feed) (stdio bytes), [`feed_message`](Self::feed_message) (one
-///   framed message), [`feed_eof`](Self::feed_eof), [`handle_timeout`](Self::handle_timeout),
+///   framed message), [`feed_eof`](Self::feed_eof), [`feed_exit`](Self::feed_exit) (the
+///   server process ended), [`handle_timeout`](Self::handle_timeout),
 ///   [`handle_transport`](Self::handle_transport) (what a transport layer learnt).
 /// - **Commands**, checked, returning [`UsageError`] when refused (nothing is sent then):
 ///   [`send`](Self::send) / [`send_request`](Self::send_request), [`notify`](Self::notify),
