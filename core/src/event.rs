@@ -309,9 +309,11 @@ pub enum RequestError {
 
 impl RequestError {
     /// Whether sending the same request again (on this connection or, for a closed one, on a
-    /// new connection) may succeed: timeouts, lost transports, connections that died under the
-    /// request, and HTTP statuses that mean "later" (408, 429, 500, 502, 503, 504). A server's
-    /// JSON-RPC error, a cancellation and a refused input are answers, not accidents: `false`.
+    /// new connection) may succeed: timeouts, lost transports (see
+    /// [`TransportError::is_retriable`]), connections that died under the request, and HTTP
+    /// statuses that mean "later" (408, 429, 500, 502, 503, 504; a `500` whose body is the
+    /// server's JSON-RPC error is an answer). A server's JSON-RPC error, a cancellation and a
+    /// refused input are answers, not accidents: `false`.
     ///
     /// ```
     /// use std::time::Duration;
@@ -323,7 +325,8 @@ impl RequestError {
     /// ```
     pub fn is_retriable(&self) -> bool {
         match self {
-            RequestError::Timeout(_) | RequestError::MaxTotalExceeded(_) | RequestError::Transport(_) => true,
+            RequestError::Timeout(_) | RequestError::MaxTotalExceeded(_) => true,
+            RequestError::Transport(error) => error.is_retriable(),
             RequestError::ConnectionClosed(reason) => reason.is_retriable(),
             RequestError::Unauthorized(error) => error.is_retriable(),
             // A JSON-RPC error is the server's answer, unless the status says "later" (a 500

@@ -20,6 +20,7 @@ use std::time::Duration;
 /// });
 /// assert_eq!(error.http_status(), Some(200));
 /// assert!(error.to_string().contains("\"text/html\""));
+/// assert!(!error.is_retriable(), "the same request would get the same page");
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
@@ -136,6 +137,29 @@ pub enum RedirectRefusal {
 }
 
 impl TransportError {
+    /// Whether sending the request again may succeed: a connection that failed or broke, a
+    /// stream that ended early, no answer in time, a session the server forgot (the next
+    /// request starts a new one). What the server answered (a page instead of JSON, a body
+    /// that is not the response, a head or body too large, a redirect not followed) would
+    /// come again: `false`.
+    pub fn is_retriable(&self) -> bool {
+        match self {
+            TransportError::Io(_)
+            | TransportError::NoResponse(_)
+            | TransportError::StreamEnded
+            | TransportError::StreamBroke(_)
+            | TransportError::ResumeFailed(_)
+            | TransportError::TooManyReconnects { .. }
+            | TransportError::SessionExpired { .. } => true,
+            TransportError::HeadTooLarge { .. }
+            | TransportError::BodyTooLarge { .. }
+            | TransportError::UnexpectedContentType { .. }
+            | TransportError::NotTheResponse { .. }
+            | TransportError::RedirectRefused { .. }
+            | TransportError::TooManyRedirects { .. } => false,
+        }
+    }
+
     /// The HTTP status this failure came with, if it came with one: an unexpected content type,
     /// a body that is not the response, an expired session, a refused redirect.
     pub fn http_status(&self) -> Option<u16> {

@@ -1355,6 +1355,7 @@ fn transport_failures_are_typed_and_keep_their_status() {
     );
     assert_eq!(error.http_status(), Some(200));
     assert!(error.to_string().contains("\"text/html\""), "{error}");
+    assert!(!error.is_retriable(), "the same request would get the same page");
     let error = fail_with(&mut net, &|net, post| net.reply(post, 200, "", ""));
     assert_eq!(
         error,
@@ -1375,6 +1376,7 @@ fn transport_failures_are_typed_and_keep_their_status() {
     let error = fail_with(&mut net, &|net, post| net.reply(post, 200, "text/event-stream", ": nothing\n\n"));
     assert_eq!(error, RequestError::Transport(TransportError::StreamEnded));
     assert_eq!(error.http_status(), None);
+    assert!(error.is_retriable(), "a stream that ended early may not next time");
     let error = fail_with(&mut net, &|net, post| {
         net.head(post, 200, "application/json", None);
         net.body(post, "{\"jsonrpc\":");
@@ -1396,7 +1398,7 @@ fn transport_failures_are_typed_and_keep_their_status() {
     });
     assert_eq!(error, RequestError::Transport(TransportError::HeadTooLarge { limit: Some(4096) }));
     assert!(error.to_string().contains("head is too large") && error.to_string().contains("4096"), "{error}");
-    assert!(error.is_retriable());
+    assert!(!error.is_retriable(), "the same request would get the same head");
     // An error status keeps its status, with or without a JSON-RPC error.
     let error = fail_with(&mut net, &|net, post| net.reply(post, 503, "text/plain", "busy"));
     assert_eq!(error, RequestError::HttpStatus { status: 503, body: "busy".into(), error: None });
