@@ -278,7 +278,9 @@ impl ClientBuilder {
     ///
     /// `transport` executes the HTTP requests: `mcp_hyper::HyperTransport` (recommended) or
     /// `mcp_surf::SurfTransport`. The URL, custom headers (such as `Authorization`, never
-    /// logged), timeouts and the reconnection policy are in `http`.
+    /// logged), timeouts, the reconnection policy and how many redirects a request follows
+    /// ([`HttpConfig::max_redirects`]: `307` and `308`, never with your headers to another
+    /// origin) are in `http`.
     pub fn connect_http(mut self, http: HttpConfig, transport: impl HttpTransport) -> (Client, Driver) {
         // For the connection's span: the origin without any `user:password@`.
         let origin = http.origin().map_or_else(
