@@ -506,6 +506,9 @@ fn a_request_is_retried_only_once_after_expiry() {
     assert!(net.nothing_sent(), "{:?}", net.sent);
     net.advance(Duration::from_secs(3 * 3600));
     assert!(net.nothing_sent(), "{:?}", net.sent);
+    // A notification does not start it: it waits.
+    net.session.commands().notify("notifications/custom", None).unwrap();
+    assert!(net.nothing_sent(), "{:?}", net.sent);
     // The next request starts the new session, then goes.
     let next = net.list_tools();
     let init = net.next();
@@ -518,6 +521,12 @@ fn a_request_is_retried_only_once_after_expiry() {
     let notice = net.next();
     assert_eq!(notice.header("mcp-session-id"), Some("s3"));
     net.reply(&notice, 202, "", "");
+    let waited = net.next();
+    assert_eq!(
+        (method_of(&waited).as_str(), waited.header("mcp-session-id")),
+        ("notifications/custom", Some("s3"))
+    );
+    net.reply(&waited, 202, "", "");
     let post = net.next();
     assert_eq!(id_of(&post), json!(2));
     assert_eq!(post.header("mcp-session-id"), Some("s3"));

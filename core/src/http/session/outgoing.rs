@@ -138,16 +138,9 @@ impl HttpSession {
         if !self.auth_ready(now) {
             return self.hold_for_auth(now, out);
         }
-        if self.stale && out.request.is_some() && self.reinit.is_none() {
-            // The session the server forgot is re-initialized now that there is a request to
-            // send (what else waits is sent with it).
-            tracing::info!("re-initializing the session the server forgot");
-            self.start_reinit(now);
-        }
         let waiting = match &self.mode {
-            Mode::Streamable => {
-                self.stale || self.reinit.is_some() || (self.gate.is_some() && out.request.is_some())
-            }
+            // (A forgotten session is dealt with in `post`.)
+            Mode::Streamable => self.reinit.is_some() || (self.gate.is_some() && out.request.is_some()),
             Mode::Legacy { endpoint, .. } => endpoint.is_none(),
         };
         if waiting {
@@ -257,6 +250,15 @@ impl HttpSession {
     }
 
     pub(super) fn post(&mut self, now: Instant, out: Outgoing, initialize: bool) {
+        if self.stale && matches!(self.mode, Mode::Streamable) {
+            // The server forgot the session (see `session_expired`): a request starts a new
+            // one, and everything waits for it, whichever way it came here.
+            if out.request.is_some() && self.reinit.is_none() {
+                tracing::info!("re-initializing the session the server forgot");
+                self.start_reinit(now);
+            }
+            return self.held.push_back(out);
+        }
         if out.request.is_none() && self.one_way_in_flight() >= MAX_ONE_WAY_POSTS {
             // Sent by `sync` once one of those in flight is done.
             return self.one_way.push_back(out);
