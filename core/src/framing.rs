@@ -40,9 +40,10 @@ const BOM: &[u8] = b"\xEF\xBB\xBF";
 pub enum Frame<'a> {
     /// One complete message, without its line terminator.
     Message(&'a [u8]),
-    /// A line just grew past the maximum: it is dropped from here on, and
+    /// A line grew past the maximum: it is dropped from here on, and
     /// [`Oversized`](Self::Oversized) follows when it ends. Comes as soon as the line is known to
-    /// be too long, so that the request it answers can fail without waiting for the rest.
+    /// be too long and its first [`HEAD_LEN`] bytes have arrived (or it ended), so that the
+    /// request it answers can fail without waiting for the rest.
     TooLong {
         /// The line's first bytes (at most [`HEAD_LEN`]).
         head: &'a [u8],
@@ -76,6 +77,8 @@ pub struct LineFramer {
     /// [`TAIL_LEN`] plus a possible `\r`), for [`Frame::Oversized`].
     head: Vec<u8>,
     tail: Vec<u8>,
+    /// While discarding: whether [`Frame::TooLong`] went out (once the head was complete).
+    head_reported: bool,
     /// How many bytes of a byte order mark the stream started with so far; `None` once past
     /// the start.
     bom: Option<usize>,
@@ -91,6 +94,7 @@ impl LineFramer {
             discarded_cr: false,
             head: Vec::new(),
             tail: Vec::new(),
+            head_reported: false,
             bom: Some(0),
         }
     }
@@ -115,14 +119,14 @@ impl LineFramer {
                     Some(pos) => {
                         self.discarding = None;
                         let cr = if pos > 0 { input[pos - 1] == b'\r' } else { self.discarded_cr };
-                        keep_tail(&mut self.tail, &input[..pos]);
+                        self.keep_ends(&input[..pos], on_frame);
                         self.end_discarding(seen + pos - usize::from(cr), on_frame);
                         input = &input[pos + 1..];
                     }
                     None => {
                         self.discarding = Some(seen + input.len());
                         self.discarded_cr = input.last() == Some(&b'\r');
-                        keep_tail(&mut self.tail, input);
+                        self.keep_ends(input, on_frame);
                         return;
                     }
                 }
@@ -137,7 +141,6 @@ impl LineFramer {
                     } else if self.joined_len(line) > self.max_len {
                         let len = self.joined_len(line);
                         self.start_discarding(line, on_frame);
-                        keep_tail(&mut self.tail, line);
                         self.end_discarding(len, on_frame);
                     } else {
                         let mut partial = std::mem::take(&mut self.partial);
@@ -154,7 +157,6 @@ impl LineFramer {
                     let body = len - usize::from(input.last() == Some(&b'\r'));
                     if body > self.max_len {
                         self.start_discarding(input, on_frame);
-                        keep_tail(&mut self.tail, input);
                         self.discarding = Some(len);
                         self.discarded_cr = input.last() == Some(&b'\r');
                     } else {
@@ -198,25 +200,48 @@ impl LineFramer {
         input
     }
 
-    /// The line in `partial` followed by `more` is too long: drops `partial`, keeps its first
-    /// bytes, and reports it.
+    /// The line in `partial` followed by `more` is too long: drops `partial` and keeps the
+    /// ends of both.
     fn start_discarding(&mut self, more: &[u8], on_frame: &mut dyn FnMut(Frame<'_>)) {
         self.head.clear();
         self.tail.clear();
-        let from_partial = self.partial.len().min(HEAD_LEN);
-        self.head.extend_from_slice(&self.partial[..from_partial]);
-        self.head.extend_from_slice(&more[..more.len().min(HEAD_LEN - from_partial)]);
-        keep_tail(&mut self.tail, &self.partial);
-        // Free the allocation: it may be as large as the maximum.
-        self.partial = Vec::new();
-        on_frame(Frame::TooLong { head: &self.head });
+        self.head_reported = false;
+        let partial = std::mem::take(&mut self.partial);
+        self.keep_ends(&partial, on_frame);
+        // `partial`'s allocation goes: it may be as large as the maximum.
+        drop(partial);
+        self.keep_ends(more, on_frame);
+    }
+
+    /// Keeps what `more`, the next bytes of the line being dropped, adds to its first and last
+    /// bytes; reports the line once its first [`HEAD_LEN`] bytes are in.
+    fn keep_ends(&mut self, more: &[u8], on_frame: &mut dyn FnMut(Frame<'_>)) {
+        if !self.head_reported {
+            let room = HEAD_LEN - self.head.len();
+            self.head.extend_from_slice(&more[..more.len().min(room)]);
+            if self.head.len() == HEAD_LEN {
+                self.head_reported = true;
+                on_frame(Frame::TooLong { head: &self.head });
+            }
+        }
+        keep_tail(&mut self.tail, more);
     }
 
     /// The dropped line ended after `len` bytes: reports it with the ends kept.
     fn end_discarding(&mut self, len: usize, on_frame: &mut dyn FnMut(Frame<'_>)) {
+        if !std::mem::replace(&mut self.head_reported, false) {
+            // A line shorter than the head: all of it is in.
+            let head = self.head.strip_suffix(b"\r").unwrap_or(&self.head);
+            on_frame(Frame::TooLong { head });
+        }
         let tail = self.tail.strip_suffix(b"\r").unwrap_or(&self.tail);
         let tail = &tail[tail.len() - tail.len().min(TAIL_LEN)..];
-        on_frame(Frame::Oversized { len, head: &self.head, tail });
+        let head = if self.head.len() < HEAD_LEN {
+            self.head.strip_suffix(b"\r").unwrap_or(&self.head)
+        } else {
+            &self.head
+        };
+        on_frame(Frame::Oversized { len, head, tail });
         self.head.clear();
         self.tail.clear();
     }
@@ -368,21 +393,17 @@ mod tests {
         );
         for split in 0..=line.len() {
             let (a, b) = line.split_at(split);
-            let got = frames(&mut LineFramer::new(max), &[a, b], true);
-            // The head is what had arrived when the line went past the maximum.
-            let shown = split.clamp(max + 1, HEAD_LEN);
-            let head = String::from_utf8_lossy(&line[..shown]);
-            if split <= max || split >= HEAD_LEN {
-                assert_eq!(got, whole, "split at {split}");
-            } else {
-                assert_eq!(got[0], format!("<too long {head}>"), "split at {split}");
-                assert_eq!(got[1], format!("<oversized {body_len} {head}..{tail}>"), "split at {split}");
-            }
+            assert_eq!(frames(&mut LineFramer::new(max), &[a, b], true), whole, "split at {split}");
         }
         let bytes: Vec<&[u8]> = line.chunks(1).collect();
-        let got = frames(&mut LineFramer::new(max), &bytes, true);
-        let head = String::from_utf8_lossy(&line[..=max]);
-        assert_eq!(got[1], format!("<oversized {body_len} {head}..{tail}>"));
+        assert_eq!(frames(&mut LineFramer::new(max), &bytes, true), whole);
+        // Too long is reported once the head is in, not before.
+        let mut f = LineFramer::new(8);
+        assert_eq!(frames(&mut f, &[&line[..HEAD_LEN - 1]], false), Vec::<String>::new());
+        assert_eq!(frames(&mut f, &[&line[HEAD_LEN - 1..HEAD_LEN]], false), [format!("<too long {head}>")]);
+        // A line too long but shorter than the head: reported whole when it ends.
+        let got = frames(&mut LineFramer::new(8), &[b"0123456789\r", b"\n"], true);
+        assert_eq!(got, ["<too long 0123456789>", "<oversized 10 0123456789..0123456789>"]);
     }
 
     #[test]

@@ -25,7 +25,11 @@
 //! - after `handle_timeout(now)`, `poll_timeout()` is `None` or later than `now` (it processes
 //!   "every deadline at or before now");
 //! - while a request of the application is unanswered, `poll_timeout()` is `Some` ("requests
-//!   never wait forever"), so running the clock to each deadline ends with every request answered.
+//!   never wait forever"), so running the clock to each deadline ends with every request answered;
+//! - an answer the client cannot accept (both `result` and `error`, an `error` that is not an
+//!   error object, neither, or a response over `max_message_size` with its id first) to a request
+//!   of the application in flight fails that request at once, with `InvalidResponse` or
+//!   `MessageTooLarge`: never a success, never a wait for its deadline.
 //!
 //! Found so far (see `core/tests/fuzz_regressions.rs`): raw params with a newline split the
 //! stdio line, and raw params with invalid UTF-8 inside a string were written as they were.
@@ -37,7 +41,9 @@ use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use mcp_sansio::jsonrpc::ErrorObject;
 use mcp_sansio::schema::Implementation;
-use mcp_sansio::{ClientConfig, ClientConnection, ProtocolVersion, RequestId, RequestOptions, Status};
+use mcp_sansio::{
+    ClientConfig, ClientConnection, Event, ProtocolVersion, RequestError, RequestId, RequestOptions, Status,
+};
 use mcp_sansio_fuzz::{
     ALL_CAPABILITIES, Contract, all_client_capabilities, check_transmit, discover_result, epoch, error_body,
     initialize_result, notification, result_body, server_capabilities, server_request, server_request_id,
@@ -91,6 +97,9 @@ enum Op {
     ToDeadline,
     /// A response to the `to`-th most recent request the client sent: a result or an error.
     Reply { to: u8, error: bool, kind: u8, arg: u8, split: u8 },
+    /// An answer to the `to`-th most recent request that the client cannot accept (`how` picks
+    /// which), fed in two chunks cut at `split`.
+    BadReply { to: u8, how: u8, split: u8 },
     /// A notification naming the `to`-th most recent request id (progress token, cancelled id,
     /// subscription id).
     Notify { to: u8, kind: u8, arg: u8, split: u8 },
@@ -135,6 +144,8 @@ struct Run<'a> {
     sent: Vec<i64>,
     /// The engine's event contract, as the application sees it.
     contract: Contract,
+    /// The requests that failed since this was last cleared, and how.
+    failures: Vec<(RequestId, RequestError)>,
 }
 
 const MAX_DRAIN: usize = 100_000;
@@ -162,6 +173,9 @@ impl<'a> Run<'a> {
         while let Some(event) = self.conn.poll_event() {
             drained += 1;
             assert!(drained < MAX_DRAIN, "poll_event does not run dry");
+            if let Event::Response { id, result: Err(error) } = &event {
+                self.failures.push((id.clone(), error.clone()));
+            }
             self.contract.event(event);
         }
         let buffered = self.conn.buffered_bytes();
@@ -211,6 +225,42 @@ impl<'a> Run<'a> {
         self.check();
     }
 
+    /// Feeds an answer to the `to`-th most recent request that the client cannot accept; checks
+    /// that a request of the application in flight under that id failed at once, typed.
+    fn bad_reply(&mut self, to: u8, how: u8, split: u8) {
+        let id = self.sent_id(to);
+        let (message, too_large) = match how % 4 {
+            0 => (
+                json!({"jsonrpc": "2.0", "id": id, "result": {}, "error": {"code": -1, "message": "both"}}),
+                false,
+            ),
+            1 => (json!({"jsonrpc": "2.0", "id": id, "error": "not an error object"}), false),
+            2 => (json!({"jsonrpc": "2.0", "id": id}), false),
+            // Larger than the limit, its id before its result: only for small limits.
+            _ if self.max_message_size > 1 << 16 => return,
+            _ => (
+                json!({"jsonrpc": "2.0", "id": id, "result": {"blob": "x".repeat(self.max_message_size)}}),
+                true,
+            ),
+        };
+        let wire = id.as_i64().map(RequestId::Number);
+        // The application's request `id`, in flight under its own id (not resent under another).
+        let in_flight = wire.as_ref().filter(|w| self.conn.is_pending(w) && self.conn.awaits(w)).cloned();
+        self.failures.clear();
+        self.server(&message, split);
+        let Some(wire) = in_flight else { return };
+        assert!(!self.conn.is_pending(&wire), "{message}: request {wire} still waits");
+        let failed = self.failures.iter().any(|(id, error)| {
+            *id == wire
+                && match error {
+                    RequestError::MessageTooLarge { limit } => too_large && *limit == self.max_message_size,
+                    RequestError::InvalidResponse(_) => !too_large,
+                    _ => false,
+                }
+        });
+        assert!(failed, "request {wire}: {:?}", self.failures);
+    }
+
     /// The `to`-th most recent request id the client sent (as JSON), if any.
     fn sent_id(&self, to: u8) -> Value {
         match self.sent.len() {
@@ -250,6 +300,7 @@ impl<'a> Run<'a> {
                 };
                 return self.server(&message, split);
             }
+            Op::BadReply { to, how, split } => return self.bad_reply(to, how, split),
             Op::Notify { to, kind, arg, split } => {
                 let id = self.sent_id(to);
                 return self.server(&notification(kind, id, arg), split);
@@ -414,6 +465,7 @@ fuzz_target!(|input: Input<'_>| {
         pool,
         sent: Vec::new(),
         contract: Contract::default(),
+        failures: Vec::new(),
     };
     run.check();
 
