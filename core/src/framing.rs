@@ -2,9 +2,11 @@
 //!
 //! MCP over stdio is newline-delimited JSON: a message never contains a raw newline, so a line is a
 //! message. The framer accepts input in chunks of any size (down to one byte), strips a trailing
-//! `\r` (CRLF peers), skips blank lines, and enforces a hard maximum message size: a line longer
-//! than the maximum is discarded as it streams in, so memory stays bounded by the maximum however
-//! long the line grows.
+//! `\r` (CRLF peers), skips blank lines and a UTF-8 byte order mark at the very start, and
+//! enforces a hard maximum message size: a line longer than the maximum is discarded as it
+//! streams in, so memory stays bounded by the maximum however long the line grows. Only its first
+//! and last bytes are kept ([`HEAD_LEN`], [`TAIL_LEN`]), so that the request it answers can be
+//! told and failed.
 //!
 //! [`ClientConnection::feed`](crate::ClientConnection::feed) uses it; it is public for drivers
 //! and tools that frame a stdio stream themselves.

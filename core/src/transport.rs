@@ -44,7 +44,9 @@ pub enum TransportEvent {
     },
     /// The transport dropped an incoming message of at least `len` bytes for exceeding
     /// [`ClientConfig::max_message_size`](crate::ClientConfig::max_message_size): counted, and
-    /// reported as [`Event::InvalidMessage`](crate::Event::InvalidMessage).
+    /// reported as [`ProtocolViolation::Oversized`](crate::ProtocolViolation::Oversized) (with
+    /// no id: a transport that knows which request the message answered fails it with
+    /// [`RequestFailed`](Self::RequestFailed) instead, or as well).
     Oversized {
         /// The size seen before it was dropped.
         len: usize,
