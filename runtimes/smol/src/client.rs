@@ -766,7 +766,7 @@ impl ClientApi for Client {
     }
 
     /// Also checks the result against the tool's `outputSchema`, when
-    /// [`ClientBuilder::validate_output`] is on.
+    /// `ClientBuilder::validate_output` is on (`output-schema` feature).
     fn call_tool_with<'s>(
         &'s self,
         params: &CallToolRequestParams,

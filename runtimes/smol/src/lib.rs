@@ -26,9 +26,9 @@
 //!   `list_changed` (debounced), honouring the server's `ttlMs` ([`ListCacheConfig`]).
 //! - Tool results: the helpers of
 //!   [`CallToolResult`](mcp_sansio::schema::CallToolResult) (text, decoded images and audio,
-//!   resources, `structuredContent` into your type), and with the `output-schema` feature (on by
-//!   default) validation against the tool's `outputSchema` ([`ClientBuilder::validate_output`],
-//!   [`OutputSchemas`]).
+//!   resources, `structuredContent` into your type), and with the `output-schema` feature (off
+//!   by default) validation against the tool's `outputSchema` (`ClientBuilder::validate_output`,
+//!   `OutputSchemas`).
 //! - [`Pool`]: several connections behind the same [`ClientApi`], round-robin, random or
 //!   least-busy, with members added and removed at run time and dead ones restarted.
 //! - Observability: [`Client::stats`] (requests tracked, completed, failed, timed out,
@@ -137,7 +137,7 @@ pub const SUPPORTED_PROTOCOL_VERSIONS: &[mcp_sansio::ProtocolVersion] = mcp_sans
 
 /// The names most programs need: `use mcp_smol::prelude::*;`.
 ///
-/// The client and its builder, the typed calls ([`ClientApi`](crate::ClientApi)) and their
+/// The client and its builder, the typed calls ([`ClientApi`]) and their
 /// options, the error, pools, stdio and HTTP set-up, notification and server-request handling,
 /// and the engine's types that come up in every program: `Implementation` (who the client is),
 /// `ClientConfig`, `ProtocolVersion`, `Status`, `ServerNotification`, and the tool types
@@ -152,7 +152,8 @@ pub const SUPPORTED_PROTOCOL_VERSIONS: &[mcp_sansio::ProtocolVersion] = mcp_sans
 ///         .await?;
 ///     let tools: Vec<Tool> = client.list_all_tools().await?;
 ///     let result: CallToolResult = client.call_tool("echo", serde_json::json!({"message": "hi"})).await?;
-///     assert_eq!(client.protocol_version(), Some(ProtocolVersion::V2026_07_28));
+///     let version: Option<ProtocolVersion> = client.protocol_version();
+///     println!("{} tools, MCP {version:?}: {:?}", tools.len(), result.joined_text());
 ///     client.close().await;
 ///     Ok::<(), Error>(())
 /// })

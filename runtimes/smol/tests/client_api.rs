@@ -300,3 +300,23 @@ fn is_closed_says_the_connection_is_over_whichever_way_it_was_learnt() {
         client.close().await;
     });
 }
+
+#[test]
+fn a_tool_calls_future_stays_as_small_as_the_call() {
+    smol::block_on(async {
+        let client = builder().spawn_stdio(&demo_server()).await.unwrap();
+        let value = client.call_tool("echo", json!({"message": "size"}));
+        let typed = client.call_tool("echo", Echo { message: "size" });
+        let viewed = client.with_options(CallOptions::default().timeout(Duration::from_secs(5)));
+        let through_view = viewed.call_tool("echo", json!({"message": "size"}));
+        let sizes = [size_of_val(&value), size_of_val(&typed), size_of_val(&through_view)];
+        eprintln!("call_tool future sizes: {sizes:?}");
+        // docs/performance.md: 104 bytes (a plain state machine around the response); the
+        // arguments' type must not make it any larger.
+        assert!(sizes.iter().all(|&size| size <= 128), "{sizes:?}");
+        for result in [value.await, typed.await, through_view.await] {
+            assert_eq!(text(&result.unwrap()), "size");
+        }
+        client.close().await;
+    });
+}
