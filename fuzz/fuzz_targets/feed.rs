@@ -228,6 +228,10 @@ impl<'a> Run<'a> {
     /// Feeds an answer to the `to`-th most recent request that the client cannot accept; checks
     /// that a request of the application in flight under that id failed at once, typed.
     fn bad_reply(&mut self, to: u8, how: u8, split: u8) {
+        // End whatever partial line an earlier `Feed` left, so that the reply is a line of its
+        // own (appended to that rest, it is a different line, whose id may not be readable).
+        self.conn.feed(self.now, b"\n");
+        self.check();
         let id = self.sent_id(to);
         let (message, too_large) = match how % 4 {
             0 => (
