@@ -213,7 +213,10 @@ impl Driver {
         progressed |= self.io.send(cx, now);
         progressed |= self.answers.poll(cx, &self.shared);
         self.background.poll();
-        let deadline = self.io.deadline(&engine, now);
+        // A round can be long (a large queue serialized in a debug build): the moment the close
+        // was seen, from which the shutdown's first step counts, is read afresh.
+        let seen = if engine.closed { self.shared.clock.now() } else { now };
+        let deadline = self.io.deadline(&engine, seen);
         progressed |= self.poll_timer(cx, deadline);
         if self.io.is_done(&engine, now) {
             self.begin_shutdown(now);
