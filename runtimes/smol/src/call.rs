@@ -4,7 +4,7 @@ use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
 use mcp_sansio::schema::{JsonObject, ProgressNotificationParams};
@@ -12,7 +12,7 @@ use mcp_sansio::{RequestError, RequestId, RequestOptions};
 use serde_json::value::RawValue;
 
 use crate::Error;
-use crate::shared::{ProgressFn, Shared};
+use crate::shared::{ProgressFn, Shared, State};
 
 /// Options for one call: timeouts, progress, `_meta`. Defaults come from the connection's
 /// [`ClientConfig`](mcp_sansio::ClientConfig).
@@ -95,9 +95,14 @@ impl CallOptions {
 
 /// Resolves with the raw result of one request. Dropping it before it resolves cancels the
 /// request: the engine sends `notifications/cancelled` and forgets the id.
+///
+/// While it waits, it drives the connection itself when nobody else is (see
+/// [`Drive::drive_for`](crate::driver::Drive::drive_for)): its response then wakes it directly.
 pub(crate) struct ResponseFuture {
     shared: Arc<Shared>,
     id: Option<RequestId>,
+    /// Tells this call apart while it drives the connection.
+    token: u64,
     /// The request's span, when something listens at `debug` (nothing is measured otherwise).
     trace: Option<(tracing::Span, Instant)>,
 }
@@ -113,7 +118,8 @@ impl ResponseFuture {
             duration_us = tracing::field::Empty,
         );
         let trace = (!span.is_disabled()).then(|| (span, shared.clock.now()));
-        Self { shared, id: Some(id), trace }
+        let token = shared.call_token();
+        Self { shared, id: Some(id), token, trace }
     }
 
     /// Records how the request ended in its span.
@@ -146,29 +152,66 @@ impl Future for ResponseFuture {
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         // Only `Decode` and the crate's own wrappers poll it, never again after it resolved.
         let Some(id) = self.id.clone() else { panic!("a call's response was polled after it resolved") };
-        let mut state = self.shared.lock();
-        let driver_dropped = state.driver_dropped();
-        // The slot is removed only below and in `drop`, both of which end this future.
-        let Some(slot) = state.calls.get_mut(&id) else { unreachable!("the slot of a live call is gone") };
-        // A response that arrived before the driver was dropped still counts.
-        let result = match slot.result.take() {
-            Some(result) => result.map_err(|error| Error::Request(*error)),
-            None if driver_dropped => Err(Error::DriverGone),
+        // The response may be here already; if not, the call drives the connection while
+        // nobody else does, and looks again. Its waker is taken out meanwhile, so that its own
+        // round delivering the response does not wake it for nothing; it is put back below,
+        // under the same lock as the last look, so a response delivered by another driver
+        // after that look wakes it.
+        let (result, successor) = match self.take_result(&id, None) {
+            Some(done) => done,
             None => {
-                if !slot.waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
-                    slot.waker = Some(cx.waker().clone());
+                self.shared.drive.drive_for(self.token, cx);
+                match self.take_result(&id, Some(cx)) {
+                    Some(done) => done,
+                    None => return Poll::Pending,
                 }
-                return Poll::Pending;
             }
         };
-        state.calls.remove(&id);
-        drop(state);
         self.id = None;
+        self.shared.drive.release(self.token, successor);
         if self.trace.is_some() {
             self.finish(outcome(&result));
         }
         Poll::Ready(result)
     }
+}
+
+impl ResponseFuture {
+    /// The call's outcome if it is known (removing its slot), with the waker of another call
+    /// still waiting, to hand the connection's route to; else `None`, with the slot's waker
+    /// set to `cx`'s, or cleared without one.
+    fn take_result(&self, id: &RequestId, cx: Option<&Context<'_>>) -> Option<(CallOutcome, Option<Waker>)> {
+        let mut state = self.shared.lock();
+        let driver_dropped = state.driver_dropped();
+        // The slot is removed only below and in `drop`, both of which end this future.
+        let Some(slot) = state.calls.get_mut(id) else { unreachable!("the slot of a live call is gone") };
+        // A response that arrived before the driver was dropped still counts.
+        let result = match slot.result.take() {
+            Some(result) => result.map_err(|error| Error::Request(*error)),
+            None if driver_dropped => Err(Error::DriverGone),
+            None => {
+                match cx {
+                    Some(cx) if !slot.waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) => {
+                        slot.waker = Some(cx.waker().clone());
+                    }
+                    Some(_) => {}
+                    None => slot.waker = None,
+                }
+                return None;
+            }
+        };
+        state.calls.remove(id);
+        Some((result, waiting_call(&state)))
+    }
+}
+
+/// How a call ended: its raw result, or why it has none.
+type CallOutcome = Result<Box<RawValue>, Error>;
+
+/// The waker of a call still waiting for its response, if any: the one to hand the
+/// connection's route to when the call driving it ends.
+fn waiting_call(state: &State) -> Option<Waker> {
+    state.calls.values().find_map(|slot| if slot.result.is_none() { slot.waker.clone() } else { None })
 }
 
 impl Drop for ResponseFuture {
@@ -179,6 +222,8 @@ impl Drop for ResponseFuture {
         let now = self.shared.clock.now();
         let mut state = self.shared.lock();
         state.calls.remove(&id);
+        let successor = waiting_call(&state);
+        self.shared.drive.release(self.token, successor);
         if state.engine.conn().is_pending(&id) {
             let _ = state.commands().cancel(now, &id, Some("the caller dropped the request"));
             state.wake_driver();

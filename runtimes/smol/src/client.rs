@@ -547,8 +547,9 @@ impl Client {
         }
         let id = send(&mut state.commands(), now, options.request)?;
         state.calls.insert(id.clone(), Slot { waker: None, result: None, on_progress: options.on_progress });
-        state.wake_driver();
         drop(state);
+        // Sent now, by this thread if nobody is driving the connection.
+        self.shared.drive.send(&self.shared);
         Ok(ResponseFuture::new(self.shared.clone(), id, method))
     }
 

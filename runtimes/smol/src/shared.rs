@@ -5,6 +5,7 @@
 
 use std::collections::HashMap;
 use std::ops::{Deref, DerefMut};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::Waker;
 
@@ -20,6 +21,7 @@ use serde_json::value::RawValue;
 
 use crate::cache::ListCache;
 use crate::clock::Clock;
+use crate::driver::Drive;
 use crate::era::EraMemo;
 use crate::notifications::{Broadcast, NotificationHandler};
 
@@ -32,6 +34,10 @@ pub(crate) type ViolationFn = Arc<dyn Fn(&mcp_sansio::ProtocolViolation) + Send 
 
 pub(crate) struct Shared {
     state: Mutex<State>,
+    /// The driver's rounds, run by its task or by a call waiting for its response.
+    pub(crate) drive: Drive,
+    /// Tokens that tell the calls driving the connection apart.
+    next_token: AtomicU64,
     /// Where the driver and the commands get the time (outside the lock: it never changes).
     pub(crate) clock: Arc<dyn Clock>,
     /// Where server notifications go besides the engine (outside the lock: handlers may call
@@ -300,9 +306,16 @@ impl Shared {
                 server_end: None,
                 kept: None,
             }),
+            drive: Drive::new(),
+            next_token: AtomicU64::new(0),
             clock,
             extras,
         })
+    }
+
+    /// A token for a new call (see [`Drive::drive_for`]).
+    pub(crate) fn call_token(&self) -> u64 {
+        self.next_token.fetch_add(1, Ordering::Relaxed)
     }
 
     /// Locks the state. A panic elsewhere while locked cannot leave it half-updated in a way

@@ -186,3 +186,78 @@ fn dropping_the_driver_during_its_shutdown_still_kills_the_group() {
 fn command_name(pid: u32) -> String {
     std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default().trim().to_owned()
 }
+
+/// A call waiting for its response drives the connection itself: with the driver's task not
+/// polled at all after the handshake, calls still get their responses, and a deadline still
+/// fires.
+#[test]
+fn a_waiting_call_drives_the_connection_while_the_driver_is_not_polled() {
+    let (client, driver) = builder().stdio(&demo_server()).unwrap();
+    let pid = client.server_pid().unwrap();
+    let _cleanup = KillGroup(pid);
+    let mut driver = Box::pin(driver);
+    smol::block_on(async {
+        // The handshake with the driver polled; then the driver is left alone, not dropped.
+        let handshake = futures_lite::future::or(
+            async {
+                driver.as_mut().await;
+                panic!("the driver ended during the handshake")
+            },
+            client.ready(),
+        );
+        within(handshake).await.expect("handshake").unwrap();
+
+        for i in 0..3 {
+            let message = format!("call {i}");
+            let echo = within(client.call_tool("echo", json!({ "message": message })))
+                .await
+                .expect("a call with the driver not polled was stranded")
+                .unwrap();
+            assert_eq!(echo.content[0].as_text(), Some(message.as_str()));
+        }
+        let sleep = CallToolRequestParams::new("sleep")
+            .with_arguments(json!({"ms": 600_000}).as_object().unwrap().clone());
+        let options = CallOptions::default().timeout(Duration::from_millis(200));
+        let error = within(client.request::<CallTool>(&sleep, options))
+            .await
+            .expect("the deadline of a call driving the connection did not fire")
+            .unwrap_err();
+        assert!(error.is_timeout(), "{error}");
+
+        // The driver shuts the server down as usual.
+        within(futures_lite::future::zip(driver.as_mut(), client.close())).await.expect("close");
+    });
+    assert!(process_gone(pid, false), "server {pid} not reaped");
+}
+
+/// A call that drives the connection and is then not polled, though woken, must not hold the
+/// connection's news back: the driver's watch takes the rounds back, and another call made
+/// meanwhile gets its answer.
+#[test]
+fn a_call_woken_but_not_polled_does_not_hold_the_connection() {
+    smol::block_on(async {
+        let client = within(builder().spawn_stdio(&demo_server())).await.expect("spawn").unwrap();
+        let pid = client.server_pid().unwrap();
+        let _cleanup = KillGroup(pid);
+        // A call first: it drove the connection, which started the driver's watch; after a
+        // moment the driver's task is idle, and nothing but the watch will wake it.
+        within(client.call_tool("echo", json!({"message": "first"}))).await.expect("echo").unwrap();
+        async_io::Timer::after(Duration::from_millis(20)).await;
+        let sleep = CallToolRequestParams::new("sleep")
+            .with_arguments(json!({"ms": 600_000}).as_object().unwrap().clone());
+        // Polled once: it drives the connection, and its wake-ups go to this task from now on.
+        let mut stuck = Box::pin(client.request::<CallTool>(&sleep, CallOptions::default()));
+        assert!(futures_lite::future::poll_once(stuck.as_mut()).await.is_none());
+        // This task now awaits another call only: the first one is woken, never polled.
+        let started = Instant::now();
+        let echo = within(client.call_tool("echo", json!({"message": "past the stuck one"})))
+            .await
+            .expect("a call not polled held the connection")
+            .unwrap();
+        assert_eq!(echo.content[0].as_text(), Some("past the stuck one"));
+        eprintln!("answered after {:?} (the watch runs every 100 ms)", started.elapsed());
+        drop(stuck);
+        within(client.close()).await.expect("close");
+        assert!(process_gone(pid, false), "server {pid} not reaped");
+    });
+}

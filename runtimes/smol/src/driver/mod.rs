@@ -15,8 +15,8 @@ mod stream;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
-use std::task::{Context, Poll};
+use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
+use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
 use futures_lite::{AsyncRead, AsyncWrite};
@@ -29,7 +29,7 @@ use crate::clock::AsyncTimer;
 use crate::handler::ClientHandler;
 use crate::http::HttpTransport;
 use crate::shared::{DriverLife, Engine, Shared};
-use crate::source_waker::{SourceWaker, TaskWaker};
+use crate::source_waker::{Check, SourceWaker, TaskWaker};
 use crate::stdio::{ServerEnd, ServerProcess};
 
 type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
@@ -53,6 +53,12 @@ const STDERR_DRAIN_LIMIT: Duration = Duration::from_secs(1);
 /// handles. When the connection closes, it closes the server's stdin and, for a child
 /// process, runs the shutdown sequence.
 ///
+/// It is not alone in driving the connection: a call waiting for its response runs the same
+/// rounds itself whenever it can (see [`Drive`]), so that the response wakes the call directly,
+/// without a hop through the driver's task. The driver stays the one that runs the connection
+/// when no call is waiting, shuts the server down, and takes over from a call that is woken
+/// for news but not polled (its watch, every [`WATCH_PERIOD`] while calls drive).
+///
 /// Dropping it before it finished (cancelling its task, shutting its executor down) kills the
 /// child's process group at once, ends the [`Notifications`](crate::Notifications) streams,
 /// makes [`Client::ready`](crate::Client::ready), [`close`](crate::Client::close) and
@@ -61,6 +67,28 @@ const STDERR_DRAIN_LIMIT: Duration = Duration::from_secs(1);
 /// sent: the session is not deleted.
 #[must_use = "the driver does nothing unless polled: spawn it"]
 pub struct Driver {
+    shared: Arc<Shared>,
+    /// The watch on the calls that drive the connection, while there are any.
+    watch: Option<Pin<Box<dyn AsyncTimer>>>,
+}
+
+/// How often the driver's task checks that a call driving the connection follows its
+/// wake-ups (see [`TaskWaker::check`]): a call whose future is not polled once woken holds the
+/// connection's news back for one to two periods at most.
+pub(crate) const WATCH_PERIOD: Duration = Duration::from_millis(100);
+
+/// The connection's rounds, shared by the driver's task and the calls waiting for responses:
+/// whoever holds [`core`](Self::core) runs them. The driver's task waits for the lock (a round
+/// is short); a call only takes it when it is free, and never blocks on it.
+pub(crate) struct Drive {
+    /// The driver's state; `None` once the driver finished or was dropped.
+    core: Mutex<Option<Core>>,
+    /// Where the wake-ups of the connection's sources go.
+    pub(crate) route: Arc<TaskWaker>,
+}
+
+/// The driver's state: the transport, the timer, the handler's answers, the server process.
+pub(crate) struct Core {
     shared: Arc<Shared>,
     io: Io,
     phase: Phase,
@@ -71,9 +99,11 @@ pub struct Driver {
     answers: Answers,
     batch: Batch,
     background: Background,
-    /// The task polling the driver, shared by the wakers of the sources that say which one
-    /// has news.
+    /// Where the sources' wake-ups go (the driver's task, or a call driving), shared by the
+    /// wakers of the sources that say which one has news.
     task: Arc<TaskWaker>,
+    /// The waker every source polled in a round registers: it wakes through `task`.
+    waker: Waker,
     process: Option<ServerProcess>,
     /// OAuth, over HTTP when configured.
     auth: Option<AuthIo>,
@@ -121,11 +151,87 @@ struct Background {
 
 impl fmt::Debug for Driver {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Driver")
-            .field("pid", &self.process.as_ref().and_then(ServerProcess::pid))
-            .field("handler_tasks", &self.answers.len())
-            .field("shutting_down", &!matches!(self.phase, Phase::Running))
-            .finish_non_exhaustive()
+        let core = self.shared.drive.lock();
+        let mut d = f.debug_struct("Driver");
+        if let Some(core) = core.as_ref() {
+            d.field("pid", &core.process.as_ref().and_then(ServerProcess::pid))
+                .field("handler_tasks", &core.answers.len())
+                .field("shutting_down", &!matches!(core.phase, Phase::Running));
+        }
+        d.finish_non_exhaustive()
+    }
+}
+
+impl Drive {
+    pub(crate) fn new() -> Self {
+        Self { core: Mutex::new(None), route: Arc::new(TaskWaker::default()) }
+    }
+
+    /// The core, waiting for whoever holds it. A panic in a round cannot leave it in a state
+    /// worse than stopping would, so poisoning is ignored (as for the connection's state).
+    fn lock(&self) -> MutexGuard<'_, Option<Core>> {
+        self.core.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The core if nobody holds it and the connection is running.
+    fn try_running(&self) -> Option<MutexGuard<'_, Option<Core>>> {
+        let guard = match self.core.try_lock() {
+            Ok(guard) => guard,
+            Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
+            Err(TryLockError::WouldBlock) => return None,
+        };
+        guard.as_ref().is_some_and(|core| matches!(core.phase, Phase::Running)).then_some(guard)
+    }
+
+    /// A call was made: writes what it queued on the caller's own thread, if nobody is
+    /// driving (a byte stream), or runs a round that starts its exchange (HTTP). Otherwise
+    /// wakes whoever drives, who will. While another call drives (calls are in flight), the
+    /// request waits for that call's next round, which writes every request queued by then at
+    /// once: one write per call would wake the server once per request.
+    pub(crate) fn send(&self, shared: &Shared) {
+        let ours = if self.route.caller_driving() { None } else { self.try_running() };
+        match ours {
+            Some(mut guard) => {
+                if let Some(core) = guard.as_mut() {
+                    core.send();
+                }
+            }
+            None => shared.lock().wake_driver(),
+        }
+    }
+
+    /// Call `token`, polled with `cx` and still waiting for its response, drives the
+    /// connection if nobody else is: it runs the rounds, and the news it waits for wakes it.
+    pub(crate) fn drive_for(&self, token: u64, cx: &Context<'_>) {
+        let Some(mut guard) = self.try_running() else { return };
+        let Some(core) = guard.as_mut() else { return };
+        match self.route.route_to_caller(token, cx.waker()) {
+            // Another call drives: it delivers this one's response.
+            None => return,
+            // The driver's task starts its watch on the calls.
+            Some(true) => self.route.wake_task(),
+            Some(false) => {}
+        }
+        let _entered = core.span.clone().entered();
+        let mut rounds = 0;
+        while matches!(core.phase, Phase::Running) && core.round() {
+            rounds += 1;
+            if rounds == ROUNDS_PER_POLL {
+                // More to do: come back after the other tasks had their turn.
+                cx.waker().wake_by_ref();
+                break;
+            }
+        }
+        if !matches!(core.phase, Phase::Running) {
+            // The shutdown is the driver's task's to run.
+            self.route.wake_task();
+        }
+    }
+
+    /// Call `token` stops driving the connection, handing it to `successor` if there is one
+    /// (see [`TaskWaker::release`]).
+    pub(crate) fn release(&self, token: u64, successor: Option<Waker>) {
+        self.route.release(token, successor);
     }
 }
 
@@ -137,7 +243,7 @@ impl Driver {
         writer: impl AsyncWrite + Send + 'static,
         handler: Arc<dyn ClientHandler>,
     ) -> Self {
-        let task = Arc::new(TaskWaker::default());
+        let task = shared.drive.route.clone();
         let io = Io::Stream(StreamIo::new(reader, writer, task.clone()));
         let span = tracing::debug_span!("mcp_connection", transport = "stream", pid = tracing::field::Empty);
         Self::with_io(shared, io, task, handler, span)
@@ -153,9 +259,9 @@ impl Driver {
     ) -> Self {
         // The origin only: a URL's path or query may carry secrets, and headers are never logged.
         let span = tracing::debug_span!("mcp_connection", transport = "http", origin = %origin);
-        let task = Arc::new(TaskWaker::default());
-        let mut driver = Self::with_io(shared, Io::Http(HttpIo::new(transport)), task, handler, span);
-        driver.auth = auth;
+        let task = shared.drive.route.clone();
+        let driver = Self::with_io(shared, Io::Http(HttpIo::new(transport)), task, handler, span);
+        driver.core(|core| core.auth = auth);
         driver
     }
 
@@ -166,8 +272,9 @@ impl Driver {
         handler: Arc<dyn ClientHandler>,
         span: tracing::Span,
     ) -> Self {
-        Self {
-            shared,
+        let waker = task.waker();
+        let core = Core {
+            shared: shared.clone(),
             io,
             phase: Phase::Running,
             timer: None,
@@ -176,31 +283,103 @@ impl Driver {
             batch: Batch::default(),
             background: Background { work: Vec::new(), news: SourceWaker::new(task.clone()) },
             task,
+            waker,
             process: None,
             auth: None,
             span,
+        };
+        *shared.drive.lock() = Some(core);
+        Self { shared, watch: None }
+    }
+
+    /// Changes the core (still being built).
+    fn core(&self, f: impl FnOnce(&mut Core)) {
+        if let Some(core) = self.shared.drive.lock().as_mut() {
+            f(core);
         }
     }
 
-    pub(crate) fn with_process(mut self, process: ServerProcess) -> Self {
-        if let Some(pid) = process.pid() {
-            self.span.record("pid", pid);
-        }
-        if let Io::Stream(io) = &mut self.io {
-            // The final flush comes out of the first shutdown step.
-            io.set_flush_limit(process.step());
-        }
-        self.process = Some(process);
+    pub(crate) fn with_process(self, process: ServerProcess) -> Self {
+        self.core(|core| {
+            if let Some(pid) = process.pid() {
+                core.span.record("pid", pid);
+            }
+            if let Io::Stream(io) = &mut core.io {
+                // The final flush comes out of the first shutdown step.
+                io.set_flush_limit(process.step());
+            }
+            core.process = Some(process);
+        });
         self
     }
 
-    pub(crate) fn with_background(mut self, work: impl Future<Output = ()> + Send + 'static) -> Self {
-        self.background.work.push(Box::pin(work));
+    pub(crate) fn with_background(self, work: impl Future<Output = ()> + Send + 'static) -> Self {
+        self.core(|core| core.background.work.push(Box::pin(work)));
         self
     }
 
-    /// One pass over every source of progress; `true` if anything happened.
-    fn round(&mut self, cx: &mut Context<'_>) -> bool {
+    /// The watch on the calls driving the connection (see [`WATCH_PERIOD`]): armed while
+    /// there are any, it takes the route back from a call that does not follow its wake-ups.
+    fn poll_watch(&mut self, cx: &mut Context<'_>) {
+        let route = &self.shared.drive.route;
+        loop {
+            let Some(watch) = self.watch.as_mut() else {
+                if !route.watching() {
+                    return;
+                }
+                let clock = &self.shared.clock;
+                self.watch = Some(clock.timer(clock.now() + WATCH_PERIOD));
+                continue;
+            };
+            if watch.as_mut().poll(cx).is_pending() {
+                return;
+            }
+            match route.check() {
+                Check::Idle => {
+                    self.watch = None;
+                    return;
+                }
+                Check::Callers => {}
+                Check::TakenBack => {
+                    tracing::debug!("a call driving the connection was not polled: the driver takes over");
+                    // The rounds are the task's again: poll once more.
+                    cx.waker().wake_by_ref();
+                }
+            }
+            let clock = &self.shared.clock;
+            watch.as_mut().reset(clock.now() + WATCH_PERIOD);
+        }
+    }
+}
+
+impl Core {
+    /// A call was made: its request goes out now, from the caller's thread.
+    fn send(&mut self) {
+        let _entered = self.span.clone().entered();
+        match &mut self.io {
+            Io::Stream(io) => {
+                let now = self.shared.clock.now();
+                io.collect(&mut self.shared.lock().engine);
+                let waker = self.waker.clone();
+                io.write(&mut Context::from_waker(&waker), now);
+                if io.ended().is_some() {
+                    // The write failed: a round tells the engine.
+                    self.task.wake_task();
+                }
+            }
+            Io::Http(_) => {
+                self.round();
+            }
+            Io::Closed => {}
+        }
+    }
+
+    /// One pass over every source of progress; `true` if anything happened. Every source is
+    /// polled with the route's waker, whoever runs the round.
+    fn round(&mut self) -> bool {
+        self.task.round_started();
+        let waker = self.waker.clone();
+        let cx = &mut Context::from_waker(&waker);
         let now = self.shared.clock.now();
         let mut progressed = self.io.receive(cx, &self.shared, now);
         progressed |= self.report_end(cx, now);
@@ -333,6 +512,8 @@ impl Driver {
         };
         // Closing our ends tells the server to exit: EOF on its stdin, EPIPE on its stdout.
         self.io = Io::Closed;
+        // The shutdown is the driver's task's to run: no call drives any more.
+        self.task.route_to_task();
         self.answers.clear();
         self.timer = None;
         self.timer_at = None;
@@ -378,6 +559,14 @@ impl Driver {
 }
 
 impl Drop for Driver {
+    /// Dropped before it finished: the core goes with it (see [`Core`]'s `Drop`).
+    fn drop(&mut self) {
+        let core = self.shared.drive.lock().take();
+        drop(core);
+    }
+}
+
+impl Drop for Core {
     /// Dropped before it finished (its task was cancelled, its executor shut down): nothing
     /// will move on this connection again, so nobody may wait for it. Synchronous only.
     fn drop(&mut self) {
@@ -403,17 +592,35 @@ impl Future for Driver {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let this = self.get_mut();
-        let span = this.span.clone();
+        this.shared.drive.route.update(cx);
+        let mut guard = this.shared.drive.lock();
+        let Some(core) = guard.as_mut() else { return Poll::Ready(()) };
+        if core.poll_task(cx).is_ready() {
+            // Over: the core goes (and with it its handle on the shared state).
+            let core = guard.take();
+            drop(guard);
+            drop(core);
+            return Poll::Ready(());
+        }
+        drop(guard);
+        this.poll_watch(cx);
+        Poll::Pending
+    }
+}
+
+impl Core {
+    /// The driver's task's poll: rounds while the connection runs, then the shutdown.
+    fn poll_task(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        let span = self.span.clone();
         let _entered = span.enter();
-        this.task.update(cx);
         for _ in 0..ROUNDS_PER_POLL {
-            match this.phase {
+            match self.phase {
                 Phase::Running => {
-                    if !this.round(cx) {
+                    if !self.round() {
                         return Poll::Pending;
                     }
                 }
-                Phase::ShuttingDown(_) | Phase::Draining(_) => return this.poll_shutdown(cx),
+                Phase::ShuttingDown(_) | Phase::Draining(_) => return self.poll_shutdown(cx),
                 Phase::Finished => return Poll::Ready(()),
             }
         }
