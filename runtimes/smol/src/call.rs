@@ -65,8 +65,8 @@ impl CallOptions {
         self
     }
 
-    /// Asks the server for progress and calls `f` with each notification (on the driver's
-    /// task: keep it short).
+    /// Asks the server for progress and calls `f` with each notification (on the task
+    /// driving the connection: keep it short).
     pub fn on_progress(mut self, f: impl Fn(&ProgressNotificationParams) + Send + Sync + 'static) -> Self {
         self.request = self.request.with_progress();
         self.on_progress = Some(Arc::new(f));

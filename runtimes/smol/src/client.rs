@@ -114,7 +114,8 @@ impl ClientBuilder {
     }
 
     /// Adds a handler for server notifications; several may be added, and each sees every
-    /// notification, in the order added. Handlers run on the driver's task: keep them short.
+    /// notification, in the order added. Handlers run on the task driving the connection
+    /// (the driver's, or that of a call waiting for its response): keep them short.
     pub fn notification_handler(mut self, handler: impl NotificationHandler) -> Self {
         self.notification_handlers.push(Arc::new(handler));
         self
@@ -145,7 +146,7 @@ impl ClientBuilder {
     /// [`ProtocolViolation`]). [`Client::stats`] counts them too.
     ///
     /// Several may be added; each sees every violation, in the order added. They run on the
-    /// driver's task: keep them short. With none, violations are only logged (`tracing`).
+    /// task driving the connection: keep them short. With none, violations are only logged (`tracing`).
     ///
     /// ```
     /// use std::sync::Arc;

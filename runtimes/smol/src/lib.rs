@@ -9,8 +9,11 @@
 //!   `notifications/cancelled`. Tool arguments are anything `Serialize` that makes a JSON
 //!   object.
 //! - [`Driver`]: the future that moves bytes between the transport and the engine. It runs
-//!   on any executor; the `spawn_*` constructors put it on smol's global executor. Dropped
-//!   early, it fails every call with [`Error::DriverGone`] rather than strand it.
+//!   on any executor; the `spawn_*` constructors put it on smol's global executor. A call
+//!   waiting for its response runs the driver's rounds itself while no other call does, so
+//!   its response wakes it where it is, with no hop through the driver's task: the simple
+//!   `smol::block_on` + `spawn_stdio` shape is the fast one. Dropped early, the driver fails
+//!   every call with [`Error::DriverGone`] rather than strand it.
 //! - [`Clock`]: where a connection gets the time and its timers ([`AsyncIoClock`] by default);
 //!   a manual clock runs a connection on simulated time ([`ClientBuilder::clock`]).
 //! - Transports: any `AsyncRead`/`AsyncWrite` pair ([`ClientBuilder::connect`]), stdio child

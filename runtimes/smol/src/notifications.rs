@@ -1,5 +1,5 @@
-//! Server notifications: routed to handlers ([`NotificationHandler`], closures) on the driver's
-//! task, and broadcast to any number of [`Notifications`] subscriptions.
+//! Server notifications: routed to handlers ([`NotificationHandler`], closures) on the task
+//! driving the connection, and broadcast to any number of [`Notifications`] subscriptions.
 //!
 //! The broadcast is one ring of at most `capacity` notifications shared by every subscriber
 //! (see [`ClientBuilder::notification_capacity`](crate::ClientBuilder::notification_capacity)).
@@ -46,7 +46,8 @@ impl ListKind {
     }
 }
 
-/// Receives server notifications as they arrive, on the driver's task.
+/// Receives server notifications as they arrive, on the task driving the connection (the
+/// driver's, or that of a call waiting for its response).
 ///
 /// Every method has an empty default; [`on_notification`](Self::on_notification) routes each
 /// notification to the typed method for it. Handlers run synchronously inside the driver: keep

@@ -4,6 +4,7 @@
 //! synchronous sections (never across an await), by the driver and by the handles' commands.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -221,6 +222,53 @@ impl Engine {
     }
 }
 
+/// The hasher of the calls' map: its keys are the engine's own ids (integers counting up), and
+/// the ids looked up were matched by the engine to a request of ours first, so no peer chooses
+/// them. SipHash, the default, cost about 220 instructions per lookup, three lookups a call
+/// (callgrind); this multiply-rotate mix (FxHash's) costs a few.
+#[derive(Default, Clone, Copy)]
+pub(crate) struct IdHasher(u64);
+
+impl IdHasher {
+    fn add(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+}
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.add(u64::from_le_bytes(word));
+        }
+    }
+
+    fn write_u8(&mut self, n: u8) {
+        self.add(u64::from(n));
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.add(n);
+    }
+
+    fn write_i64(&mut self, n: i64) {
+        self.add(n as u64);
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.add(n as u64);
+    }
+
+    fn write_isize(&mut self, n: isize) {
+        self.add(n as u64);
+    }
+}
+
 /// Where the driver is in its life: it ends by finishing (the connection closed and the server
 /// is gone) or by being dropped before that.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -234,7 +282,7 @@ pub(crate) enum DriverLife {
 
 pub(crate) struct State {
     pub(crate) engine: Engine,
-    pub(crate) calls: HashMap<RequestId, Slot>,
+    pub(crate) calls: HashMap<RequestId, Slot, BuildHasherDefault<IdHasher>>,
     driver_waker: Option<Waker>,
     /// Tasks waiting for the handshake to end or for the driver to finish.
     pub(crate) watchers: Vec<Waker>,
@@ -296,7 +344,7 @@ impl Shared {
         Arc::new(Self {
             state: Mutex::new(State {
                 engine,
-                calls: HashMap::new(),
+                calls: HashMap::default(),
                 driver_waker: None,
                 watchers: Vec::new(),
                 handles: 0,

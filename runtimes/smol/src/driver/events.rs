@@ -132,7 +132,8 @@ impl Batch {
 /// A handler's answer to a server request, serialized.
 type Answer = BoxFuture<Result<Box<RawValue>, ErrorObject>>;
 
-/// The server's requests being answered by the [`ClientHandler`], polled on the driver's task.
+/// The server's requests being answered by the [`ClientHandler`], polled by whoever drives the
+/// connection (the driver's task, or a call waiting for its response).
 pub(super) struct Answers {
     handler: std::sync::Arc<dyn ClientHandler>,
     tasks: Vec<(RequestId, Answer)>,

@@ -151,9 +151,10 @@ struct Background {
 
 impl fmt::Debug for Driver {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let core = self.shared.drive.lock();
+        // Without waiting: a round may hold the core, on this thread even.
+        let core = self.shared.drive.core.try_lock().ok();
         let mut d = f.debug_struct("Driver");
-        if let Some(core) = core.as_ref() {
+        if let Some(core) = core.as_ref().and_then(|core| core.as_ref()) {
             d.field("pid", &core.process.as_ref().and_then(ServerProcess::pid))
                 .field("handler_tasks", &core.answers.len())
                 .field("shutting_down", &!matches!(core.phase, Phase::Running));
