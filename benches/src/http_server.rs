@@ -96,7 +96,11 @@ async fn handle(request: Request<Incoming>) -> Result<Response<Full<Bytes>>, Inf
     let params = message.get("params").cloned().unwrap_or(Value::Null);
     let result = match method {
         "initialize" => json!({
-            "protocolVersion": params.get("protocolVersion").cloned().unwrap_or(json!("2025-11-25")),
+            "protocolVersion": params
+                .get("protocolVersion")
+                .and_then(Value::as_str)
+                .and_then(|offered| crate::INITIALIZE_VERSIONS.into_iter().find(|v| *v == offered))
+                .unwrap_or("2025-11-25"),
             "capabilities": {"tools": {}},
             "serverInfo": {"name": "mcp-bench-http-server", "version": "0.1.0"}
         }),

@@ -11,9 +11,20 @@
 //!   client, both talking to the `bench-echo` server; calls/s, CPU per call, peak RSS, ratios.
 //! - `cargo run --release -p mcp-benches --bin client-memory`: resident memory with one idle
 //!   connection, bytes per pending request, and time per request with 100 to 10 000 in flight.
+//!
+//! With the feature `rmcp` (off by default, so that the workspace's tests never build rmcp,
+//! tokio or reqwest), `stdio-throughput` and `http-throughput` also run the official Rust SDK's
+//! client beside ours: `cargo build --release -p mcp-benches --bins --features rmcp`.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
 pub mod http_server;
+
+/// The protocol versions that have `initialize`, which the bench servers accept as offered;
+/// to any other offer (such as rmcp's default, 2026-07-28) they answer 2025-11-25, as a server
+/// that predates 2026-07-28 does, so that every client runs the same protocol version.
+pub const INITIALIZE_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 pub mod process_stats;
+#[cfg(feature = "rmcp")]
+pub mod rmcp_clients;
 pub mod workers;

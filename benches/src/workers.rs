@@ -119,3 +119,34 @@ pub fn line(prefix: &str, name: &str, ours: &Figures, raw: Option<&Figures>) -> 
     }
     line
 }
+
+/// The rmcp rows this build can run over stdio: `rmcp-ct` and `rmcp-mt` (rmcp's client on a
+/// tokio current-thread or multi-thread runtime) with the feature `rmcp`, none without it.
+pub const RMCP_KINDS: &[&str] = if cfg!(feature = "rmcp") { &["rmcp-ct", "rmcp-mt"] } else { &[] };
+
+/// The rmcp rows over HTTP: those of [`RMCP_KINDS`], and `rmcp-ct-pool` (current-thread, with
+/// a connection pool and no cap below the lanes' count on concurrent POSTs; see `rmcp_clients`).
+pub const RMCP_HTTP_KINDS: &[&str] =
+    if cfg!(feature = "rmcp") { &["rmcp-ct", "rmcp-mt", "rmcp-ct-pool"] } else { &[] };
+
+/// The line the benches print when they were built without rmcp.
+pub const RMCP_MISSING: &str = "# no rmcp rows: they need the feature `rmcp` \
+     (cargo build --release -p mcp-benches --bins --features rmcp)";
+
+/// Each of `kinds` with the median of its `runs`.
+pub fn medians<'a>(kinds: &[&'a str], runs: &[Vec<Figures>]) -> Vec<(&'a str, Figures)> {
+    kinds.iter().zip(runs).map(|(kind, runs)| (*kind, Figures::median(runs))).collect()
+}
+
+/// `line` followed by the ratios of `ours` to each of `others` (named), e.g.
+/// `ours/rmcp-ct: throughput 1.70, cpu/call 0.92`.
+pub fn with_ratios(mut line: String, ours: &Figures, others: &[(&str, Figures)]) -> String {
+    for (name, other) in others {
+        line.push_str(&format!(
+            "   ours/{name}: throughput {:.2}, cpu/call {:.2}",
+            ours.calls_per_sec / other.calls_per_sec,
+            ours.cpu_us_per_call / other.cpu_us_per_call
+        ));
+    }
+    line
+}

@@ -1,5 +1,6 @@
 //! `bench-echo`: a fast stdio MCP server for the end-to-end benches. It answers `initialize`
-//! (any version the client offers), `ping`, and three tools:
+//! (with the version the client offers if that version has `initialize`, else 2025-11-25, as a
+//! server that predates 2026-07-28 does), `ping`, and three tools:
 //!
 //! - `echo {"message": s}`: a text result holding `s`;
 //! - `blob {"size": n}`: a text result of `n` bytes (for the 64 KiB workload);
@@ -81,8 +82,9 @@ fn answer(line: &[u8], out: &mut Vec<u8>) {
     match method {
         "initialize" => {
             let version = serde_json::from_str::<InitializeParams<'_>>(params)
-                .map_or("2025-11-25", |p| p.protocol_version)
-                .to_owned();
+                .ok()
+                .and_then(|p| mcp_benches::INITIALIZE_VERSIONS.into_iter().find(|v| *v == p.protocol_version))
+                .unwrap_or("2025-11-25");
             start(out);
             let result = serde_json::json!({
                 "protocolVersion": version,

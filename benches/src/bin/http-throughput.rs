@@ -4,6 +4,11 @@
 //!
 //! Usage: `http-throughput [--calls N] [--rounds R] [--pinned-only | --unpinned-only]`.
 //!
+//! Built with the feature `rmcp`, it also runs the official Rust SDK's Streamable HTTP client
+//! (rmcp with its reqwest transport, on a tokio current-thread and a multi-thread runtime, and
+//! on current-thread with a connection pool: `rmcp-ct-pool`) against the same server process in
+//! the same rounds, with the ratios of ours to each.
+//!
 //! As in `stdio-throughput`, every measurement runs in a fresh worker process, raw and ours
 //! alternate, figures are medians of `R` rounds, and pinned runs put the server, the worker and
 //! all their threads on CPU 0. The MCP worker also reports how many TCP connections its
@@ -113,6 +118,23 @@ fn raw_run(url: &str, lanes: usize, calls: usize) -> Duration {
     })
 }
 
+/// rmcp's Streamable HTTP client (feature `rmcp`), `calls` calls over `lanes` lanes.
+#[cfg(feature = "rmcp")]
+fn rmcp_run(kind: &str, url: &str, lanes: usize, calls: usize) -> Duration {
+    use mcp_benches::rmcp_clients::{self, Load, Runtime, ToolCall};
+    let (runtime, pooled) = match kind.strip_suffix("-pool") {
+        Some(runtime) => (runtime, true),
+        None => (kind, false),
+    };
+    rmcp_clients::http_run(
+        Runtime::parse(runtime).expect("rmcp runtime"),
+        pooled,
+        url,
+        &ToolCall { name: "echo", arguments: json!({"message": "hi"}), expected_len: 2 },
+        Load { warmup: WARMUP, calls: calls / lanes * lanes, lanes },
+    )
+}
+
 /// The server in a process of its own, so that its CPU and memory are not the client's.
 struct ServerProcess {
     child: Child,
@@ -156,6 +178,8 @@ fn main() {
             }
             workers::report(calls, WARMUP, || match kind.as_str() {
                 "raw" => raw_run(url, lanes, calls),
+                #[cfg(feature = "rmcp")]
+                rmcp if rmcp.starts_with("rmcp") => rmcp_run(rmcp, url, lanes, calls),
                 _ => mcp_run(url, lanes, calls),
             });
             return;
@@ -167,6 +191,9 @@ fn main() {
         "# tools/call over Streamable HTTP (JSON responses), mcp-hyper vs raw hyper, same server process; \
          median of {rounds} alternating rounds; {calls} calls per workload"
     );
+    if workers::RMCP_HTTP_KINDS.is_empty() {
+        println!("{}", workers::RMCP_MISSING);
+    }
     for pin in pins {
         let pinning = if pin { "pinned" } else { "unpinned" };
         if pin {
@@ -186,8 +213,12 @@ fn main() {
                 workers::run_with_notes(&args)
             };
             let (mut raw, mut ours, mut notes) = (Vec::new(), Vec::new(), Vec::new());
+            let mut rmcp: Vec<Vec<Figures>> = vec![Vec::new(); workers::RMCP_HTTP_KINDS.len()];
             for _ in 0..rounds {
                 raw.push(worker("raw").0);
+                for (kind, runs) in workers::RMCP_HTTP_KINDS.iter().zip(&mut rmcp) {
+                    runs.push(worker(kind).0);
+                }
                 let (figures, more) = worker("mcp");
                 ours.push(figures);
                 notes = more;
@@ -195,7 +226,13 @@ fn main() {
             let raw = Figures::median(&raw);
             let prefix = format!("http {pinning:<8} {name:<13}");
             println!("{}", workers::line(&prefix, "raw hyper", &raw, None));
-            println!("{}", workers::line(&prefix, "mcp-hyper", &Figures::median(&ours), Some(&raw)));
+            let rmcp = workers::medians(workers::RMCP_HTTP_KINDS, &rmcp);
+            for (kind, figures) in &rmcp {
+                println!("{}", workers::line(&prefix, kind, figures, Some(&raw)));
+            }
+            let ours = Figures::median(&ours);
+            let line = workers::line(&prefix, "mcp-hyper", &ours, Some(&raw));
+            println!("{}", workers::with_ratios(line, &ours, &rmcp));
             for note in notes {
                 println!("{prefix} ({note})");
             }

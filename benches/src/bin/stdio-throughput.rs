@@ -4,6 +4,10 @@
 //!
 //! Usage: `stdio-throughput [--calls N] [--rounds R] [--pinned-only | --unpinned-only]`.
 //!
+//! Built with the feature `rmcp`, it also runs the official Rust SDK's client (rmcp, on a tokio
+//! current-thread and a multi-thread runtime) against the same server in the same rounds, and
+//! prints the ratio of each of our placements to each rmcp row.
+//!
 //! Every measurement runs in a fresh worker process (this binary re-executed with `--worker`),
 //! so that its peak RSS belongs to one client alone. Workers alternate raw, ours, raw, ours…
 //! and each figure is the median of `R` rounds. Pinned runs put the worker, its threads and the
@@ -284,6 +288,22 @@ fn mcp_run(workload: Workload, calls: usize, placement: Placement) -> Duration {
     }
 }
 
+// ----- rmcp, the official Rust SDK (feature `rmcp`) -----
+
+#[cfg(feature = "rmcp")]
+fn rmcp_run(workload: Workload, calls: usize, runtime: &str) -> Duration {
+    use mcp_benches::rmcp_clients::{self, Load, Runtime, ToolCall};
+    let (name, arguments) = workload.tool();
+    let expected_len = if workload == Workload::Blob { BLOB } else { 2 };
+    let lanes = if workload == Workload::InFlight { IN_FLIGHT } else { 1 };
+    rmcp_clients::stdio_run(
+        Runtime::parse(runtime).expect("rmcp runtime"),
+        &echo_server(),
+        &ToolCall { name, arguments, expected_len },
+        Load { warmup: WARMUP, calls, lanes },
+    )
+}
+
 // ----- workers and the report -----
 
 fn worker(kind: &str, workload: Workload, calls: usize, pin: bool) {
@@ -292,6 +312,8 @@ fn worker(kind: &str, workload: Workload, calls: usize, pin: bool) {
     }
     workers::report(calls, WARMUP, || match kind {
         "raw" => raw_run(workload, calls),
+        #[cfg(feature = "rmcp")]
+        rmcp if rmcp.starts_with("rmcp") => rmcp_run(workload, calls, rmcp),
         placement => mcp_run(workload, calls, Placement::parse(placement).expect("placement")),
     });
 }
@@ -318,14 +340,21 @@ fn main() {
         "# tools/call over stdio, mcp-smol vs raw blocking std::process, same bench-echo server; \
          median of {rounds} alternating rounds; base calls {calls}"
     );
+    if workers::RMCP_KINDS.is_empty() {
+        println!("{}", workers::RMCP_MISSING);
+    }
     for pin in pins {
         let pinning = if pin { "pinned" } else { "unpinned" };
         for workload in Workload::ALL {
             let n = workload.calls(calls);
             let mut raw = Vec::new();
             let mut ours: Vec<Vec<Figures>> = vec![Vec::new(); Placement::ALL.len()];
+            let mut rmcp: Vec<Vec<Figures>> = vec![Vec::new(); workers::RMCP_KINDS.len()];
             for _ in 0..rounds {
                 raw.push(run_worker("raw", workload, n, pin));
+                for (kind, runs) in workers::RMCP_KINDS.iter().zip(&mut rmcp) {
+                    runs.push(run_worker(kind, workload, n, pin));
+                }
                 for (placement, runs) in Placement::ALL.iter().zip(&mut ours) {
                     runs.push(run_worker(placement.name(), workload, n, pin));
                 }
@@ -333,8 +362,14 @@ fn main() {
             let raw = Figures::median(&raw);
             let prefix = format!("stdio {pinning:<8} {:<13}", workload.name());
             println!("{}", workers::line(&prefix, "raw", &raw, None));
+            let rmcp = workers::medians(workers::RMCP_KINDS, &rmcp);
+            for (kind, figures) in &rmcp {
+                println!("{}", workers::line(&prefix, kind, figures, Some(&raw)));
+            }
             for (placement, runs) in Placement::ALL.iter().zip(&ours) {
-                println!("{}", workers::line(&prefix, placement.name(), &Figures::median(runs), Some(&raw)));
+                let ours = Figures::median(runs);
+                let line = workers::line(&prefix, placement.name(), &ours, Some(&raw));
+                println!("{}", workers::with_ratios(line, &ours, &rmcp));
             }
         }
     }
