@@ -8,6 +8,12 @@
 //! alternate, figures are medians of `R` rounds, and pinned runs put the server, the worker and
 //! all their threads on CPU 0. The MCP worker also reports how many TCP connections its
 //! transport opened: the client reuses connections instead of opening one per call.
+//!
+//! Then the same server answers with an event stream, written in one piece or split (the head,
+//! then the event, with `TCP_NODELAY` off: see `Mode::SseSplit`), and mcp-hyper's rate against
+//! the split server is compared with its rate against the one-piece one. A control row shows
+//! that the split server stalls a client that does not re-arm quick ACKs: raw hyper, a few
+//! calls without warm-up.
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
@@ -15,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
-use mcp_benches::http_server::BenchServer;
+use mcp_benches::http_server::{BenchServer, Mode};
 use mcp_benches::process_stats;
 use mcp_benches::workers::{self, Figures, Options};
 use mcp_hyper::HyperTransport;
@@ -28,6 +34,8 @@ use smol_hyper::rt::FuturesIo;
 
 const IN_FLIGHT: usize = 32;
 const WARMUP: usize = 200;
+/// Calls of the control row (sequential, no warm-up): about 1 s at 40 ms a call.
+const CONTROL_CALLS: usize = 25;
 
 /// `calls` sequential calls on each of `lanes` concurrent tasks with the MCP client.
 async fn mcp_lanes(client: &Client, lanes: usize, calls: usize) -> Duration {
@@ -113,6 +121,54 @@ fn raw_run(url: &str, lanes: usize, calls: usize) -> Duration {
     })
 }
 
+/// [`raw_run`] without the warm-up.
+fn raw_cold_run(url: &str, lanes: usize, calls: usize) -> Duration {
+    let addr = url.trim_start_matches("http://").trim_end_matches("/mcp").to_owned();
+    smol::block_on(raw_lanes(&addr, lanes, calls))
+}
+
+/// The worker's arguments.
+fn worker_args(kind: &str, lanes: usize, calls: usize, url: &str, pin: bool) -> Vec<String> {
+    let mut args: Vec<String> =
+        ["--worker", kind, &lanes.to_string(), &calls.to_string(), url].map(str::to_owned).to_vec();
+    if pin {
+        args.push("--pin".to_owned());
+    }
+    args
+}
+
+/// The event-stream rows: mcp-hyper against the one-piece and the split server (alternating,
+/// median of `rounds`), then the control row.
+fn sse_rows(pinning: &str, pin: bool, calls: usize, rounds: usize) {
+    let modes = [Mode::SseOnePiece, Mode::SseSplit];
+    let servers = modes.map(ServerProcess::start_with);
+    for (name, lanes) in [("sequential", 1), ("32-in-flight", IN_FLIGHT)] {
+        let mut runs = [Vec::new(), Vec::new()];
+        for _ in 0..rounds {
+            for (runs, server) in runs.iter_mut().zip(&servers) {
+                runs.push(workers::run(&worker_args("mcp", lanes, calls, &server.url, pin)));
+            }
+        }
+        let [one_piece, split] = runs.map(|runs| Figures::median(&runs));
+        let prefix = |mode: Mode| format!("http {pinning:<8} {name:<13} {:<13}", mode.name());
+        println!("{}", workers::line(&prefix(Mode::SseOnePiece), "mcp-hyper", &one_piece, None));
+        println!(
+            "{}   split / one-piece: throughput {:.3}",
+            workers::line(&prefix(Mode::SseSplit), "mcp-hyper", &split, None),
+            split.calls_per_sec / one_piece.calls_per_sec
+        );
+    }
+    for (mode, server) in modes.iter().zip(&servers) {
+        let control = workers::run(&worker_args("raw-cold", 1, CONTROL_CALLS, &server.url, pin));
+        println!(
+            "http {pinning:<8} control       {:<13} raw hyper    {:>8.0} calls/s ({CONTROL_CALLS} sequential calls, \
+             no warm-up, no quick ACK)",
+            mode.name(),
+            control.calls_per_sec
+        );
+    }
+}
+
 /// The server in a process of its own, so that its CPU and memory are not the client's.
 struct ServerProcess {
     child: Child,
@@ -121,9 +177,16 @@ struct ServerProcess {
 
 impl ServerProcess {
     fn start() -> Self {
+        Self::start_with(Mode::Json)
+    }
+
+    fn start_with(mode: Mode) -> Self {
         let exe = std::env::current_exe().expect("own path");
-        let mut child =
-            Command::new(exe).arg("--serve").stdout(Stdio::piped()).spawn().expect("start the bench server");
+        let mut child = Command::new(exe)
+            .args(["--serve", mode.name()])
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("start the bench server");
         let mut line = String::new();
         BufReader::new(child.stdout.take().expect("stdout")).read_line(&mut line).expect("server URL");
         Self { child, url: line.trim().to_owned() }
@@ -141,7 +204,8 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("--serve") => {
-            let server = BenchServer::start().expect("server");
+            let mode = args.get(1).and_then(|name| Mode::from_name(name)).unwrap_or(Mode::Json);
+            let server = BenchServer::start_with(mode).expect("server");
             println!("{}", server.url());
             loop {
                 std::thread::park();
@@ -156,6 +220,7 @@ fn main() {
             }
             workers::report(calls, WARMUP, || match kind.as_str() {
                 "raw" => raw_run(url, lanes, calls),
+                "raw-cold" => raw_cold_run(url, lanes, calls),
                 _ => mcp_run(url, lanes, calls),
             });
             return;
@@ -201,6 +266,7 @@ fn main() {
             }
         }
         drop(server);
+        sse_rows(pinning, pin, calls, rounds);
         if pin {
             process_stats::unpin().expect("unpin");
         }
