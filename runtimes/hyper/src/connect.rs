@@ -15,6 +15,7 @@ use tracing::debug;
 use crate::coop::Cooperative;
 use crate::error;
 use crate::pool::Sender;
+use crate::quickack::QuickAck;
 use crate::target::{Key, Scheme};
 
 /// The only application protocol spoken.
@@ -53,6 +54,9 @@ pub(crate) async fn connect(
     if let Err(e) = tcp.set_nodelay(true) {
         debug!(peer = %key, error = %e, "could not set TCP_NODELAY");
     }
+    // And acknowledge what we read at once: a server that writes a response in small pieces
+    // without TCP_NODELAY would otherwise wait for our delayed ACK (see `quickack.rs`).
+    let tcp = QuickAck::new(tcp);
     match key.scheme {
         Scheme::Http => handshake(tcp, key).await,
         Scheme::Https => {

@@ -376,3 +376,77 @@ fn a_response_head_over_hypers_limit_is_a_typed_error() {
         assert!(error.to_string().contains("head is too large"), "{error}");
     });
 }
+
+/// A raw keep-alive HTTP/1.1 server on 127.0.0.1 that answers every request with an event
+/// stream of known length written in two pieces, the head and then the event, with
+/// `TCP_NODELAY` off (as rmcp's Streamable HTTP server does in its session mode); returns its
+/// base URL. Nagle's algorithm holds the event until the client acknowledges the head.
+fn split_writes_server() -> String {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            stream.set_nodelay(false).unwrap();
+            std::thread::spawn(move || {
+                let event = b"event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{}}\n\n";
+                let head = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\n\r\n",
+                    event.len()
+                );
+                let mut pending = Vec::new();
+                let mut buf = [0; 16 * 1024];
+                loop {
+                    // One whole request (head and Content-Length body) before answering.
+                    let request_len = loop {
+                        if let Some(end) = pending.windows(4).position(|w| w == b"\r\n\r\n") {
+                            let head = String::from_utf8_lossy(&pending[..end]).to_ascii_lowercase();
+                            let body = head
+                                .lines()
+                                .find_map(|line| line.strip_prefix("content-length:"))
+                                .map_or(0, |n| n.trim().parse::<usize>().unwrap());
+                            if pending.len() >= end + 4 + body {
+                                break end + 4 + body;
+                            }
+                        }
+                        match stream.read(&mut buf) {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => pending.extend_from_slice(&buf[..n]),
+                        }
+                    };
+                    pending.drain(..request_len);
+                    if stream.write_all(head.as_bytes()).is_err() || stream.write_all(event).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    url
+}
+
+#[test]
+fn a_response_written_in_two_pieces_without_nodelay_does_not_wait_for_a_delayed_ack() {
+    // Each response's second piece waits for the client's ACK of the first. Linux delays that
+    // ACK by 40 ms on a connection where requests and responses alternate, unless the client
+    // asks for quick ACKs, which the transport does after every read: without that, 50 calls
+    // take 50 x 40 ms = 2 s, five times the bound.
+    const CALLS: u32 = 50;
+    const BOUND: Duration = Duration::from_millis(400);
+    smol::block_on(async {
+        let url = format!("{}/mcp", split_writes_server());
+        let transport = HyperTransport::new();
+        let start = Instant::now();
+        for _ in 0..CALLS {
+            let mut response = send(&transport, &url).await.unwrap();
+            assert_eq!(response.status, 200);
+            assert!(within(body(&mut response)).await.starts_with(b"event: message\n"));
+        }
+        let elapsed = start.elapsed();
+        assert_eq!(transport.connections_opened(), 1, "one kept-alive connection");
+        if cfg!(any(target_os = "linux", target_os = "android")) {
+            assert!(elapsed < BOUND, "{CALLS} calls took {elapsed:?}, {:?} each", elapsed / CALLS);
+        }
+    });
+}
