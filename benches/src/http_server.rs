@@ -1,19 +1,55 @@
 //! A minimal, fast Streamable HTTP MCP server for benchmarks: hyper 1 on smol, JSON responses,
 //! `echo` as its only tool, and a count of the TCP connections it accepted (to show that the
 //! client reuses connections instead of reconnecting per call).
+//!
+//! Its [`Mode`]s also answer with an event stream, the way some servers do (rmcp's in its
+//! session mode): written in one piece, or with the response head and the event in two writes
+//! and `TCP_NODELAY` off, which makes a client that delays its ACKs wait out Nagle's algorithm.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::task::{Context, Poll};
 
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
-use hyper::body::Incoming;
+use http_body_util::BodyExt;
+use hyper::body::{Body, Frame, Incoming, SizeHint};
 use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
 use serde_json::{Value, json};
 use smol_hyper::rt::FuturesIo;
+
+/// How the server answers a request that has a response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// `application/json`, head and body in one write, `TCP_NODELAY` on.
+    Json,
+    /// `text/event-stream` holding one event, head and event in one write, `TCP_NODELAY` off.
+    SseOnePiece,
+    /// `text/event-stream` holding one event, the head in one write and the event in a second,
+    /// `TCP_NODELAY` off: Nagle's algorithm holds the event until the client acknowledges the
+    /// head, so a client that delays that ACK waits for its delayed-ACK timer (40 ms on Linux)
+    /// on every response.
+    SseSplit,
+}
+
+impl Mode {
+    /// The mode's name on command lines: `json`, `sse-one-piece`, `sse-split`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Json => "json",
+            Mode::SseOnePiece => "sse-one-piece",
+            Mode::SseSplit => "sse-split",
+        }
+    }
+
+    /// The mode named `name` (see [`Mode::name`]).
+    pub fn from_name(name: &str) -> Option<Self> {
+        [Mode::Json, Mode::SseOnePiece, Mode::SseSplit].into_iter().find(|mode| mode.name() == name)
+    }
+}
 
 /// A running server; it lives until the process ends.
 #[derive(Debug, Clone)]
@@ -23,8 +59,13 @@ pub struct BenchServer {
 }
 
 impl BenchServer {
-    /// Starts the server on 127.0.0.1 on a free port, on its own thread.
+    /// Starts the server in [`Mode::Json`] on 127.0.0.1 on a free port, on its own thread.
     pub fn start() -> std::io::Result<Self> {
+        Self::start_with(Mode::Json)
+    }
+
+    /// Starts the server in `mode` on 127.0.0.1 on a free port, on its own thread.
+    pub fn start_with(mode: Mode) -> std::io::Result<Self> {
         let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
         let addr = listener.local_addr()?;
         let accepted = Arc::new(AtomicU64::new(0));
@@ -35,11 +76,11 @@ impl BenchServer {
             smol::block_on(executor.run(async {
                 loop {
                     let Ok((stream, _)) = listener.accept().await else { continue };
-                    let _ = stream.get_ref().set_nodelay(true);
+                    let _ = stream.get_ref().set_nodelay(mode == Mode::Json);
                     count.fetch_add(1, Ordering::Relaxed);
                     executor
                         .spawn(async move {
-                            let service = service_fn(handle);
+                            let service = service_fn(move |request| handle(mode, request));
                             let _ = hyper::server::conn::http1::Builder::new()
                                 .serve_connection(FuturesIo::new(stream), service)
                                 .await;
@@ -67,8 +108,43 @@ impl BenchServer {
     }
 }
 
-fn reply(status: StatusCode, body: Vec<u8>) -> Response<Full<Bytes>> {
-    let mut response = Response::new(Full::new(Bytes::from(body)));
+/// A response body of known length: its bytes at once, or (`hold`) only on the second poll, so
+/// that hyper writes the head on its own first.
+struct Reply {
+    data: Option<Bytes>,
+    hold: bool,
+}
+
+impl Body for Reply {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        let this = self.get_mut();
+        if this.hold {
+            // hyper flushes the head it has buffered when the body is not ready.
+            this.hold = false;
+            cx.waker().wake_by_ref();
+            return Poll::Pending;
+        }
+        Poll::Ready(this.data.take().map(|data| Ok(Frame::data(data))))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.data.is_none()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        SizeHint::with_exact(self.data.as_ref().map_or(0, |data| data.len() as u64))
+    }
+}
+
+fn reply(status: StatusCode, body: Vec<u8>) -> Response<Reply> {
+    let data = (!body.is_empty()).then(|| Bytes::from(body));
+    let mut response = Response::new(Reply { data, hold: false });
     *response.status_mut() = status;
     let headers = response.headers_mut();
     headers.insert("content-type", hyper::header::HeaderValue::from_static("application/json"));
@@ -76,7 +152,24 @@ fn reply(status: StatusCode, body: Vec<u8>) -> Response<Full<Bytes>> {
     response
 }
 
-async fn handle(request: Request<Incoming>) -> Result<Response<Full<Bytes>>, Infallible> {
+/// `message`, a JSON-RPC response, as `mode` sends it.
+fn respond(mode: Mode, message: &Value) -> Response<Reply> {
+    let json = serde_json::to_vec(message).unwrap_or_default();
+    if mode == Mode::Json {
+        return reply(StatusCode::OK, json);
+    }
+    let mut event = b"event: message\ndata: ".to_vec();
+    event.extend_from_slice(&json);
+    event.extend_from_slice(b"\n\n");
+    let mut response = reply(StatusCode::OK, event);
+    response.body_mut().hold = mode == Mode::SseSplit;
+    response
+        .headers_mut()
+        .insert("content-type", hyper::header::HeaderValue::from_static("text/event-stream"));
+    response
+}
+
+async fn handle(mode: Mode, request: Request<Incoming>) -> Result<Response<Reply>, Infallible> {
     if request.method() != Method::POST {
         // No server-message stream; DELETE is accepted.
         let status =
@@ -113,9 +206,8 @@ async fn handle(request: Request<Incoming>) -> Result<Response<Full<Bytes>>, Inf
         _ => {
             let error =
                 json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "Method not found"}});
-            return Ok(reply(StatusCode::OK, serde_json::to_vec(&error).unwrap_or_default()));
+            return Ok(respond(mode, &error));
         }
     };
-    let response = json!({"jsonrpc": "2.0", "id": id, "result": result});
-    Ok(reply(StatusCode::OK, serde_json::to_vec(&response).unwrap_or_default()))
+    Ok(respond(mode, &json!({"jsonrpc": "2.0", "id": id, "result": result})))
 }

@@ -13,14 +13,24 @@
 //! alternate, figures are medians of `R` rounds, and pinned runs put the server, the worker and
 //! all their threads on CPU 0. The MCP worker also reports how many TCP connections its
 //! transport opened: the client reuses connections instead of opening one per call.
+//!
+//! Then the same server answers with an event stream, written in one piece or split (the head,
+//! then the event, with `TCP_NODELAY` off: see `Mode::SseSplit`), and each client's rate against
+//! the split server is compared with its rate against the one-piece one: mcp-hyper, and raw
+//! hyper with a quick ACK after every read (the earliest ACK, so about the best any client can
+//! do against that server). A control row shows that the split server stalls a client that does
+//! not ask for quick ACKs: raw hyper, a few calls without warm-up.
 
-use std::io::{BufRead, BufReader};
+use std::io::{self, BufRead, BufReader};
+use std::pin::Pin;
 use std::process::{Child, Command, Stdio};
+use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
+use futures_lite::{AsyncRead, AsyncWrite};
 use http_body_util::{BodyExt, Full};
-use mcp_benches::http_server::BenchServer;
+use mcp_benches::http_server::{BenchServer, Mode};
 use mcp_benches::process_stats;
 use mcp_benches::workers::{self, Figures, Options};
 use mcp_hyper::HyperTransport;
@@ -33,6 +43,8 @@ use smol_hyper::rt::FuturesIo;
 
 const IN_FLIGHT: usize = 32;
 const WARMUP: usize = 200;
+/// Calls of the control row (sequential, no warm-up): about 1 s at 40 ms a call.
+const CONTROL_CALLS: usize = 25;
 
 /// `calls` sequential calls on each of `lanes` concurrent tasks with the MCP client.
 async fn mcp_lanes(client: &Client, lanes: usize, calls: usize) -> Duration {
@@ -72,8 +84,9 @@ fn mcp_run(url: &str, lanes: usize, calls: usize) -> Duration {
     })
 }
 
-/// The same with raw hyper: one connection per lane, hand-written JSON-RPC.
-async fn raw_lanes(addr: &str, lanes: usize, calls: usize) -> Duration {
+/// The same with raw hyper: one connection per lane, hand-written JSON-RPC; with `quick_ack`, the
+/// connections acknowledge every read at once (see [`QuickAckAfterReads`]).
+async fn raw_lanes(addr: &str, lanes: usize, calls: usize, quick_ack: bool) -> Duration {
     let start = Instant::now();
     let tasks: Vec<_> = (0..lanes)
         .map(|lane| {
@@ -81,6 +94,7 @@ async fn raw_lanes(addr: &str, lanes: usize, calls: usize) -> Duration {
             smol::spawn(async move {
                 let stream = smol::net::TcpStream::connect(&addr).await.expect("connect");
                 stream.set_nodelay(true).expect("nodelay");
+                let stream = QuickAckAfterReads { tcp: stream, on: quick_ack };
                 let (mut sender, connection) =
                     hyper::client::conn::http1::handshake(FuturesIo::new(stream)).await.expect("handshake");
                 smol::spawn(connection).detach();
@@ -110,11 +124,11 @@ async fn raw_lanes(addr: &str, lanes: usize, calls: usize) -> Duration {
     start.elapsed()
 }
 
-fn raw_run(url: &str, lanes: usize, calls: usize) -> Duration {
+fn raw_run(url: &str, lanes: usize, calls: usize, quick_ack: bool) -> Duration {
     let addr = url.trim_start_matches("http://").trim_end_matches("/mcp").to_owned();
     smol::block_on(async {
-        raw_lanes(&addr, 1, WARMUP).await;
-        raw_lanes(&addr, lanes, calls / lanes).await
+        raw_lanes(&addr, 1, WARMUP, quick_ack).await;
+        raw_lanes(&addr, lanes, calls / lanes, quick_ack).await
     })
 }
 
@@ -135,6 +149,96 @@ fn rmcp_run(kind: &str, url: &str, lanes: usize, calls: usize) -> Duration {
     )
 }
 
+/// [`raw_run`] without the warm-up.
+fn raw_cold_run(url: &str, lanes: usize, calls: usize) -> Duration {
+    let addr = url.trim_start_matches("http://").trim_end_matches("/mcp").to_owned();
+    smol::block_on(raw_lanes(&addr, lanes, calls, false))
+}
+
+/// A TCP stream that sets `TCP_QUICKACK` after every read that returned data: the simplest
+/// client-side cure for the split server's stall (and the earliest ACK), for the raw baseline.
+struct QuickAckAfterReads {
+    tcp: smol::net::TcpStream,
+    on: bool,
+}
+
+impl AsyncRead for QuickAckAfterReads {
+    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
+        let this = self.get_mut();
+        let poll = Pin::new(&mut this.tcp).poll_read(cx, buf);
+        if this.on && matches!(poll, Poll::Ready(Ok(n)) if n > 0) {
+            rustix::net::sockopt::set_tcp_quickack(&this.tcp, true).expect("TCP_QUICKACK");
+        }
+        poll
+    }
+}
+
+impl AsyncWrite for QuickAckAfterReads {
+    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.get_mut().tcp).poll_write(cx, buf)
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().tcp).poll_flush(cx)
+    }
+
+    fn poll_close(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().tcp).poll_close(cx)
+    }
+}
+
+/// The worker's arguments.
+fn worker_args(kind: &str, lanes: usize, calls: usize, url: &str, pin: bool) -> Vec<String> {
+    let mut args: Vec<String> =
+        ["--worker", kind, &lanes.to_string(), &calls.to_string(), url].map(str::to_owned).to_vec();
+    if pin {
+        args.push("--pin".to_owned());
+    }
+    args
+}
+
+/// The event-stream rows, each the median of `rounds` alternating runs: mcp-hyper against the
+/// one-piece and the split server, beside raw hyper against the one-piece server and raw hyper
+/// with a quick ACK after every read against the split one; then the control row.
+fn sse_rows(pinning: &str, pin: bool, calls: usize, rounds: usize) {
+    let modes = [Mode::SseOnePiece, Mode::SseSplit];
+    let servers = modes.map(ServerProcess::start_with);
+    let [one_piece_url, split_url] = [&servers[0].url, &servers[1].url];
+    for (name, lanes) in [("sequential", 1), ("32-in-flight", IN_FLIGHT)] {
+        let runs =
+            [("raw", one_piece_url), ("raw-quickack", split_url), ("mcp", one_piece_url), ("mcp", split_url)];
+        let mut figures = [(); 4].map(|()| Vec::new());
+        for _ in 0..rounds {
+            for ((kind, url), figures) in runs.iter().zip(&mut figures) {
+                figures.push(workers::run(&worker_args(kind, lanes, calls, url, pin)));
+            }
+        }
+        let [raw_one, raw_split, one, split] = figures.map(|runs| Figures::median(&runs));
+        let prefix = |mode: Mode| format!("http {pinning:<8} {name:<13} {:<13}", mode.name());
+        println!("{}", workers::line(&prefix(Mode::SseOnePiece), "raw hyper", &raw_one, None));
+        println!("{}", workers::line(&prefix(Mode::SseOnePiece), "mcp-hyper", &one, Some(&raw_one)));
+        println!(
+            "{}   split / one-piece: throughput {:.3}",
+            workers::line(&prefix(Mode::SseSplit), "raw+quickack", &raw_split, None),
+            raw_split.calls_per_sec / raw_one.calls_per_sec
+        );
+        println!(
+            "{}   split / one-piece: throughput {:.3}",
+            workers::line(&prefix(Mode::SseSplit), "mcp-hyper", &split, None),
+            split.calls_per_sec / one.calls_per_sec
+        );
+    }
+    for (mode, server) in modes.iter().zip(&servers) {
+        let control = workers::run(&worker_args("raw-cold", 1, CONTROL_CALLS, &server.url, pin));
+        println!(
+            "http {pinning:<8} control       {:<13} raw hyper    {:>8.0} calls/s ({CONTROL_CALLS} sequential calls, \
+             no warm-up, no quick ACK)",
+            mode.name(),
+            control.calls_per_sec
+        );
+    }
+}
+
 /// The server in a process of its own, so that its CPU and memory are not the client's.
 struct ServerProcess {
     child: Child,
@@ -143,9 +247,16 @@ struct ServerProcess {
 
 impl ServerProcess {
     fn start() -> Self {
+        Self::start_with(Mode::Json)
+    }
+
+    fn start_with(mode: Mode) -> Self {
         let exe = std::env::current_exe().expect("own path");
-        let mut child =
-            Command::new(exe).arg("--serve").stdout(Stdio::piped()).spawn().expect("start the bench server");
+        let mut child = Command::new(exe)
+            .args(["--serve", mode.name()])
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("start the bench server");
         let mut line = String::new();
         BufReader::new(child.stdout.take().expect("stdout")).read_line(&mut line).expect("server URL");
         Self { child, url: line.trim().to_owned() }
@@ -163,7 +274,8 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("--serve") => {
-            let server = BenchServer::start().expect("server");
+            let mode = args.get(1).and_then(|name| Mode::from_name(name)).unwrap_or(Mode::Json);
+            let server = BenchServer::start_with(mode).expect("server");
             println!("{}", server.url());
             loop {
                 std::thread::park();
@@ -177,7 +289,9 @@ fn main() {
                 process_stats::pin_to_cpu(0).expect("pin to CPU 0");
             }
             workers::report(calls, WARMUP, || match kind.as_str() {
-                "raw" => raw_run(url, lanes, calls),
+                "raw" => raw_run(url, lanes, calls, false),
+                "raw-quickack" => raw_run(url, lanes, calls, true),
+                "raw-cold" => raw_cold_run(url, lanes, calls),
                 #[cfg(feature = "rmcp")]
                 rmcp if rmcp.starts_with("rmcp") => rmcp_run(rmcp, url, lanes, calls),
                 _ => mcp_run(url, lanes, calls),
@@ -238,6 +352,7 @@ fn main() {
             }
         }
         drop(server);
+        sse_rows(pinning, pin, calls, rounds);
         if pin {
             process_stats::unpin().expect("unpin");
         }

@@ -4,7 +4,7 @@
 use std::io;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll, ready};
+use std::task::{Context, Poll};
 
 use bytes::Bytes;
 use futures_lite::Stream;
@@ -12,6 +12,7 @@ use hyper::body::{Body, Incoming};
 
 use crate::error;
 use crate::pool::{Pool, Sender};
+use crate::quickack::QuickAck;
 use crate::target::Key;
 
 /// A connection on loan to one exchange, to give back once its response is complete.
@@ -19,12 +20,13 @@ pub(crate) struct Loan {
     pub(crate) pool: Arc<Pool>,
     pub(crate) key: Key,
     pub(crate) sender: Sender,
+    pub(crate) ack: QuickAck,
 }
 
 impl Loan {
     /// Returns the connection to the pool.
     pub(crate) fn give_back(self) {
-        self.pool.checkin(self.key, self.sender);
+        self.pool.checkin(self.key, self.sender, self.ack);
     }
 }
 
@@ -65,7 +67,18 @@ impl Stream for ResponseBody {
             if this.done {
                 return Poll::Ready(None);
             }
-            match ready!(Pin::new(&mut this.body).poll_frame(cx)) {
+            let frame = match Pin::new(&mut this.body).poll_frame(cx) {
+                Poll::Ready(frame) => frame,
+                Poll::Pending => {
+                    // Waiting for the server, which may be waiting for our ACK of what it sent
+                    // so far (Nagle's algorithm): send it now (see `quickack.rs`).
+                    if let Some(loan) = &this.loan {
+                        loan.ack.now();
+                    }
+                    return Poll::Pending;
+                }
+            };
+            match frame {
                 Some(Ok(frame)) => {
                     let Ok(data) = frame.into_data() else { continue }; // trailers
                     this.give_back_if_complete();

@@ -15,6 +15,7 @@ use tracing::debug;
 use crate::coop::Cooperative;
 use crate::error;
 use crate::pool::Sender;
+use crate::quickack::{QuickAck, Stream};
 use crate::target::{Key, Scheme};
 
 /// The only application protocol spoken.
@@ -40,12 +41,12 @@ pub(crate) fn http1_only(mut config: ClientConfig) -> Arc<ClientConfig> {
     Arc::new(config)
 }
 
-/// Opens a connection to `key` and returns its sender; the connection itself runs on a
-/// detached smol task until it closes.
+/// Opens a connection to `key` and returns its sender and the handle that acknowledges what it
+/// receives; the connection itself runs on a detached smol task until it closes.
 pub(crate) async fn connect(
     key: &Key,
     tls: impl FnOnce() -> io::Result<Arc<ClientConfig>>,
-) -> io::Result<Sender> {
+) -> io::Result<(Sender, QuickAck)> {
     let tcp = TcpStream::connect((key.host.as_str(), key.port))
         .await
         .map_err(|e| error::with_context(format_args!("connecting to {key}"), e))?;
@@ -53,8 +54,12 @@ pub(crate) async fn connect(
     if let Err(e) = tcp.set_nodelay(true) {
         debug!(peer = %key, error = %e, "could not set TCP_NODELAY");
     }
-    match key.scheme {
-        Scheme::Http => handshake(tcp, key).await,
+    // A server that writes a response in small pieces without TCP_NODELAY must not wait for our
+    // delayed ACK: a head that arrives alone, and a response body that has to wait for more,
+    // are acknowledged at once (see `quickack.rs`).
+    let (tcp, ack) = Stream::new(tcp);
+    let sender = match key.scheme {
+        Scheme::Http => handshake(tcp, key).await?,
         Scheme::Https => {
             let name = ServerName::try_from(key.host.clone()).map_err(|e| {
                 io::Error::new(
@@ -66,9 +71,10 @@ pub(crate) async fn connect(
                 .connect(name, tcp)
                 .await
                 .map_err(|e| error::with_context(format_args!("TLS handshake with {key}"), e))?;
-            handshake(stream, key).await
+            handshake(stream, key).await?
         }
-    }
+    };
+    Ok((sender, ack))
 }
 
 /// The HTTP/1.1 handshake over `io`; spawns the connection's driver.

@@ -13,6 +13,10 @@
 //!   redirects: the session owns every deadline and decision.
 //! - Each connection runs on a detached task on smol's global executor, and gives the executor
 //!   back after 32 reads or 64 KiB in a row, however fast the server sends.
+//! - On Linux, a response head that arrives alone, and whatever was received when a response
+//!   body has to wait for more, are acknowledged at once (`TCP_QUICKACK`): a server that writes a
+//!   response head and its body in two small writes without `TCP_NODELAY` would otherwise wait
+//!   out the 40 ms delayed-ACK timer on every response. Elsewhere ACKs follow the system's policy.
 //! - Errors are `io::Error`s naming what failed. A response head over hyper's limits (408 KiB,
 //!   100 header fields) wraps [`TransportError::HeadTooLarge`](mcp_sansio::TransportError), so the
 //!   session reports it as such rather than as a message.
@@ -78,6 +82,7 @@ mod connect;
 mod coop;
 mod error;
 mod pool;
+mod quickack;
 mod target;
 mod transport;
 

@@ -18,6 +18,7 @@ use http_body_util::Full;
 use hyper::client::conn::http1::SendRequest;
 use tracing::debug;
 
+use crate::quickack::QuickAck;
 use crate::target::Key;
 
 /// The sending half of one HTTP/1.1 connection.
@@ -26,6 +27,7 @@ pub(crate) type Sender = SendRequest<Full<Bytes>>;
 /// An idle connection.
 struct Idle {
     sender: Sender,
+    ack: QuickAck,
     since: Instant,
 }
 
@@ -58,7 +60,7 @@ impl Pool {
 
     /// Takes the most recently used idle connection for `key` that is neither closed nor
     /// expired, dropping those that are.
-    pub(crate) fn checkout(&self, key: &Key) -> Option<Sender> {
+    pub(crate) fn checkout(&self, key: &Key) -> Option<(Sender, QuickAck)> {
         let now = Instant::now();
         let mut state = self.lock();
         let list = state.idle.get_mut(key)?;
@@ -68,7 +70,7 @@ impl Pool {
                 debug!(peer = %key, "dropping an expired or closed idle connection");
                 continue;
             }
-            found = Some(idle.sender);
+            found = Some((idle.sender, idle.ack));
             break;
         }
         if list.is_empty() {
@@ -78,13 +80,13 @@ impl Pool {
     }
 
     /// Puts back a connection whose last response was read to the end.
-    pub(crate) fn checkin(self: &Arc<Self>, key: Key, sender: Sender) {
+    pub(crate) fn checkin(self: &Arc<Self>, key: Key, sender: Sender, ack: QuickAck) {
         if self.max_idle_per_host == 0 || self.idle_timeout.is_zero() || sender.is_closed() {
             return;
         }
         let mut state = self.lock();
         let list = state.idle.entry(key).or_default();
-        list.push_back(Idle { sender, since: Instant::now() });
+        list.push_back(Idle { sender, ack, since: Instant::now() });
         while list.len() > self.max_idle_per_host {
             list.pop_front();
         }

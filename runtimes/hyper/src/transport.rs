@@ -20,6 +20,7 @@ use crate::body::{Loan, ResponseBody};
 use crate::connect;
 use crate::error;
 use crate::pool::{Pool, Sender};
+use crate::quickack::QuickAck;
 use crate::target::Target;
 
 /// The default for [`HyperTransportBuilder::max_idle_per_host`].
@@ -121,7 +122,7 @@ impl Inner {
 
         // An idle connection first. One that closed before the request was written gives the
         // request back, to try on the next one.
-        while let Some(mut sender) = self.pool.checkout(key) {
+        while let Some((mut sender, ack)) = self.pool.checkout(key) {
             if sender.ready().await.is_err() {
                 debug!(peer = %key, "idle connection closed");
                 continue;
@@ -130,7 +131,7 @@ impl Inner {
             match sender.try_send_request(hyper_request).await {
                 Ok(response) => {
                     debug!(peer = %key, "reused a connection");
-                    return Ok(self.response(response, &target, sender));
+                    return Ok(self.response(response, &target, sender, ack));
                 }
                 Err(mut e) => match e.take_message() {
                     Some(unsent) => {
@@ -152,23 +153,29 @@ impl Inner {
             }
         }
 
-        let mut sender = connect::connect(key, || self.tls_config()).await?;
+        let (mut sender, ack) = connect::connect(key, || self.tls_config()).await?;
         self.connections_opened.fetch_add(1, Ordering::Relaxed);
         let response = sender
             .send_request(hyper_request)
             .await
             .map_err(|e| error::from_hyper(format_args!("request to {key}"), e))?;
-        Ok(self.response(response, &target, sender))
+        Ok(self.response(response, &target, sender, ack))
     }
 
-    fn response(&self, response: Response<Incoming>, target: &Target, sender: Sender) -> HttpResponse {
+    fn response(
+        &self,
+        response: Response<Incoming>,
+        target: &Target,
+        sender: Sender,
+        ack: QuickAck,
+    ) -> HttpResponse {
         let (parts, body) = response.into_parts();
         let headers = parts
             .headers
             .iter()
             .map(|(name, value)| (name.as_str().to_owned(), value.as_bytes().to_vec()))
             .collect();
-        let loan = Loan { pool: Arc::clone(&self.pool), key: target.key.clone(), sender };
+        let loan = Loan { pool: Arc::clone(&self.pool), key: target.key.clone(), sender, ack };
         let body: BodyStream = Box::pin(ResponseBody::new(body, loan));
         HttpResponse { status: parts.status.as_u16(), headers, body }
     }

@@ -376,3 +376,93 @@ fn a_response_head_over_hypers_limit_is_a_typed_error() {
         assert!(error.to_string().contains("head is too large"), "{error}");
     });
 }
+
+/// A raw keep-alive HTTP/1.1 server on 127.0.0.1 that answers every request with an event
+/// stream of known length written in two pieces, the response's first `first(head length)`
+/// bytes and then the rest, with `TCP_NODELAY` off (as rmcp's Streamable HTTP server does in its
+/// session mode, where the first piece is the head); returns its base URL. Nagle's algorithm
+/// holds the second piece until the client acknowledges the first.
+fn split_writes_server(first: fn(head: usize) -> usize) -> String {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            stream.set_nodelay(false).unwrap();
+            std::thread::spawn(move || {
+                let event = "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{}}\n\n";
+                let head = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\n\r\n",
+                    event.len()
+                );
+                let response = format!("{head}{event}").into_bytes();
+                let (one, two) = response.split_at(first(head.len()));
+                let mut pending = Vec::new();
+                let mut buf = [0; 16 * 1024];
+                loop {
+                    // One whole request (head and Content-Length body) before answering.
+                    let request_len = loop {
+                        if let Some(end) = pending.windows(4).position(|w| w == b"\r\n\r\n") {
+                            let head = String::from_utf8_lossy(&pending[..end]).to_ascii_lowercase();
+                            let body = head
+                                .lines()
+                                .find_map(|line| line.strip_prefix("content-length:"))
+                                .map_or(0, |n| n.trim().parse::<usize>().unwrap());
+                            if pending.len() >= end + 4 + body {
+                                break end + 4 + body;
+                            }
+                        }
+                        match stream.read(&mut buf) {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => pending.extend_from_slice(&buf[..n]),
+                        }
+                    };
+                    pending.drain(..request_len);
+                    if stream.write_all(one).is_err() || stream.write_all(two).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    url
+}
+
+/// 50 calls to a [`split_writes_server`] on one kept-alive connection take well under 50 x 40 ms.
+///
+/// Each response's second piece waits for the client's ACK of the first. Linux delays that ACK
+/// by 40 ms on a connection where requests and responses alternate, unless the client asks for
+/// a quick ACK, which the transport does when a head arrives alone and when a body waits for
+/// more: without that, 50 calls take 2 s, five times the bound.
+fn calls_do_not_wait_for_delayed_acks(first: fn(head: usize) -> usize) {
+    const CALLS: u32 = 50;
+    const BOUND: Duration = Duration::from_millis(400);
+    smol::block_on(async {
+        let url = format!("{}/mcp", split_writes_server(first));
+        let transport = HyperTransport::new();
+        let start = Instant::now();
+        for _ in 0..CALLS {
+            let mut response = send(&transport, &url).await.unwrap();
+            assert_eq!(response.status, 200);
+            assert!(within(body(&mut response)).await.starts_with(b"event: message\n"));
+        }
+        let elapsed = start.elapsed();
+        assert_eq!(transport.connections_opened(), 1, "one kept-alive connection");
+        if cfg!(any(target_os = "linux", target_os = "android")) {
+            assert!(elapsed < BOUND, "{CALLS} calls took {elapsed:?}, {:?} each", elapsed / CALLS);
+        }
+    });
+}
+
+#[test]
+fn a_head_written_alone_without_nodelay_does_not_wait_for_a_delayed_ack() {
+    calls_do_not_wait_for_delayed_acks(|head| head);
+}
+
+#[test]
+fn a_body_written_in_two_pieces_without_nodelay_does_not_wait_for_a_delayed_ack() {
+    // The head and the event's first bytes, then the rest: the first read does not end with a
+    // head, and the body waits.
+    calls_do_not_wait_for_delayed_acks(|head| head + 10);
+}

@@ -94,6 +94,15 @@
 //! - **Threads.** Each [`SurfTransport::new`] starts a libcurl multi handle on a thread of its
 //!   own; clones share it. Dropping the last clone (and the last response body) waits for that
 //!   thread to exit.
+//! - **Servers that split a response without `TCP_NODELAY`.** A server that writes a response's
+//!   head and its body in two small writes with Nagle's algorithm on (rmcp's Streamable HTTP
+//!   server in its session mode) holds the body until the client acknowledges the head, and on a
+//!   kept-alive connection Linux delays that ACK by 40 ms: every call then takes at least 40 ms
+//!   (22 calls/s against such a local server, 440 to 1 300 when it writes in one piece; 50 calls
+//!   each, debug build). `mcp-hyper` acknowledges such responses at once (`TCP_QUICKACK`, see
+//!   `docs/performance.md`); here it cannot be done: quick-ACK mode does not last, so it must be
+//!   set again while a response is read, and neither surf nor isahc 0.9 exposes libcurl's
+//!   socket, whose socket-option callback only runs once, when the connection is made.
 //!
 //! # Trade-offs
 //!
@@ -116,7 +125,7 @@
 //!   wakers, instead of running on the caller's executor.
 //! - Less control over connection reuse: libcurl's cache decides (idle connections are dropped
 //!   after 118 s, its default), with no counters and no knobs through surf's configuration.
-//! - The lazy abort and the header restrictions above.
+//! - The lazy abort, the header restrictions and the 40 ms stall on split responses above.
 //! - An unmaintained stack: surf 2.3, http-client 6, http-types 2 and isahc 0.9 (isahc 1 exists,
 //!   surf does not use it), with async-std pulled in for a buffered reader.
 //!
