@@ -10,6 +10,10 @@
 //!   `memchr`.
 //! - `encode/tools_call`: `send_request` of a small `tools/call` and taking its transmit, beside
 //!   `serde_json::to_writer` of an equivalent envelope.
+//! - `call_tool_result/{64KiB_text,256_blocks}`: decoding a `CallToolResult` (what a typed
+//!   `tools/call` does with the raw result), beside the same decoding through
+//!   `serde_json::Value` (how content blocks decoded before they were read in one pass) and a
+//!   plain derived struct with the same members (the practical limit of an owned decode).
 //!
 //! Run: `cargo bench -p mcp-benches --bench engine` (figures in `docs/performance.md`).
 
@@ -19,7 +23,10 @@ use std::time::{Duration, Instant};
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use mcp_sansio::framing::{Frame, LineFramer};
 use mcp_sansio::http::SseDecoder;
-use mcp_sansio::schema::Implementation;
+use mcp_sansio::schema::{
+    AudioContent, CallToolResult, ContentBlock, EmbeddedResource, ImageContent, Implementation, JsonObject,
+    ResourceLink, TextContent,
+};
 use mcp_sansio::{ClientConfig, ClientConnection, Event, ProtocolVersion, RequestOptions};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -210,9 +217,91 @@ fn encode(c: &mut Criterion) {
     group.finish();
 }
 
+/// A content block decoded as before the one-pass decoding: the whole object into a
+/// `serde_json::Value`, then the variant its `type` names from that value.
+struct ThroughValue(ContentBlock);
+
+impl<'de> Deserialize<'de> for ThroughValue {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        use serde_json::Value;
+        fn from<T: serde::de::DeserializeOwned, E: Error>(value: Value) -> Result<T, E> {
+            serde_json::from_value(value).map_err(E::custom)
+        }
+        let value = Value::deserialize(deserializer)?;
+        let block = match value.get("type").and_then(Value::as_str) {
+            Some("text") => ContentBlock::Text(from::<TextContent, _>(value)?),
+            Some("image") => ContentBlock::Image(from::<ImageContent, _>(value)?),
+            Some("audio") => ContentBlock::Audio(from::<AudioContent, _>(value)?),
+            Some("resource_link") => ContentBlock::ResourceLink(from::<ResourceLink, _>(value)?),
+            Some("resource") => ContentBlock::Resource(from::<EmbeddedResource, _>(value)?),
+            _ => ContentBlock::Unknown(value),
+        };
+        Ok(ThroughValue(block))
+    }
+}
+
+/// `CallToolResult` with its blocks decoded [`ThroughValue`].
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+struct ResultThroughValue {
+    content: Vec<ThroughValue>,
+    #[serde(default)]
+    structured_content: Option<serde_json::Value>,
+    #[serde(default)]
+    is_error: Option<bool>,
+    #[serde(rename = "_meta", default)]
+    meta: Option<JsonObject>,
+}
+
+/// The practical limit: the same members into a plain derived struct, with no dispatch on `type`.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+struct PlainResult {
+    content: Vec<PlainText>,
+    #[serde(default)]
+    is_error: Option<bool>,
+}
+
+#[derive(Deserialize)]
+#[allow(dead_code)]
+struct PlainText {
+    r#type: String,
+    text: String,
+}
+
+fn call_tool_result(c: &mut Criterion) {
+    let text = |len: usize| -> String { "lorem ipsum dolor sit amet ".chars().cycle().take(len).collect() };
+    let one_large =
+        serde_json::json!({"content": [{"type": "text", "text": text(64 * 1024)}], "isError": false});
+    let blocks: Vec<_> =
+        (0..256).map(|i| serde_json::json!({"type": "text", "text": format!("{i}: {}", text(40))})).collect();
+    let many_small = serde_json::json!({"content": blocks, "isError": false});
+    let mut group = c.benchmark_group("call_tool_result");
+    for (name, value) in [("64KiB_text", one_large), ("256_blocks", many_small)] {
+        let json = value.to_string();
+        let one_pass: CallToolResult = serde_json::from_str(&json).expect("decodes");
+        let through: ResultThroughValue = serde_json::from_str(&json).expect("decodes");
+        assert!(one_pass.content.iter().zip(&through.content).all(|(a, b)| *a == b.0), "the same blocks");
+        group.throughput(Throughput::Bytes(json.len() as u64));
+        group.bench_function(format!("one_pass/{name}"), |b| {
+            b.iter(|| serde_json::from_str::<CallToolResult>(black_box(&json)).expect("decodes"));
+        });
+        group.bench_function(format!("through_value/{name}"), |b| {
+            b.iter(|| serde_json::from_str::<ResultThroughValue>(black_box(&json)).expect("decodes"));
+        });
+        group.bench_function(format!("plain_struct/{name}"), |b| {
+            b.iter(|| serde_json::from_str::<PlainResult>(black_box(&json)).expect("decodes"));
+        });
+    }
+    group.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(2));
-    targets = decode_correlate, framing, sse, encode
+    targets = decode_correlate, framing, sse, encode, call_tool_result
 }
 criterion_main!(benches);

@@ -113,7 +113,7 @@ impl Driver {
     fn response(
         &mut self,
         id: RequestId,
-    ) -> Result<Result<Box<serde_json::value::RawValue>, RequestError>, Box<dyn Error>> {
+    ) -> Result<Result<mcp_sansio::RawResult, RequestError>, Box<dyn Error>> {
         self.run_until(|event| match event {
             Event::Response { id: done, result } if *done == id => Some(result.clone()),
             _ => None,

@@ -5,6 +5,7 @@ use std::time::Duration;
 use serde_json::value::RawValue;
 
 use crate::jsonrpc::{ErrorObject, InvalidMessage};
+use crate::raw_result::RawResult;
 use crate::schema::{
     CancelledNotificationParams, CreateMessageRequestParams, ElicitRequestParams,
     ElicitationCompleteNotificationParams, LoggingMessageNotificationParams, ProgressNotificationParams,
@@ -33,7 +34,7 @@ pub enum Event {
         /// The id `send` or `send_request` returned.
         id: RequestId,
         /// The raw `result` member, or why there is none.
-        result: Result<Box<RawValue>, RequestError>,
+        result: Result<RawResult, RequestError>,
     },
     /// The server reported progress on a pending request.
     Progress {

@@ -6,6 +6,7 @@
 use std::borrow::Cow;
 use std::fmt;
 
+use serde::de::{self, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::value::RawValue;
 
@@ -194,11 +195,11 @@ pub(crate) enum Message<'a> {
 
 #[derive(Deserialize)]
 struct Envelope<'a> {
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "borrowed")]
     jsonrpc: Option<Cow<'a, str>>,
     #[serde(borrow, default, deserialize_with = "present")]
     id: Option<&'a RawValue>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "borrowed")]
     method: Option<Cow<'a, str>>,
     #[serde(borrow, default, deserialize_with = "present")]
     params: Option<&'a RawValue>,
@@ -213,28 +214,74 @@ fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::
     <&RawValue>::deserialize(d).map(Some)
 }
 
+/// An optional string borrowed from the input unless it has escapes (`null` is `None`). Serde's
+/// own `Option<Cow<str>>` always allocates: `borrow` only reaches a `Cow` that is not inside an
+/// `Option`, and this runs for every message.
+fn borrowed<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Cow<'de, str>>, D::Error> {
+    struct Text;
+    impl<'de> Visitor<'de> for Text {
+        type Value = Option<Cow<'de, str>>;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a string")
+        }
+
+        fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+
+        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+
+        fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+            d.deserialize_str(self)
+        }
+
+        fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+            Ok(Some(Cow::Borrowed(v)))
+        }
+
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+            Ok(Some(Cow::Owned(v.to_owned())))
+        }
+
+        fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+            Ok(Some(Cow::Owned(v)))
+        }
+    }
+    d.deserialize_option(Text)
+}
+
 /// Decodes one message or a batch, calling `on_message` for each element.
 ///
 /// A batch element that is invalid is reported on its own; the others still count.
+///
+/// JSON text is UTF-8 (RFC 8259): the whole message is checked once, up front, which lets the
+/// parser take it as `str` and skip checking each string and raw member again.
 pub(crate) fn decode<'a>(bytes: &'a [u8], on_message: &mut dyn FnMut(Result<Message<'a>, InvalidMessage>)) {
-    let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
-    if first == Some(&b'[') {
-        match serde_json::from_slice::<Vec<&'a RawValue>>(bytes) {
+    let text = match std::str::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(e) => return on_message(Err(InvalidMessage::Json(format!("not UTF-8: {e}")))),
+    };
+    let first = text.bytes().find(|b| !b.is_ascii_whitespace());
+    if first == Some(b'[') {
+        match serde_json::from_str::<Vec<&'a RawValue>>(text) {
             Ok(items) if items.is_empty() => on_message(Err(InvalidMessage::Envelope("empty batch"))),
             Ok(items) => {
                 for item in items {
-                    on_message(decode_one(item.get().as_bytes()));
+                    on_message(decode_one(item.get()));
                 }
             }
             Err(e) => on_message(Err(InvalidMessage::Json(e.to_string()))),
         }
     } else {
-        on_message(decode_one(bytes));
+        on_message(decode_one(text));
     }
 }
 
-fn decode_one(bytes: &[u8]) -> Result<Message<'_>, InvalidMessage> {
-    let env: Envelope<'_> = serde_json::from_slice(bytes).map_err(|e| {
+fn decode_one(text: &str) -> Result<Message<'_>, InvalidMessage> {
+    let env: Envelope<'_> = serde_json::from_str(text).map_err(|e| {
         if e.is_data() {
             InvalidMessage::Envelope("not an object with the JSON-RPC members")
         } else {
@@ -653,6 +700,36 @@ mod tests {
         assert_eq!(id(r#"xx","id":}"#), None);
         assert_eq!(id("5}"), None);
         assert_eq!(id(""), None);
+    }
+
+    #[test]
+    fn the_version_and_method_are_read_with_or_without_escapes() {
+        match one(r#"{"jsonrpc":"2\u002e0","id":1,"method":"tools\/list"}"#).unwrap() {
+            Message::Request { method, .. } => assert_eq!(method, "tools/list"),
+            other => panic!("{other:?}"),
+        }
+        // A `null` method is no method, as an absent one.
+        assert!(matches!(
+            one(r#"{"jsonrpc":"2.0","id":1,"method":null,"result":{}}"#),
+            Ok(Message::Response { .. })
+        ));
+        for bad in [
+            r#"{"jsonrpc":2.0,"id":1,"result":{}}"#,
+            r#"{"jsonrpc":null,"id":1,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":7}"#,
+            r#"{"jsonrpc":["2.0"],"id":1,"result":{}}"#,
+        ] {
+            assert!(matches!(one(bad), Err(InvalidMessage::Envelope(_))), "{bad}");
+        }
+        // JSON text is UTF-8: anywhere in the message, even in a member nobody reads.
+        for bad in [
+            &b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":\"\xff\"}"[..],
+            b"{\"x\":\"\xc3\",\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}",
+        ] {
+            let mut got = Vec::new();
+            decode(bad, &mut |m| got.push(m));
+            assert!(matches!(got[..], [Err(InvalidMessage::Json(_))]), "{got:?}");
+        }
     }
 
     #[test]

@@ -140,6 +140,7 @@ pub mod framing;
 pub mod http;
 mod ids;
 pub mod jsonrpc;
+mod raw_result;
 pub mod schema;
 mod transmit;
 mod transport;
@@ -157,6 +158,7 @@ pub use event::{
 };
 pub use ids::{ProgressToken, RequestId};
 pub use jsonrpc::{ErrorObject, InvalidMessage, McpError};
+pub use raw_result::RawResult;
 pub use transmit::{OutgoingRequest, Transmit, TransmitKind};
 pub use transport::{Commands, TransportEvent};
 pub use transport_error::{RedirectRefusal, TransportError};

@@ -133,7 +133,7 @@ impl Pipe {
     }
 }
 
-fn response(events: &[Event]) -> (&RequestId, &Result<Box<serde_json::value::RawValue>, RequestError>) {
+fn response(events: &[Event]) -> (&RequestId, &Result<mcp_sansio::RawResult, RequestError>) {
     match events {
         [Event::Response { id, result }] => (id, result),
         other => panic!("expected one response, got {other:?}"),

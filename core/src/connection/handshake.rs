@@ -169,7 +169,7 @@ impl ClientConnection {
         let id = self.pending.settled();
         self.stats.requests_tracked += 1;
         let pending = Pending::new(PendingKind::User, now, None);
-        self.finish(id, pending, Ok(empty_object().to_owned()));
+        self.finish(id, pending, Ok(empty_object().get()));
         Ok(RequestId::Number(id.0))
     }
 

@@ -152,7 +152,7 @@ impl ClientConnection {
             PendingKind::User | PendingKind::Transport => {
                 // A 2026-07-28 request may go on: more input wanted, another version to use.
                 let Some(pending) = self.before_answer(now, id, pending, &result) else { return };
-                let result = result.map(RawValue::to_owned).map_err(RequestError::Server);
+                let result = result.map(RawValue::get).map_err(RequestError::Server);
                 self.finish(id, pending, result);
             }
             PendingKind::KeepAlive => self.keep_alive_ping = None,

@@ -27,6 +27,7 @@ use crate::error::UsageError;
 use crate::event::{CloseReason, Event, RequestError};
 use crate::framing::{self, Frame, LineFramer};
 use crate::jsonrpc::{self, ErrorObject};
+use crate::raw_result::ResultBatch;
 use crate::schema::{self, CancelledNotificationParams, InitializeResult, Request, ServerCapabilities};
 use crate::transmit::{Route, Transmit, TransmitKind};
 use crate::transport::{Commands, TransportEvent};
@@ -162,6 +163,8 @@ pub struct ClientConnection {
     /// 2026-07-28: the `subscriptions/listen` stream.
     listen: Listen,
     scratch: Vec<u8>,
+    /// The small results not handed out yet, which share one buffer once they are.
+    results: ResultBatch,
     stats: Stats,
     /// The handshake completed at some point (the connection may have closed since).
     handshake_completed: bool,
@@ -206,6 +209,7 @@ impl ClientConnection {
             inputs: BTreeMap::new(),
             listen: Listen::default(),
             scratch: Vec::new(),
+            results: ResultBatch::default(),
             stats: Stats::default(),
             handshake_completed: false,
             config,
@@ -355,6 +359,7 @@ impl ClientConnection {
             return;
         }
         self.stats.bytes_received += bytes.len() as u64;
+        self.results.reading(bytes.len());
         let mut framer = std::mem::replace(&mut self.framer, LineFramer::new(0));
         framer.feed(bytes, &mut |frame| self.on_frame(now, frame));
         self.framer = framer;
@@ -758,6 +763,7 @@ impl ClientConnection {
     /// The next event to deliver, in order.
     #[must_use]
     pub fn poll_event(&mut self) -> Option<Event> {
+        self.results.seal(&mut self.events);
         self.events.pop_front()
     }
 
@@ -833,7 +839,7 @@ impl ClientConnection {
     }
 
     /// Reports the outcome of request `id` (already out of the table) and counts it.
-    fn finish(&mut self, id: CallId, pending: Pending, result: Result<Box<RawValue>, RequestError>) {
+    fn finish(&mut self, id: CallId, pending: Pending, result: Result<&str, RequestError>) {
         self.forget_inputs(id);
         if !pending.kind.answers_caller() {
             return;
@@ -849,6 +855,7 @@ impl ClientConnection {
             };
             *counter += 1;
         }
+        let result = result.map(|json| self.results.add(json));
         self.events.push_back(Event::Response { id: RequestId::Number(id.0), result });
     }
 

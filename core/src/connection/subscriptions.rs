@@ -198,7 +198,7 @@ impl ClientConnection {
                     refused |= self.listen.resources.remove(&waiting.uri);
                     Err(RequestError::SubscriptionRefused { uri: waiting.uri })
                 }
-                Ok(_) => Ok(empty_object().to_owned()),
+                Ok(_) => Ok(empty_object().get()),
             };
             self.finish(waiting.id, pending, result);
         }

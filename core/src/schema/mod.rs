@@ -27,6 +27,7 @@ mod prompts;
 mod resources;
 mod roots;
 mod sampling;
+mod tagged;
 mod tasks;
 mod tool_result;
 mod tools;

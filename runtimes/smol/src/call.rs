@@ -7,9 +7,9 @@ use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
+use mcp_sansio::RawResult;
 use mcp_sansio::schema::{JsonObject, ProgressNotificationParams};
 use mcp_sansio::{RequestError, RequestId, RequestOptions};
-use serde_json::value::RawValue;
 
 use crate::Error;
 use crate::shared::{ProgressFn, Shared, State};
@@ -134,7 +134,7 @@ impl ResponseFuture {
 }
 
 /// A short name for how a request ended, for its span.
-fn outcome(result: &Result<Box<RawValue>, Error>) -> &'static str {
+fn outcome(result: &Result<RawResult, Error>) -> &'static str {
     match result {
         Ok(_) => "ok",
         Err(Error::Request(RequestError::Server(_))) => "server_error",
@@ -147,7 +147,7 @@ fn outcome(result: &Result<Box<RawValue>, Error>) -> &'static str {
 }
 
 impl Future for ResponseFuture {
-    type Output = Result<Box<RawValue>, Error>;
+    type Output = Result<RawResult, Error>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         // Only `Decode` and the crate's own wrappers poll it, never again after it resolved.

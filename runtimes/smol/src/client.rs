@@ -515,7 +515,7 @@ impl Client {
         let params = params.map(|p| p.get().as_bytes());
         let started =
             self.start(method, options, |conn, now, options| conn.send_request(now, method, params, options));
-        async move { started?.await }
+        async move { started?.await.map(|raw| raw.to_raw_value()) }
     }
 
     /// Sends a notification to the server (e.g. `notifications/roots/list_changed`).

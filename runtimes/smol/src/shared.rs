@@ -12,13 +12,13 @@ use std::task::Waker;
 
 use std::time::Instant;
 
+use mcp_sansio::RawResult;
 use mcp_sansio::http::{HttpAction, HttpSession, StreamId};
 use mcp_sansio::schema::{Implementation, ProgressNotificationParams, ServerCapabilities};
 use mcp_sansio::{
     ClientConnection, Commands, ErrorObject, ProtocolVersion, RequestError, RequestId, Transmit, UsageError,
 };
 use serde::Serialize;
-use serde_json::value::RawValue;
 
 use crate::cache::ListCache;
 use crate::clock::Clock;
@@ -65,7 +65,7 @@ pub(crate) struct Slot {
     pub(crate) waker: Option<Waker>,
     /// The outcome, once it arrived. The error is boxed to keep every pending call's slot
     /// small (an unboxed `RequestError` would make each slot 56 bytes larger).
-    pub(crate) result: Option<Result<Box<RawValue>, Box<RequestError>>>,
+    pub(crate) result: Option<Result<RawResult, Box<RequestError>>>,
     pub(crate) on_progress: Option<ProgressFn>,
 }
 

@@ -16,6 +16,7 @@ use serde_json::value::RawValue;
 
 use super::{HttpSession, Outgoing, header_value};
 use crate::event::{Event, RequestError};
+use crate::raw_result::RawResult;
 use std::time::Instant;
 
 /// One annotated argument: the header's name (after `Mcp-Param-`) and where the argument sits in
@@ -38,7 +39,7 @@ pub(crate) struct ToolHeaders {
 impl ToolHeaders {
     /// Learns from one `tools/list` result and returns it without the tools whose annotations
     /// are invalid (`None`: nothing to remove, the result stands as it is).
-    pub(crate) fn learn(&mut self, result: &RawValue) -> Option<Box<RawValue>> {
+    pub(crate) fn learn(&mut self, result: &str) -> Option<Box<RawValue>> {
         #[derive(Deserialize)]
         struct Page<'a> {
             #[serde(borrow)]
@@ -50,7 +51,7 @@ impl ToolHeaders {
             #[serde(rename = "inputSchema", default)]
             input_schema: Value,
         }
-        let page: Page<'_> = serde_json::from_str(result.get()).ok()?;
+        let page: Page<'_> = serde_json::from_str(result).ok()?;
         let total = page.tools.len();
         let mut kept = Vec::with_capacity(total);
         for raw in page.tools {
@@ -80,7 +81,7 @@ impl ToolHeaders {
             return None;
         }
         // Only a list that lost tools is rebuilt.
-        let Ok(Value::Object(mut object)) = serde_json::from_str::<Value>(result.get()) else { return None };
+        let Ok(Value::Object(mut object)) = serde_json::from_str::<Value>(result) else { return None };
         let tools = kept.into_iter().filter_map(|raw| serde_json::from_str(raw.get()).ok()).collect();
         object.insert("tools".to_owned(), Value::Array(tools));
         serde_json::value::to_raw_value(&object).ok()
@@ -237,7 +238,7 @@ impl HttpSession {
             Ok(raw) if self.tool_lists.remove(&id) => {
                 // Tools whose `Mcp-Param-*` annotations are invalid are left out (refused
                 // locally if called).
-                Ok(self.tool_headers.learn(&raw).unwrap_or(raw))
+                Ok(self.tool_headers.learn(raw.get()).map_or(raw, |kept| RawResult::from(&*kept)))
             }
             other => {
                 self.tool_lists.remove(&id);
@@ -270,7 +271,7 @@ impl HttpSession {
         &mut self,
         now: Instant,
         refresh: Refresh,
-        result: Result<Box<RawValue>, RequestError>,
+        result: Result<RawResult, RequestError>,
     ) {
         #[derive(Deserialize)]
         struct Page {
@@ -285,7 +286,7 @@ impl HttpSession {
             // Not a list: the refusal stands.
             return self.refuse(now, refresh.call, 400, &refresh.refusal);
         };
-        let _ = self.tool_headers.learn(&result);
+        let _ = self.tool_headers.learn(result.get());
         match serde_json::from_str::<Page>(result.get()).ok().and_then(|p| p.next_cursor) {
             Some(cursor) => self.refresh_tools(now, refresh, Some(&cursor)),
             None => {
@@ -388,7 +389,7 @@ mod tests {
             {"name": "plain", "inputSchema": {"type": "object"}},
         ], "nextCursor": "c2", "ttlMs": 0});
         let mut headers = ToolHeaders::default();
-        let filtered: Value = serde_json::from_str(headers.learn(&raw(result)).unwrap().get()).unwrap();
+        let filtered: Value = serde_json::from_str(headers.learn(raw(result).get()).unwrap().get()).unwrap();
         let names: Vec<_> = filtered["tools"].as_array().unwrap().iter().map(|t| t["name"].clone()).collect();
         assert_eq!(names, [json!("good"), json!("plain")]);
         assert_eq!(filtered["nextCursor"], "c2");
@@ -416,7 +417,7 @@ mod tests {
 
         // A later list without problems keeps the result as it is, and forgives the tool.
         let fixed = json!({"tools": [{"name": "bad", "inputSchema": {"type": "object"}}]});
-        assert!(headers.learn(&raw(fixed)).is_none());
+        assert!(headers.learn(raw(fixed).get()).is_none());
         assert_eq!(headers.rejection("bad"), None);
     }
 }

@@ -25,7 +25,7 @@ pub(super) struct Batch {
     progress: Vec<(ProgressFn, ProgressNotificationParams)>,
     notifications: Vec<ServerNotification>,
     violations: Vec<ProtocolViolation>,
-    responses: Vec<(RequestId, Result<Box<RawValue>, RequestError>)>,
+    responses: Vec<(RequestId, Result<mcp_sansio::RawResult, RequestError>)>,
     requests: Vec<(RequestId, ServerRequest)>,
 }
 

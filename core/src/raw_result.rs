@@ -1,0 +1,233 @@
+//! [`RawResult`]: the raw `result` of a response, as [`Event::Response`] hands it over, and the
+//! batch that lets the small results of one input share one allocation.
+
+// The results of a batch share one immutable buffer, which the application holds and drops; the
+// engine keeps no reference to it. That is the one `Arc` of the engine, and no state is shared.
+#![allow(clippy::disallowed_types)]
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::sync::Arc;
+
+use serde_json::value::RawValue;
+
+use crate::Event;
+
+/// A result up to this size waits in the batch; a larger one gets a buffer of its own at once
+/// (copying it twice would cost more than the allocation it saves).
+const BATCHED_MAX: usize = 1024;
+
+/// Past this capacity the batch's text is let go after sealing, rather than kept for the next one.
+const KEPT_CAPACITY: usize = 16 * 1024;
+
+/// The raw JSON `result` member of a response, exactly as the server sent it: one JSON value,
+/// in UTF-8. Read it as text with [`get`](Self::get), as with a [`RawValue`], and decode it with
+/// `serde_json::from_str`:
+///
+/// ```
+/// # use std::time::Instant;
+/// # use mcp_sansio::schema::{CallToolResult, Implementation};
+/// # use mcp_sansio::{ClientConfig, ClientConnection, Event, ProtocolVersion, RequestOptions};
+/// # let now = Instant::now();
+/// # let config = ClientConfig::new(Implementation::new("x", "1")).with_versions(&[ProtocolVersion::V2025_11_25]);
+/// # let mut conn = ClientConnection::new(config, now);
+/// # while conn.poll_transmit().is_some() {}
+/// # conn.feed(now, br#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"1"}}}
+/// # "#);
+/// # while conn.poll_event().is_some() {}
+/// let id = conn.send_request(now, "tools/call", Some(br#"{"name":"echo"}"#), RequestOptions::default())?;
+/// conn.feed(now, b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"hi\"}]}}\n");
+/// let Some(Event::Response { id: answered, result: Ok(raw) }) = conn.poll_event() else { panic!() };
+/// assert_eq!(answered, id);
+/// assert_eq!(raw.get(), r#"{"content":[{"type":"text","text":"hi"}]}"#);
+/// let result: CallToolResult = serde_json::from_str(raw.get())?;
+/// assert_eq!(result.content[0].as_text(), Some("hi"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// The small results that one input brings (all the responses in one read, say) share one
+/// buffer, allocated when the first of them is handed out: a result is a counted reference into
+/// it, so cloning one costs no allocation. Holding a result keeps that buffer alive (the other
+/// small results of its batch, never more); [`to_raw_value`](Self::to_raw_value) copies it out
+/// on its own. A result over 1 KiB always has a buffer of its own.
+#[derive(Clone)]
+pub struct RawResult {
+    /// The buffer the result is in. `None` only inside the engine: from the response's arrival
+    /// until the batch it waits in is sealed, before `poll_event` hands it out.
+    buf: Option<Arc<str>>,
+    /// Where in `buf` the result is; `0..0` for the whole of a buffer of its own. (`u32`s keep a
+    /// result as small as the `Box<RawValue>` it replaces plus one word.)
+    start: u32,
+    end: u32,
+}
+
+impl RawResult {
+    /// A result with a buffer of its own.
+    pub(crate) fn new(json: &str) -> Self {
+        RawResult { buf: Some(Arc::from(json)), start: 0, end: 0 }
+    }
+
+    /// The JSON text of the result.
+    pub fn get(&self) -> &str {
+        let text = self.buf.as_deref().and_then(|buf| match (self.start, self.end) {
+            (0, 0) => Some(buf),
+            (start, end) => buf.get(start as usize..end as usize),
+        });
+        debug_assert!(text.is_some(), "a result was handed out before its batch was sealed");
+        text.unwrap_or_default()
+    }
+
+    /// The result as a [`RawValue`] of its own (a copy).
+    pub fn to_raw_value(&self) -> Box<RawValue> {
+        // The text came from a `RawValue`, so it is one; `null` is never reached.
+        RawValue::from_string(self.get().to_owned()).unwrap_or_else(|_| RawValue::NULL.to_owned())
+    }
+}
+
+impl From<&RawValue> for RawResult {
+    fn from(raw: &RawValue) -> Self {
+        RawResult::new(raw.get())
+    }
+}
+
+impl PartialEq for RawResult {
+    fn eq(&self, other: &Self) -> bool {
+        self.get() == other.get()
+    }
+}
+
+impl Eq for RawResult {}
+
+impl fmt::Debug for RawResult {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("RawResult").field(&format_args!("{}", self.get())).finish()
+    }
+}
+
+impl fmt::Display for RawResult {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.get())
+    }
+}
+
+/// The small results that arrived since the last [`poll_event`](crate::ClientConnection::poll_event),
+/// gathered in one text, which becomes the shared buffer of all of them when the first is
+/// handed out: one allocation per batch instead of one per response.
+#[derive(Debug, Default)]
+pub(crate) struct ResultBatch {
+    text: String,
+    /// Results of this batch in events not handed out yet.
+    waiting: usize,
+    /// How many bytes the input being read holds: a bound on what its results need.
+    input: usize,
+}
+
+impl ResultBatch {
+    /// An input of `len` bytes is being read: the results it brings need no more (so the text
+    /// grows once, when the first of them comes, rather than step by step).
+    pub(crate) fn reading(&mut self, len: usize) {
+        self.input = len;
+    }
+
+    /// The result `json` of a response whose event is about to be queued.
+    pub(crate) fn add(&mut self, json: &str) -> RawResult {
+        let start = u32::try_from(self.text.len()).ok();
+        let end = u32::try_from(self.text.len() + json.len()).ok();
+        let (Some(start), Some(end)) = (start, end) else { return RawResult::new(json) };
+        if json.is_empty() || json.len() > BATCHED_MAX {
+            return RawResult::new(json);
+        }
+        if self.text.is_empty() {
+            self.text.reserve(self.input.min(KEPT_CAPACITY).max(json.len()));
+        }
+        self.text.push_str(json);
+        self.waiting += 1;
+        RawResult { buf: None, start, end }
+    }
+
+    /// Gives the waiting results their buffer, before any of them is handed out. They are in the
+    /// events queued since the last seal, the latest of `events`: only those are looked at.
+    pub(crate) fn seal(&mut self, events: &mut VecDeque<Event>) {
+        if self.waiting == 0 {
+            return;
+        }
+        let buf: Arc<str> = Arc::from(self.text.as_str());
+        for event in events.iter_mut().rev() {
+            let Event::Response { result: Ok(raw), .. } = event else { continue };
+            if raw.buf.is_none() {
+                raw.buf = Some(Arc::clone(&buf));
+                self.waiting -= 1;
+                if self.waiting == 0 {
+                    break;
+                }
+            }
+        }
+        self.waiting = 0;
+        if self.text.capacity() > KEPT_CAPACITY {
+            self.text = String::new();
+        } else {
+            self.text.clear();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::RequestId;
+
+    fn response(id: i64, result: RawResult) -> Event {
+        Event::Response { id: RequestId::Number(id), result: Ok(result) }
+    }
+
+    fn text(event: &Event) -> &str {
+        match event {
+            Event::Response { result: Ok(raw), .. } => raw.get(),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_batch_shares_one_buffer_and_leaves_earlier_results_alone() {
+        let mut batch = ResultBatch::default();
+        let mut events = VecDeque::new();
+        events.push_back(response(1, RawResult::new("{\"a\":1}")));
+        batch.seal(&mut events);
+        events.push_back(response(2, batch.add("{}")));
+        events.push_back(Event::Closed(crate::CloseReason::Local));
+        events.push_back(response(3, batch.add("[1,2]")));
+        let large = format!("\"{}\"", "x".repeat(BATCHED_MAX));
+        events.push_back(response(4, batch.add(&large)));
+        batch.seal(&mut events);
+        assert_eq!(text(&events[0]), "{\"a\":1}");
+        assert_eq!(text(&events[1]), "{}");
+        assert_eq!(text(&events[3]), "[1,2]");
+        assert_eq!(text(&events[4]), large);
+        let shared = |events: &VecDeque<Event>, i: usize| match &events[i] {
+            Event::Response { result: Ok(raw), .. } => raw.buf.clone().unwrap(),
+            _ => unreachable!(),
+        };
+        assert!(Arc::ptr_eq(&shared(&events, 1), &shared(&events, 3)), "one buffer for the batch");
+        assert!(!Arc::ptr_eq(&shared(&events, 1), &shared(&events, 4)), "a large result has its own");
+        assert_eq!(&*shared(&events, 1), "{}[1,2]", "the batch holds its results and nothing else");
+        // The next batch starts empty.
+        events.push_back(response(5, batch.add("true")));
+        batch.seal(&mut events);
+        assert_eq!(text(&events[5]), "true");
+        assert_eq!(&*shared(&events, 5), "true");
+    }
+
+    #[test]
+    fn a_result_reads_and_converts_as_a_raw_value() {
+        let raw = RawResult::new(r#"{"x": [1, "two"]}"#);
+        assert_eq!(raw.get(), r#"{"x": [1, "two"]}"#);
+        assert_eq!(raw.to_raw_value().get(), raw.get());
+        assert_eq!(raw.to_string(), raw.get());
+        assert_eq!(format!("{raw:?}"), r#"RawResult({"x": [1, "two"]})"#);
+        assert_eq!(raw.clone(), raw);
+        let from: RawResult = serde_json::from_str::<&RawValue>("7").unwrap().into();
+        assert_eq!(from.get(), "7");
+        // One word more than the `Box<RawValue>` it replaces.
+        assert_eq!(std::mem::size_of::<RawResult>(), 24);
+    }
+}
