@@ -206,7 +206,7 @@ impl ResponseFuture {
 }
 
 /// How a call ended: its raw result, or why it has none.
-type CallOutcome = Result<Box<RawValue>, Error>;
+type CallOutcome = Result<RawResult, Error>;
 
 /// The waker of a call still waiting for its response, if any: the one to hand the
 /// connection's route to when the call driving it ends.
