@@ -10,6 +10,7 @@ use std::task::Waker;
 
 use std::time::Instant;
 
+#[cfg(feature = "http")]
 use mcp_sansio::http::{HttpAction, HttpSession, StreamId};
 use mcp_sansio::schema::{Implementation, ProgressNotificationParams, ServerCapabilities};
 use mcp_sansio::{
@@ -67,6 +68,7 @@ pub(crate) struct Slot {
 #[allow(clippy::large_enum_variant)]
 pub(crate) enum Engine {
     Stream(ClientConnection),
+    #[cfg(feature = "http")]
     Http(HttpSession),
 }
 
@@ -74,6 +76,7 @@ impl Engine {
     pub(crate) fn conn(&self) -> &ClientConnection {
         match self {
             Engine::Stream(conn) => conn,
+            #[cfg(feature = "http")]
             Engine::Http(session) => session.connection(),
         }
     }
@@ -82,6 +85,7 @@ impl Engine {
     pub(crate) fn commands(&mut self) -> Commands<'_> {
         match self {
             Engine::Stream(conn) => conn.commands(),
+            #[cfg(feature = "http")]
             Engine::Http(session) => session.commands(),
         }
     }
@@ -90,6 +94,7 @@ impl Engine {
     pub(crate) fn poll_event(&mut self) -> Option<mcp_sansio::Event> {
         match self {
             Engine::Stream(conn) => conn.poll_event(),
+            #[cfg(feature = "http")]
             Engine::Http(session) => session.poll_event(),
         }
     }
@@ -99,6 +104,7 @@ impl Engine {
     pub(crate) fn stream_mut(&mut self) -> Option<&mut ClientConnection> {
         match self {
             Engine::Stream(conn) => Some(conn),
+            #[cfg(feature = "http")]
             Engine::Http(_) => None,
         }
     }
@@ -106,6 +112,7 @@ impl Engine {
     pub(crate) fn poll_timeout(&self) -> Option<Instant> {
         match self {
             Engine::Stream(conn) => conn.poll_timeout(),
+            #[cfg(feature = "http")]
             Engine::Http(session) => session.poll_timeout(),
         }
     }
@@ -113,6 +120,7 @@ impl Engine {
     pub(crate) fn handle_timeout(&mut self, now: Instant) {
         match self {
             Engine::Stream(conn) => conn.handle_timeout(now),
+            #[cfg(feature = "http")]
             Engine::Http(session) => session.handle_timeout(now),
         }
     }
@@ -130,6 +138,7 @@ impl Engine {
     pub(crate) fn is_finished(&self) -> bool {
         match self {
             Engine::Stream(conn) => conn.is_closed(),
+            #[cfg(feature = "http")]
             Engine::Http(session) => session.is_finished(),
         }
     }
@@ -168,6 +177,7 @@ impl Engine {
     }
 
     /// HTTP: the next request to start or exchange to abort.
+    #[cfg(feature = "http")]
     pub(crate) fn poll_action(&mut self, now: Instant) -> Option<HttpAction> {
         match self {
             Engine::Http(session) => session.poll_action(now),
@@ -176,6 +186,7 @@ impl Engine {
     }
 
     /// HTTP: the head of exchange `stream` arrived.
+    #[cfg(feature = "http")]
     pub(crate) fn handle_response_head<'h>(
         &mut self,
         now: Instant,
@@ -189,6 +200,7 @@ impl Engine {
     }
 
     /// HTTP: a chunk of the body of exchange `stream`.
+    #[cfg(feature = "http")]
     pub(crate) fn handle_response_body(&mut self, now: Instant, stream: StreamId, chunk: &[u8]) {
         if let Engine::Http(session) = self {
             session.handle_response_body(now, stream, chunk);
@@ -196,6 +208,7 @@ impl Engine {
     }
 
     /// HTTP: the body of exchange `stream` ended.
+    #[cfg(feature = "http")]
     pub(crate) fn handle_response_end(&mut self, now: Instant, stream: StreamId) {
         if let Engine::Http(session) = self {
             session.handle_response_end(now, stream);
@@ -203,6 +216,7 @@ impl Engine {
     }
 
     /// HTTP: exchange `stream` failed.
+    #[cfg(feature = "http")]
     pub(crate) fn handle_response_error(
         &mut self,
         now: Instant,
