@@ -71,9 +71,13 @@ const DECODE: [u8; 256] = {
     table
 };
 
+// The encoders serve HTTP and OAuth only.
+#[cfg(feature = "http")]
 const STANDARD: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+#[cfg(feature = "http")]
 const URL_SAFE: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 
+#[cfg(feature = "http")]
 fn encode_with(bytes: &[u8], alphabet: &[u8; 64], pad: bool) -> String {
     let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
     for chunk in bytes.chunks(3) {
@@ -90,11 +94,13 @@ fn encode_with(bytes: &[u8], alphabet: &[u8; 64], pad: bool) -> String {
 }
 
 /// Standard base64 with padding (RFC 4648 §4).
+#[cfg(feature = "http")]
 pub(crate) fn encode(bytes: &[u8]) -> String {
     encode_with(bytes, STANDARD, true)
 }
 
 /// base64url without padding (RFC 4648 §5, as PKCE and JWTs use it).
+#[cfg(feature = "http")]
 pub(crate) fn encode_url(bytes: &[u8]) -> String {
     encode_with(bytes, URL_SAFE, false)
 }
@@ -240,6 +246,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "http")]
     fn encodes_url_safe_without_padding() {
         assert_eq!(encode_url(b""), "");
         assert_eq!(encode_url(b"f"), "Zg");

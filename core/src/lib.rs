@@ -127,8 +127,13 @@
 //! - Requests never wait forever: every one has a deadline, and all fail on EOF or close.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
+// Some docs link to the HTTP session and OAuth, which only the `http` feature builds.
+#![cfg_attr(not(feature = "http"), allow(rustdoc::broken_intra_doc_links))]
 #![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
+// Without `http`, only `AuthError` (which `RequestError::Unauthorized` carries).
+#[cfg_attr(not(feature = "http"), path = "auth/error_only.rs")]
 pub mod auth;
 mod base64;
 mod capability;
@@ -137,6 +142,7 @@ mod connection;
 mod error;
 mod event;
 pub mod framing;
+#[cfg(feature = "http")]
 pub mod http;
 mod ids;
 pub mod jsonrpc;

@@ -215,6 +215,7 @@ fn json_body_words(excerpt: &str) -> String {
 
 /// Cuts a server-given string (a `Location`, say) to at most 512 bytes, on a character
 /// boundary, for an error message.
+#[cfg(feature = "http")]
 pub(crate) fn bounded(text: &str) -> String {
     const MAX: usize = 512;
     if text.len() <= MAX {

@@ -6,7 +6,9 @@ use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use futures_lite::{AsyncRead, AsyncWrite};
+#[cfg(feature = "http")]
 use mcp_sansio::auth::Authorizer;
+#[cfg(feature = "http")]
 use mcp_sansio::http::{HttpConfig, HttpSession};
 use mcp_sansio::schema::{
     CallTool, CallToolRequestParams, CallToolResult, Discover, DiscoverResult, EmptyParams, Implementation,
@@ -22,14 +24,17 @@ use serde::Serialize;
 use crate::Error;
 use crate::api::{ClientApi, paginate};
 use crate::arguments::{CallToolArguments, ToolCallParams};
+#[cfg(feature = "http")]
 use crate::auth::{OAuth, OsRandom, unix_now};
 use crate::cache::{CacheInfo, CacheablePage, ListCache, ListCacheConfig, fold_hints};
 use crate::call::{CallOptions, Decode, ResponseFuture};
 use crate::clock::{AsyncIoClock, Clock, sleep_until};
 use crate::driver::Driver;
+#[cfg(feature = "http")]
 use crate::driver::authorize::AuthIo;
 use crate::era::{EraCache, EraMemo};
 use crate::handler::{ClientHandler, DefaultHandler};
+#[cfg(feature = "http")]
 use crate::http::HttpTransport;
 use crate::notifications::{
     Broadcast, DEFAULT_CAPACITY, FnHandler, ListKind, NotificationHandler, Notifications,
@@ -64,6 +69,7 @@ pub struct ClientBuilder {
     notification_capacity: usize,
     list_cache: ListCacheConfig,
     clock: Arc<dyn Clock>,
+    #[cfg(feature = "http")]
     oauth: Option<OAuth>,
     #[cfg(feature = "output-schema")]
     validate_output: bool,
@@ -86,6 +92,7 @@ impl ClientBuilder {
             notification_capacity: DEFAULT_CAPACITY,
             list_cache: ListCacheConfig::default(),
             clock: Arc::new(AsyncIoClock),
+            #[cfg(feature = "http")]
             oauth: None,
             #[cfg(feature = "output-schema")]
             validate_output: false,
@@ -210,6 +217,7 @@ impl ClientBuilder {
     /// [`AuthorizationHandler`](crate::AuthorizationHandler), tokens and their refresh, all
     /// handled by the connection; requests that hit a 401 wait for the token and are sent again
     /// once. Over stdio it has no effect. See [`OAuth`].
+    #[cfg(feature = "http")]
     pub fn oauth(mut self, oauth: OAuth) -> Self {
         self.oauth = Some(oauth);
         self
@@ -282,6 +290,7 @@ impl ClientBuilder {
     /// logged), timeouts, the reconnection policy and how many redirects a request follows
     /// ([`HttpConfig::max_redirects`]: `307` and `308`, never with your headers to another
     /// origin) are in `http`.
+    #[cfg(feature = "http")]
     pub fn connect_http(mut self, http: HttpConfig, transport: impl HttpTransport) -> (Client, Driver) {
         // For the connection's span: the origin without any `user:password@`.
         let origin = http.origin().map_or_else(
@@ -333,6 +342,7 @@ impl ClientBuilder {
     /// client.close().await;
     /// # Ok::<(), mcp_smol::Error>(()) });
     /// ```
+    #[cfg(feature = "http")]
     pub async fn spawn_http(self, http: HttpConfig, transport: impl HttpTransport) -> Result<Client, Error> {
         let (client, driver) = self.connect_http(http, transport);
         smol::spawn(driver).detach();

@@ -20,7 +20,7 @@
 //!   processes ([`ServerCommand`]: environment allow-list, stderr always drained, own process
 //!   group, and a shutdown that closes stdin, then sends SIGTERM, then SIGKILL to the group, so
 //!   no orphan or zombie is left behind, even when the [`Client`] is dropped without `close`),
-//!   and HTTP through an [`HttpTransport`] (`mcp-hyper`, `mcp-surf`).
+//!   and HTTP through an [`HttpTransport`] (`mcp-hyper`, `mcp-surf`; the `http` feature).
 //! - Server requests (roots, sampling, elicitation) go to a [`ClientHandler`] with polite
 //!   defaults. Server notifications go to [`NotificationHandler`]s and closures
 //!   ([`ClientBuilder::on_notification`]) and to any number of [`Notifications`] subscriptions,
@@ -40,6 +40,22 @@
 //!   never a header value or a tool argument above `trace`. Errors say whether trying again may
 //!   help ([`Error::is_retriable`]), whether the connection is over ([`Error::is_closed`]), and
 //!   keep the server's JSON-RPC code ([`Error::code`]).
+//!
+//! # Cargo features
+//!
+//! With none (the default) the crate is the stdio and byte-stream client. A minimal stdio
+//! client's cold release build then compiles 53 crates instead of 113, in two thirds of the CPU
+//! time, for a binary 29 % smaller (`docs/performance.md`, "Build time and size against
+//! rmcp").
+//! - `http`: MCP over HTTP ([`ClientBuilder::connect_http`], [`ClientBuilder::spawn_http`],
+//!   [`HttpTransport`]) and OAuth ([`ClientBuilder::oauth`], [`OAuth`], [`LoopbackRedirect`]),
+//!   with mcp-sansio's `http` feature (url, sha2) and getrandom. `mcp-hyper` and `mcp-surf` turn
+//!   it on, so an HTTP client built on them has it; a transport of your own turns it on itself.
+//! - `jwt` (implies `http`): signed JWTs for OAuth, `private_key_jwt` client authentication and
+//!   DPoP, with p256. Without it those configurations fail with `AuthError::Unsupported` and
+//!   DPoP is never used. On through the default features of `mcp-hyper` and `mcp-surf`.
+//! - `output-schema`: validation of tool results against the tools' `outputSchema`, with the
+//!   jsonschema crate (see above).
 //!
 //! The guide for application developers is `docs/guide.md` in the repository; each crate's
 //! `examples/` has a runnable program per feature.
@@ -64,9 +80,12 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
+// Some docs link to the HTTP client and OAuth, which only the `http` feature builds.
+#![cfg_attr(not(feature = "http"), allow(rustdoc::broken_intra_doc_links))]
 
 mod api;
 mod arguments;
+#[cfg(feature = "http")]
 mod auth;
 mod cache;
 mod call;
@@ -76,7 +95,9 @@ mod driver;
 mod era;
 mod error;
 mod handler;
+#[cfg(feature = "http")]
 pub mod http;
+#[cfg(feature = "http")]
 mod loopback;
 mod notifications;
 #[cfg(feature = "output-schema")]
@@ -87,6 +108,7 @@ mod source_waker;
 mod stdio;
 
 pub use api::ClientApi;
+#[cfg(feature = "http")]
 pub use auth::{AuthFuture, AuthorizationHandler, MemoryTokenStore, OAuth, OsRandom, TokenStore};
 pub use cache::{CacheInfo, ListCacheConfig};
 pub use call::CallOptions;
@@ -96,7 +118,9 @@ pub use driver::Driver;
 pub use era::EraCache;
 pub use error::Error;
 pub use handler::{ClientHandler, DefaultHandler, HandlerFuture};
+#[cfg(feature = "http")]
 pub use http::{HttpResponse, HttpTransport};
+#[cfg(feature = "http")]
 pub use loopback::LoopbackRedirect;
 pub use notifications::{ListKind, NotificationHandler, Notifications, RecvError};
 #[cfg(feature = "output-schema")]
@@ -163,6 +187,7 @@ pub const SUPPORTED_PROTOCOL_VERSIONS: &[mcp_sansio::ProtocolVersion] = mcp_sans
 /// # .unwrap();
 /// ```
 pub mod prelude {
+    #[cfg(feature = "http")]
     pub use crate::mcp_sansio::http::HttpConfig;
     pub use crate::mcp_sansio::schema::{
         CallToolRequestParams, CallToolResult, ContentBlock, Implementation, Tool,

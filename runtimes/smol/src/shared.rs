@@ -13,6 +13,7 @@ use std::task::Waker;
 use std::time::Instant;
 
 use mcp_sansio::RawResult;
+#[cfg(feature = "http")]
 use mcp_sansio::http::{HttpAction, HttpSession, StreamId};
 use mcp_sansio::schema::{Implementation, ProgressNotificationParams, ServerCapabilities};
 use mcp_sansio::{
@@ -74,6 +75,7 @@ pub(crate) struct Slot {
 #[allow(clippy::large_enum_variant)]
 pub(crate) enum Engine {
     Stream(ClientConnection),
+    #[cfg(feature = "http")]
     Http(HttpSession),
 }
 
@@ -81,6 +83,7 @@ impl Engine {
     pub(crate) fn conn(&self) -> &ClientConnection {
         match self {
             Engine::Stream(conn) => conn,
+            #[cfg(feature = "http")]
             Engine::Http(session) => session.connection(),
         }
     }
@@ -89,6 +92,7 @@ impl Engine {
     pub(crate) fn commands(&mut self) -> Commands<'_> {
         match self {
             Engine::Stream(conn) => conn.commands(),
+            #[cfg(feature = "http")]
             Engine::Http(session) => session.commands(),
         }
     }
@@ -97,6 +101,7 @@ impl Engine {
     pub(crate) fn poll_event(&mut self) -> Option<mcp_sansio::Event> {
         match self {
             Engine::Stream(conn) => conn.poll_event(),
+            #[cfg(feature = "http")]
             Engine::Http(session) => session.poll_event(),
         }
     }
@@ -106,6 +111,7 @@ impl Engine {
     pub(crate) fn stream_mut(&mut self) -> Option<&mut ClientConnection> {
         match self {
             Engine::Stream(conn) => Some(conn),
+            #[cfg(feature = "http")]
             Engine::Http(_) => None,
         }
     }
@@ -113,6 +119,7 @@ impl Engine {
     pub(crate) fn poll_timeout(&self) -> Option<Instant> {
         match self {
             Engine::Stream(conn) => conn.poll_timeout(),
+            #[cfg(feature = "http")]
             Engine::Http(session) => session.poll_timeout(),
         }
     }
@@ -120,6 +127,7 @@ impl Engine {
     pub(crate) fn handle_timeout(&mut self, now: Instant) {
         match self {
             Engine::Stream(conn) => conn.handle_timeout(now),
+            #[cfg(feature = "http")]
             Engine::Http(session) => session.handle_timeout(now),
         }
     }
@@ -137,6 +145,7 @@ impl Engine {
     pub(crate) fn is_finished(&self) -> bool {
         match self {
             Engine::Stream(conn) => conn.is_closed(),
+            #[cfg(feature = "http")]
             Engine::Http(session) => session.is_finished(),
         }
     }
@@ -175,6 +184,7 @@ impl Engine {
     }
 
     /// HTTP: the next request to start or exchange to abort.
+    #[cfg(feature = "http")]
     pub(crate) fn poll_action(&mut self, now: Instant) -> Option<HttpAction> {
         match self {
             Engine::Http(session) => session.poll_action(now),
@@ -183,6 +193,7 @@ impl Engine {
     }
 
     /// HTTP: the head of exchange `stream` arrived.
+    #[cfg(feature = "http")]
     pub(crate) fn handle_response_head<'h>(
         &mut self,
         now: Instant,
@@ -196,6 +207,7 @@ impl Engine {
     }
 
     /// HTTP: a chunk of the body of exchange `stream`.
+    #[cfg(feature = "http")]
     pub(crate) fn handle_response_body(&mut self, now: Instant, stream: StreamId, chunk: &[u8]) {
         if let Engine::Http(session) = self {
             session.handle_response_body(now, stream, chunk);
@@ -203,6 +215,7 @@ impl Engine {
     }
 
     /// HTTP: the body of exchange `stream` ended.
+    #[cfg(feature = "http")]
     pub(crate) fn handle_response_end(&mut self, now: Instant, stream: StreamId) {
         if let Engine::Http(session) = self {
             session.handle_response_end(now, stream);
@@ -210,6 +223,7 @@ impl Engine {
     }
 
     /// HTTP: exchange `stream` failed.
+    #[cfg(feature = "http")]
     pub(crate) fn handle_response_error(
         &mut self,
         now: Instant,

@@ -7,8 +7,10 @@
 //! transports are [`stream::StreamIo`] (byte streams) and [`exchanges::HttpIo`] (HTTP), each
 //! with its own receive, collect and send steps.
 
+#[cfg(feature = "http")]
 pub(crate) mod authorize;
 mod events;
+#[cfg(feature = "http")]
 mod exchanges;
 mod stream;
 
@@ -21,12 +23,15 @@ use std::time::{Duration, Instant};
 
 use futures_lite::{AsyncRead, AsyncWrite};
 
+#[cfg(feature = "http")]
 use self::authorize::AuthIo;
 use self::events::{Answers, Batch};
+#[cfg(feature = "http")]
 use self::exchanges::HttpIo;
 use self::stream::{EXIT_WAIT, End, StreamIo};
 use crate::clock::AsyncTimer;
 use crate::handler::ClientHandler;
+#[cfg(feature = "http")]
 use crate::http::HttpTransport;
 use crate::shared::{DriverLife, Engine, Shared};
 use crate::source_waker::{Check, SourceWaker, TaskWaker};
@@ -106,6 +111,7 @@ pub(crate) struct Core {
     waker: Waker,
     process: Option<ServerProcess>,
     /// OAuth, over HTTP when configured.
+    #[cfg(feature = "http")]
     auth: Option<AuthIo>,
     /// The connection's span: every event of the driver (and of the engine, which it calls)
     /// happens inside it.
@@ -113,8 +119,10 @@ pub(crate) struct Core {
 }
 
 /// The transport side of a driver.
+#[cfg_attr(not(feature = "http"), allow(clippy::large_enum_variant))]
 enum Io {
     Stream(StreamIo),
+    #[cfg(feature = "http")]
     Http(HttpIo),
     /// Shut: the connection is over.
     Closed,
@@ -139,6 +147,7 @@ struct EngineView {
     /// The connection closed.
     closed: bool,
     /// Nothing is left to do, not even the HTTP session's last exchanges.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
     finished: bool,
 }
 
@@ -251,6 +260,7 @@ impl Driver {
     }
 
     /// A driver for an HTTP session: requests go through `transport`.
+    #[cfg(feature = "http")]
     pub(crate) fn http(
         shared: Arc<Shared>,
         transport: Arc<dyn HttpTransport>,
@@ -286,6 +296,7 @@ impl Driver {
             task,
             waker,
             process: None,
+            #[cfg(feature = "http")]
             auth: None,
             span,
         };
@@ -368,6 +379,7 @@ impl Core {
                     self.task.wake_task();
                 }
             }
+            #[cfg(feature = "http")]
             Io::Http(_) => {
                 self.round();
             }
@@ -387,6 +399,7 @@ impl Core {
         let (engine, events) = self.exchange(cx, now);
         progressed |= events;
         self.batch.deliver(&self.shared, now, &mut self.answers);
+        #[cfg(feature = "http")]
         if let Some(auth) = self.auth.as_mut() {
             progressed |= auth.poll(cx, &self.shared, now);
         }
@@ -460,6 +473,7 @@ impl Core {
             state.engine.handle_timeout(now);
         }
         self.io.collect(&mut state.engine, now);
+        #[cfg(feature = "http")]
         if let Some(auth) = self.auth.as_mut() {
             auth.collect(&mut state.engine, now);
         }
@@ -509,7 +523,9 @@ impl Core {
         }
         let closed_at = match &self.io {
             Io::Stream(io) => io.closed_at(),
-            Io::Http(_) | Io::Closed => None,
+            #[cfg(feature = "http")]
+            Io::Http(_) => None,
+            Io::Closed => None,
         };
         // Closing our ends tells the server to exit: EOF on its stdin, EPIPE on its stdout.
         self.io = Io::Closed;
@@ -632,18 +648,22 @@ impl Core {
 
 impl Io {
     /// Moves what the transport received into the engine.
+    #[cfg_attr(not(feature = "http"), allow(unused_variables))]
     fn receive(&mut self, cx: &mut Context<'_>, shared: &Shared, now: Instant) -> bool {
         match self {
             Io::Stream(io) => io.read(shared, now),
+            #[cfg(feature = "http")]
             Io::Http(io) => io.receive(cx, shared, now),
             Io::Closed => false,
         }
     }
 
     /// Takes the engine's output (under the lock).
+    #[cfg_attr(not(feature = "http"), allow(unused_variables))]
     fn collect(&mut self, engine: &mut Engine, now: Instant) {
         match self {
             Io::Stream(io) => io.collect(engine),
+            #[cfg(feature = "http")]
             Io::Http(io) => io.collect(engine, now),
             Io::Closed => {}
         }
@@ -653,6 +673,7 @@ impl Io {
     fn send(&mut self, cx: &mut Context<'_>, now: Instant) -> bool {
         match self {
             Io::Stream(io) => io.write(cx, now),
+            #[cfg(feature = "http")]
             Io::Http(io) => io.send(),
             Io::Closed => false,
         }
@@ -662,7 +683,9 @@ impl Io {
     fn deadline(&mut self, engine: &EngineView, now: Instant) -> Option<Instant> {
         match self {
             Io::Stream(io) => io.deadline(engine, now),
-            Io::Http(_) | Io::Closed => engine.deadline,
+            #[cfg(feature = "http")]
+            Io::Http(_) => engine.deadline,
+            Io::Closed => engine.deadline,
         }
     }
 
@@ -670,6 +693,7 @@ impl Io {
     fn is_done(&self, engine: &EngineView, now: Instant) -> bool {
         match self {
             Io::Stream(io) => io.is_done(engine, now),
+            #[cfg(feature = "http")]
             Io::Http(_) => engine.finished,
             Io::Closed => false,
         }
