@@ -10,74 +10,28 @@
 //!   `memchr`.
 //! - `encode/tools_call`: `send_request` of a small `tools/call` and taking its transmit, beside
 //!   `serde_json::to_writer` of an equivalent envelope.
-//! - `call_tool_result/{64KiB_text,256_blocks}`: decoding a `CallToolResult` (what a typed
-//!   `tools/call` does with the raw result), beside the same decoding through
-//!   `serde_json::Value` (how content blocks decoded before they were read in one pass) and a
-//!   plain derived struct with the same members (the practical limit of an owned decode).
+//! - `call_tool_result/*`: decoding a `CallToolResult` (what a typed `tools/call` does with the
+//!   raw result) with one 64 KiB text block or 256 small ones, each block's `type` first (as
+//!   servers write it) or last, beside the same decoding through `serde_json::Value` (how
+//!   content blocks decoded before they were read in one pass) and a plain derived struct with
+//!   the same members (the practical limit of an owned decode).
 //!
 //! Run: `cargo bench -p mcp-benches --bench engine` (figures in `docs/performance.md`).
 
 use std::hint::black_box;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
+use mcp_benches::engine_workload::{BATCH, Envelope, ready, response, responses, with_pending};
 use mcp_sansio::framing::{Frame, LineFramer};
 use mcp_sansio::http::SseDecoder;
 use mcp_sansio::schema::{
-    AudioContent, CallToolResult, ContentBlock, EmbeddedResource, ImageContent, Implementation, JsonObject,
-    ResourceLink, TextContent,
+    AudioContent, CallToolResult, ContentBlock, EmbeddedResource, ImageContent, JsonObject, ResourceLink,
+    TextContent,
 };
-use mcp_sansio::{ClientConfig, ClientConnection, Event, ProtocolVersion, RequestOptions};
+use mcp_sansio::{Event, RequestOptions};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
-
-/// Responses per batch.
-const BATCH: usize = 64;
-
-/// The practical parse limit: a JSON-RPC response envelope with the result left unparsed.
-#[derive(Deserialize)]
-struct Envelope<'a> {
-    #[allow(dead_code)]
-    jsonrpc: &'a str,
-    id: u64,
-    #[serde(borrow)]
-    result: Option<&'a RawValue>,
-}
-
-/// A `tools/call` response line of about `size` bytes for request `id`.
-fn response(id: usize, size: usize) -> String {
-    let head = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":""#);
-    let tail = r#""}],"isError":false}}"#;
-    let fill = size.saturating_sub(head.len() + tail.len() + 1).max(1);
-    let text: String = "lorem ipsum dolor sit amet ".chars().cycle().take(fill).collect();
-    format!("{head}{text}{tail}\n")
-}
-
-/// A connection after the `initialize` handshake, with its transmits drained.
-fn ready() -> (ClientConnection, Instant) {
-    let now = Instant::now();
-    let config = ClientConfig::new(Implementation::new("bench", "1"))
-        .with_versions(&[ProtocolVersion::V2025_11_25])
-        .with_max_message_size(1 << 20);
-    let mut conn = ClientConnection::new(config, now);
-    while conn.poll_transmit().is_some() {}
-    let init = r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"bench","version":"1"}}}"#;
-    conn.feed(now, format!("{init}\n").as_bytes());
-    while conn.poll_transmit().is_some() {}
-    while conn.poll_event().is_some() {}
-    (conn, now)
-}
-
-/// A ready connection with `BATCH` `tools/call` requests pending (ids 1..=BATCH).
-fn with_pending() -> (ClientConnection, Instant) {
-    let (mut conn, now) = ready();
-    let params = br#"{"name":"echo","arguments":{"message":"hi"}}"#;
-    for _ in 0..BATCH {
-        conn.send_request(now, "tools/call", Some(params), RequestOptions::default()).expect("ready");
-    }
-    while conn.poll_transmit().is_some() {}
-    (conn, now)
-}
 
 fn sizes() -> [(&'static str, usize); 3] {
     [("200B", 200), ("4KiB", 4 * 1024), ("64KiB", 64 * 1024)]
@@ -86,7 +40,7 @@ fn sizes() -> [(&'static str, usize); 3] {
 fn decode_correlate(c: &mut Criterion) {
     let mut group = c.benchmark_group("decode_correlate");
     for (name, size) in sizes() {
-        let bytes: Vec<u8> = (1..=BATCH).flat_map(|id| response(id, size).into_bytes()).collect();
+        let bytes = responses(size);
         let lines: Vec<&[u8]> = bytes.split(|b| *b == b'\n').filter(|l| !l.is_empty()).collect();
         group.throughput(Throughput::Bytes(bytes.len() as u64));
         group.bench_function(format!("engine/{name}"), |b| {
@@ -128,7 +82,7 @@ fn decode_correlate(c: &mut Criterion) {
 fn framing(c: &mut Criterion) {
     let mut group = c.benchmark_group("framing");
     for (name, size) in sizes() {
-        let bytes: Vec<u8> = (1..=BATCH).flat_map(|id| response(id, size).into_bytes()).collect();
+        let bytes = responses(size);
         group.throughput(Throughput::Bytes(bytes.len() as u64));
         group.bench_function(format!("line_framer/{name}"), |b| {
             let mut framer = LineFramer::new(1 << 20);
@@ -274,14 +228,21 @@ struct PlainText {
 
 fn call_tool_result(c: &mut Criterion) {
     let text = |len: usize| -> String { "lorem ipsum dolor sit amet ".chars().cycle().take(len).collect() };
-    let one_large =
-        serde_json::json!({"content": [{"type": "text", "text": text(64 * 1024)}], "isError": false});
-    let blocks: Vec<_> =
-        (0..256).map(|i| serde_json::json!({"type": "text", "text": format!("{i}: {}", text(40))})).collect();
-    let many_small = serde_json::json!({"content": blocks, "isError": false});
+    // Written by hand: `serde_json::json!` sorts the members, which puts `text` before `type`.
+    let block = |text: &str, type_last: bool| match type_last {
+        false => format!(r#"{{"type":"text","text":"{text}"}}"#),
+        true => format!(r#"{{"text":"{text}","type":"text"}}"#),
+    };
+    let result = |blocks: Vec<String>| format!(r#"{{"content":[{}],"isError":false}}"#, blocks.join(","));
+    let small = |type_last: bool| (0..256).map(|i| block(&format!("{i}: {}", text(40)), type_last)).collect();
+    let workloads = [
+        ("64KiB_text", result(vec![block(&text(64 * 1024), false)])),
+        ("64KiB_text_type_last", result(vec![block(&text(64 * 1024), true)])),
+        ("256_blocks", result(small(false))),
+        ("256_blocks_type_last", result(small(true))),
+    ];
     let mut group = c.benchmark_group("call_tool_result");
-    for (name, value) in [("64KiB_text", one_large), ("256_blocks", many_small)] {
-        let json = value.to_string();
+    for (name, json) in workloads {
         let one_pass: CallToolResult = serde_json::from_str(&json).expect("decodes");
         let through: ResultThroughValue = serde_json::from_str(&json).expect("decodes");
         assert!(one_pass.content.iter().zip(&through.content).all(|(a, b)| *a == b.0), "the same blocks");

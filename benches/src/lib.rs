@@ -11,6 +11,9 @@
 //!   client, both talking to the `bench-echo` server; calls/s, CPU per call, peak RSS, ratios.
 //! - `cargo run --release -p mcp-benches --bin client-memory`: resident memory with one idle
 //!   connection, bytes per pending request, and time per request with 100 to 10 000 in flight.
+//! - `cargo run --release -p mcp-benches --bin engine-profile`: the engine bench's
+//!   `decode_correlate` work a fixed number of times, for profilers (`valgrind --tool=callgrind`
+//!   counts instructions, which a noisy machine does not change).
 //!
 //! With the feature `rmcp` (off by default, so that the workspace's tests never build rmcp,
 //! tokio or reqwest), `stdio-throughput` and `http-throughput` also run the official Rust SDK's
@@ -18,6 +21,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod engine_workload;
 pub mod http_server;
 
 /// The protocol versions that have `initialize`, which the bench servers accept as offered;

@@ -45,11 +45,12 @@ const KEPT_CAPACITY: usize = 16 * 1024;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 ///
-/// The small results that one input brings (all the responses in one read, say) share one
-/// buffer, allocated when the first of them is handed out: a result is a counted reference into
-/// it, so cloning one costs no allocation. Holding a result keeps that buffer alive (the other
-/// small results of its batch, never more); [`to_raw_value`](Self::to_raw_value) copies it out
-/// on its own. A result over 1 KiB always has a buffer of its own.
+/// The small results that arrive together (the responses of one read, say, or of every input
+/// before the next [`poll_event`](crate::ClientConnection::poll_event)) share one buffer,
+/// allocated when the first of them is handed out: a result is a counted reference into it, so
+/// cloning one costs no allocation. Holding a result keeps that buffer alive (the other small
+/// results of its batch, never more); [`to_raw_value`](Self::to_raw_value) copies it out on its
+/// own. A result over 1 KiB always has a buffer of its own.
 #[derive(Clone)]
 pub struct RawResult {
     /// The buffer the result is in. `None` only inside the engine: from the response's arrival

@@ -372,6 +372,7 @@ impl ClientConnection {
             return;
         }
         self.stats.bytes_received += message.len() as u64;
+        self.results.reading(message.len());
         if message.len() > self.config.max_message_size {
             let len = message.len();
             let head = &message[..len.min(framing::HEAD_LEN)];

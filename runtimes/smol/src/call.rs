@@ -201,17 +201,32 @@ impl ResponseFuture {
             }
         };
         state.calls.remove(id);
-        Some((result, waiting_call(&state)))
+        Some((result, self.successor(&state)))
     }
 }
 
 /// How a call ended: its raw result, or why it has none.
 type CallOutcome = Result<RawResult, Error>;
 
-/// The waker of a call still waiting for its response, if any: the one to hand the
-/// connection's route to when the call driving it ends.
-fn waiting_call(state: &State) -> Option<Waker> {
-    state.calls.values().find_map(|slot| if slot.result.is_none() { slot.waker.clone() } else { None })
+/// How many calls an ending call looks at for one still waiting, to hand the route to: a
+/// bounded look keeps the end of a call O(1) with thousands in flight (found none: the driver's
+/// task takes the route, which costs a hop, not a call).
+const SUCCESSOR_LOOKUP: usize = 16;
+
+impl ResponseFuture {
+    /// If this call drives the connection, the waker of a call still waiting for its response
+    /// (the one to hand the route to when this one ends), if one is found among the first
+    /// [`SUCCESSOR_LOOKUP`].
+    fn successor(&self, state: &State) -> Option<Waker> {
+        if !self.shared.drive.route.drives(self.token) {
+            return None;
+        }
+        state
+            .calls
+            .values()
+            .take(SUCCESSOR_LOOKUP)
+            .find_map(|slot| if slot.result.is_none() { slot.waker.clone() } else { None })
+    }
 }
 
 impl Drop for ResponseFuture {
@@ -222,7 +237,7 @@ impl Drop for ResponseFuture {
         let now = self.shared.clock.now();
         let mut state = self.shared.lock();
         state.calls.remove(&id);
-        let successor = waiting_call(&state);
+        let successor = self.successor(&state);
         self.shared.drive.release(self.token, successor);
         if state.engine.conn().is_pending(&id) {
             let _ = state.commands().cancel(now, &id, Some("the caller dropped the request"));

@@ -558,9 +558,10 @@ impl Client {
         }
         let id = send(&mut state.commands(), now, options.request)?;
         state.calls.insert(id.clone(), Slot { waker: None, result: None, on_progress: options.on_progress });
+        let alone = state.calls.len() == 1;
         drop(state);
-        // Sent now, by this thread if nobody is driving the connection.
-        self.shared.drive.send(&self.shared);
+        // Sent now: by this thread if it is the only call, else by whoever drives next.
+        self.shared.drive.send(&self.shared, alone);
         Ok(ResponseFuture::new(self.shared.clone(), id, method))
     }
 

@@ -119,6 +119,11 @@ impl TaskWaker {
         Some(start_watch)
     }
 
+    /// Whether call `token` drives the connection.
+    pub(crate) fn drives(&self, token: u64) -> bool {
+        self.route().caller.as_ref().is_some_and(|(t, _)| *t == token)
+    }
+
     /// Whether a call drives the connection.
     pub(crate) fn caller_driving(&self) -> bool {
         self.route().caller.is_some()

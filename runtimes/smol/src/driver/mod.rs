@@ -193,13 +193,14 @@ impl Drive {
         guard.as_ref().is_some_and(|core| matches!(core.phase, Phase::Running)).then_some(guard)
     }
 
-    /// A call was made: writes what it queued on the caller's own thread, if nobody is
-    /// driving (a byte stream), or runs a round that starts its exchange (HTTP). Otherwise
-    /// wakes whoever drives, who will. While another call drives (calls are in flight), the
-    /// request waits for that call's next round, which writes every request queued by then at
-    /// once: one write per call would wake the server once per request.
-    pub(crate) fn send(&self, shared: &Shared) {
-        let ours = if self.route.caller_driving() { None } else { self.try_running() };
+    /// A call was made: if it is the only call in flight (`alone`) and nobody drives, its
+    /// request is written on the caller's own thread (a byte stream), or a round starts its
+    /// exchange (HTTP). Otherwise whoever drives is woken, and writes it with every other
+    /// request queued by then: calls made together (a burst, or calls in flight while one of
+    /// them drives) go out in one write, where one write per call would wake the server once
+    /// per request.
+    pub(crate) fn send(&self, shared: &Shared, alone: bool) {
+        let ours = if alone && !self.route.caller_driving() { self.try_running() } else { None };
         match ours {
             Some(mut guard) => {
                 if let Some(core) = guard.as_mut() {
