@@ -59,10 +59,10 @@ const STDERR_DRAIN_LIMIT: Duration = Duration::from_secs(1);
 /// process, runs the shutdown sequence.
 ///
 /// It is not alone in driving the connection: a call waiting for its response runs the same
-/// rounds itself whenever it can (see [`Drive`]), so that the response wakes the call directly,
+/// rounds itself whenever it can, so that the response wakes the call directly,
 /// without a hop through the driver's task. The driver stays the one that runs the connection
 /// when no call is waiting, shuts the server down, and takes over from a call that is woken
-/// for news but not polled (its watch, every [`WATCH_PERIOD`] while calls drive).
+/// for news but not polled (its watch, every 100 ms while calls drive).
 ///
 /// Dropping it before it finished (cancelling its task, shutting its executor down) kills the
 /// child's process group at once, ends the [`Notifications`](crate::Notifications) streams,
@@ -577,7 +577,7 @@ impl Core {
 }
 
 impl Drop for Driver {
-    /// Dropped before it finished: the core goes with it (see [`Core`]'s `Drop`).
+    /// Dropped before it finished: the core goes with it (see `Core`'s `Drop`).
     fn drop(&mut self) {
         let core = self.shared.drive.lock().take();
         drop(core);
