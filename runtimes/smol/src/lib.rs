@@ -12,8 +12,8 @@
 //!   on any executor; the `spawn_*` constructors put it on smol's global executor. A call
 //!   waiting for its response runs the driver's rounds itself while no other call does, so
 //!   its response wakes it where it is, with no hop through the driver's task: the simple
-//!   `smol::block_on` + `spawn_stdio` shape is the fast one for most work. Dropped early, the driver fails
-//!   every call with [`Error::DriverGone`] rather than strand it.
+//!   `smol::block_on` + `spawn_stdio` shape is the fast one for most work. Dropped early, the
+//!   driver fails every call with [`Error::DriverGone`] rather than strand it.
 //! - [`Clock`]: where a connection gets the time and its timers ([`AsyncIoClock`] by default);
 //!   a manual clock runs a connection on simulated time ([`ClientBuilder::clock`]).
 //! - Transports: any `AsyncRead`/`AsyncWrite` pair ([`ClientBuilder::connect`]), stdio child
