@@ -214,8 +214,9 @@ impl Drive {
     /// Call `token`, polled with `cx` and still waiting for its response, drives the
     /// connection if nobody else is: it runs the rounds, and the news it waits for wakes it.
     pub(crate) fn drive_for(&self, token: u64, cx: &Context<'_>) {
-        let Some(mut guard) = self.try_running() else { return };
-        let Some(core) = guard.as_mut() else { return };
+        // The route first, without the lock: a call that will not drive must not hold the
+        // rounds even for a moment, or the call that drives could find them held, give up its
+        // turn and lose the wake-up it came for.
         match self.route.route_to_caller(token, cx.waker()) {
             // Another call drives: it delivers this one's response.
             None => return,
@@ -223,6 +224,23 @@ impl Drive {
             Some(true) => self.route.wake_task(),
             Some(false) => {}
         }
+        let mut guard = match self.core.try_lock() {
+            Ok(guard) => guard,
+            Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
+            Err(TryLockError::WouldBlock) => {
+                // Held for a moment (the driver's task in a round, a call writing its
+                // request): this call may have been woken for news no round will follow, so
+                // it looks again after the other tasks had their turn.
+                cx.waker().wake_by_ref();
+                return;
+            }
+        };
+        let Some(core) = guard.as_mut().filter(|core| matches!(core.phase, Phase::Running)) else {
+            // Over: the driver's task has the rest.
+            drop(guard);
+            self.route.release(token, None);
+            return;
+        };
         let _entered = core.span.clone().entered();
         let mut rounds = 0;
         while matches!(core.phase, Phase::Running) && core.round() {
