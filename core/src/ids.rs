@@ -58,3 +58,30 @@ integer_or_string!(
     /// A progress token (`_meta.progressToken`): an integer or a string chosen by the requester.
     ProgressToken
 );
+
+/// A hasher for maps keyed by ids the engine issues (request ids, its own call ids): they come
+/// in sequence and are never chosen by a peer, so a multiplication by an odd constant spreads
+/// them over the buckets at a fraction of SipHash's cost. Not for keys a peer chooses.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct IdHasher(u64);
+
+impl std::hash::Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &byte in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(byte)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+
+    fn write_i64(&mut self, n: i64) {
+        self.0 =
+            (self.0.rotate_left(8) ^ u64::from_ne_bytes(n.to_ne_bytes())).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+
+    fn write_isize(&mut self, n: isize) {
+        self.write_i64(n as i64);
+    }
+}

@@ -162,7 +162,7 @@ pub use error::UsageError;
 pub use event::{
     CloseReason, Event, ProtocolViolation, RequestError, ServerExit, ServerNotification, ServerRequest,
 };
-pub use ids::{ProgressToken, RequestId};
+pub use ids::{IdHasher, ProgressToken, RequestId};
 pub use jsonrpc::{ErrorObject, InvalidMessage, McpError};
 pub use raw_result::RawResult;
 pub use transmit::{OutgoingRequest, Transmit, TransmitKind};

@@ -10,7 +10,9 @@
 
 use std::collections::hash_map::{self, HashMap};
 use std::collections::{BTreeMap, BTreeSet};
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::BuildHasherDefault;
+
+use crate::ids::IdHasher;
 use std::num::NonZeroU64;
 use std::time::{Duration, Instant};
 
@@ -168,28 +170,6 @@ impl Pending {
 
 /// Past this many entries, [`PendingTable::check`] checks sizes only.
 const FULL_CHECK_LIMIT: usize = 256;
-
-/// Hashes the table's own call ids. They are issued in sequence by the table, never chosen by a
-/// peer, so a multiplication by an odd constant spreads them over the buckets (the low bits of
-/// consecutive ids stay distinct) at no cost next to SipHash.
-#[derive(Debug, Default)]
-struct IdHasher(u64);
-
-impl Hasher for IdHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &byte in bytes {
-            self.0 = (self.0.rotate_left(8) ^ u64::from(byte)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        }
-    }
-
-    fn write_i64(&mut self, n: i64) {
-        self.0 = u64::from_ne_bytes(n.to_ne_bytes()).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    }
-}
 
 /// Every pending request, indexed by call, by deadline and by wire id.
 #[derive(Debug, Default)]

@@ -4,7 +4,7 @@
 //! synchronous sections (never across an await), by the driver and by the handles' commands.
 
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::BuildHasherDefault;
 use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -17,7 +17,8 @@ use mcp_sansio::RawResult;
 use mcp_sansio::http::{HttpAction, HttpSession, StreamId};
 use mcp_sansio::schema::{Implementation, ProgressNotificationParams, ServerCapabilities};
 use mcp_sansio::{
-    ClientConnection, Commands, ErrorObject, ProtocolVersion, RequestError, RequestId, Transmit, UsageError,
+    ClientConnection, Commands, ErrorObject, IdHasher, ProtocolVersion, RequestError, RequestId, Transmit,
+    UsageError,
 };
 use serde::Serialize;
 
@@ -236,53 +237,6 @@ impl Engine {
     }
 }
 
-/// The hasher of the calls' map: its keys are the engine's own ids (integers counting up), and
-/// the ids looked up were matched by the engine to a request of ours first, so no peer chooses
-/// them. SipHash, the default, cost about 220 instructions per lookup, three lookups a call
-/// (callgrind); this multiply-rotate mix (FxHash's) costs a few.
-#[derive(Default, Clone, Copy)]
-pub(crate) struct IdHasher(u64);
-
-impl IdHasher {
-    fn add(&mut self, n: u64) {
-        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x517c_c1b7_2722_0a95);
-    }
-}
-
-impl Hasher for IdHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for chunk in bytes.chunks(8) {
-            let mut word = [0; 8];
-            word[..chunk.len()].copy_from_slice(chunk);
-            self.add(u64::from_le_bytes(word));
-        }
-    }
-
-    fn write_u8(&mut self, n: u8) {
-        self.add(u64::from(n));
-    }
-
-    fn write_u64(&mut self, n: u64) {
-        self.add(n);
-    }
-
-    fn write_i64(&mut self, n: i64) {
-        self.add(n as u64);
-    }
-
-    fn write_usize(&mut self, n: usize) {
-        self.add(n as u64);
-    }
-
-    fn write_isize(&mut self, n: isize) {
-        self.add(n as u64);
-    }
-}
-
 /// Where the driver is in its life: it ends by finishing (the connection closed and the server
 /// is gone) or by being dropped before that.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -296,6 +250,7 @@ pub(crate) enum DriverLife {
 
 pub(crate) struct State {
     pub(crate) engine: Engine,
+    /// Keyed by the engine's own ids (a peer's unknown ids never reach it), so hashed cheaply.
     pub(crate) calls: HashMap<RequestId, Slot, BuildHasherDefault<IdHasher>>,
     driver_waker: Option<Waker>,
     /// Tasks waiting for the handshake to end or for the driver to finish.
