@@ -208,9 +208,14 @@ struct ReplayArgs {
 ///
 /// The sequences are built from the server's own tools, prompts and resources (valid, boundary
 /// and invalid arguments, malformed messages, cancellations, concurrent requests), each on a
-/// fresh session. Exit 0 when every property holds, 1 with a minimal failing sequence.
+/// fresh session. Every case tests every property. The report is a table with one verdict per
+/// property, and for each violated property its own minimal failing sequence. A tool call that
+/// outlives its budget is cancelled; if the server then still answers, the call is reported as
+/// slow, which is not a failure.
+///
+/// Progress goes to stderr (--quiet silences it); the report goes to stdout.
 #[derive(Args)]
-#[command(after_help = EXIT_CODES)]
+#[command(after_help = CHECK_EXIT_CODES)]
 struct CheckArgs {
     /// How many sequences to try, before shrinking [default: 32].
     #[arg(long, value_name = "N")]
@@ -218,32 +223,71 @@ struct CheckArgs {
     /// The most steps in one sequence [default: 6].
     #[arg(long, value_name = "N")]
     max_actions: Option<usize>,
-    /// Stop starting new cases after this many seconds; shrinking a failure gets as long again
-    /// [default: 120].
+    /// Stop starting new cases after this many seconds [default: 120].
     #[arg(long, value_name = "SECS", value_parser = parse_seconds)]
     time_limit: Option<Duration>,
-    /// The longest wait for any one response, in seconds [default: 5].
+    /// How long shrinking one property's failure may take, in seconds [default: 30].
+    #[arg(long, value_name = "SECS", value_parser = parse_seconds)]
+    shrink_time: Option<Duration>,
+    /// The longest wait for an answer that must come, and for a tool call before it is
+    /// cancelled as slow, in seconds; shorter waits are learned from the server's answers
+    /// [default: 5].
     #[arg(long, value_name = "SECS", value_parser = parse_seconds)]
     timeout: Option<Duration>,
-    /// A fixed seed, for a repeatable run.
+    /// How many sessions run at once (each case is a fresh session: a fresh process over
+    /// stdio) [default: 2].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
+    jobs: Option<u16>,
+    /// A fixed seed, for a repeatable run (the report names the seed of every run).
     #[arg(long, value_name = "N")]
     seed: Option<u64>,
     /// The protocol version to ask for; 2026-07-28 starts with server/discover [default:
     /// 2025-11-25].
     #[arg(long, value_name = "VERSION")]
     protocol_version: Option<String>,
-    /// A tool never to call (repeatable): destructive ones, or ones that wait as long as asked.
+    /// A tool never to call (repeatable): a destructive one, say.
     #[arg(long, value_name = "NAME")]
     skip_tool: Vec<String>,
     /// A property that only warns instead of failing (repeatable).
     #[arg(long, value_name = "PROPERTY", value_parser = PossibleValuesParser::new(Property::ALL.map(Property::name)))]
     allow: Vec<String>,
-    /// Where to write the minimal failing sequence, as a trace that `replay` reproduces.
+    /// Failures known to come from a widely used SDK (no answer to malformed JSON, say) only
+    /// warn; other failures of the same properties still fail.
+    #[arg(long)]
+    allow_sdk_deviations: bool,
+    /// The report's format on stdout.
+    #[arg(long, value_name = "FORMAT", value_enum, default_value_t = Format::Text)]
+    format: Format,
+    /// Also write the report as JUnit XML to FILE.
     #[arg(long, value_name = "FILE")]
-    failure_trace: Option<PathBuf>,
+    junit: Option<PathBuf>,
+    /// Write each violated property's minimal sequence to DIR/PROPERTY.jsonl, as a trace that
+    /// `replay` reproduces.
+    #[arg(long, value_name = "DIR")]
+    failure_traces: Option<PathBuf>,
+    /// No progress on stderr.
+    #[arg(long, short = 'q')]
+    quiet: bool,
     #[command(flatten)]
     server: ServerArgs,
 }
+
+/// The formats of `check`'s report.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Format {
+    /// A table, then each violation with its minimal sequence.
+    Text,
+    /// One JSON object.
+    Json,
+    /// JUnit XML: one test case per property.
+    Junit,
+}
+
+const CHECK_EXIT_CODES: &str = "Exit codes: 0 every property held (or broke only as allowed), 1 a property was violated, \
+2 a usage or I/O error, 3 the server could not be checked (it did not start, or refused the handshake).";
+
+/// The exit code of `check` when the server cannot be checked at all.
+const UNCHECKABLE: u8 = 3;
 
 /// Why a command did not run to its verdict.
 enum Failure {
@@ -449,8 +493,14 @@ fn check_command(args: &CheckArgs) -> Result<ExitCode, Failure> {
     if let Some(limit) = args.time_limit {
         options.time_limit = limit;
     }
+    if let Some(limit) = args.shrink_time {
+        options.shrink_time = limit;
+    }
     if let Some(timeout) = args.timeout {
         options.request_timeout = timeout;
+    }
+    if let Some(jobs) = args.jobs {
+        options.jobs = usize::from(jobs);
     }
     options.seed = args.seed;
     if let Some(version) = &args.protocol_version {
@@ -463,12 +513,78 @@ fn check_command(args: &CheckArgs) -> Result<ExitCode, Failure> {
             Property::from_name(name).ok_or_else(|| format!("--allow {name:?}: no such property"))?;
         options.allow.insert(property);
     }
-    let report = check::check(&target, &options).map_err(|e| e.to_string())?;
-    print!("{report}");
-    if let (Some(path), Some(trace)) = (&args.failure_trace, &report.failure_trace) {
-        trace.write(path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-        let path = path.display();
-        println!("wrote the failing sequence to {path}; `mcp-conformance replay {path} -- …` reproduces it");
+    options.allow_sdk_deviations = args.allow_sdk_deviations;
+    let quiet = args.quiet;
+    let progress = move |event: check::Progress<'_>| {
+        if !quiet {
+            print_progress(&event);
+        }
+    };
+    let report = match check::check_with_progress(&target, &options, &progress) {
+        Ok(report) => report,
+        Err(e) => {
+            eprintln!("mcp-conformance: the server could not be checked: {e}");
+            return Ok(ExitCode::from(UNCHECKABLE));
+        }
+    };
+    match args.format {
+        Format::Text => print!("{report}"),
+        Format::Json => println!("{:#}", report.to_json()),
+        Format::Junit => print!("{}", report.to_junit()),
+    }
+    if let Some(path) = &args.junit {
+        std::fs::write(path, report.to_junit()).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
+    if let Some(dir) = &args.failure_traces {
+        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        for (property, violation) in report.violations() {
+            let path = dir.join(format!("{property}.jsonl"));
+            violation.trace.write(&path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+            if !quiet {
+                let path = path.display();
+                eprintln!("wrote {property}'s failing sequence to {path}; `mcp-conformance replay {path} -- …` reproduces it");
+            }
+        }
     }
     Ok(if report.passed() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+/// One line of progress on stderr: the cases as they end (at most one line a second, and
+/// every new violation at once), then each property's shrinking.
+fn print_progress(event: &check::Progress<'_>) {
+    use std::sync::Mutex;
+    use std::time::Instant;
+    static LAST: Mutex<Option<Instant>> = Mutex::new(None);
+    match event {
+        check::Progress::Explored { catalog, seed } => {
+            let name = catalog.server_info.get("name").and_then(Value::as_str).unwrap_or("?");
+            eprintln!(
+                "check: {name} ({}), {} tools, {} prompts, {} resources; seed {seed}",
+                catalog.version,
+                catalog.tools.len(),
+                catalog.prompts.len(),
+                catalog.resources.len()
+            );
+        }
+        check::Progress::Found { property, case, finding } => {
+            eprintln!("check: case {case} broke {property}: {}", finding.message);
+        }
+        check::Progress::Case { done, of, violated } => {
+            let mut last = LAST.lock().unwrap_or_else(|e| e.into_inner());
+            let due = last.is_none_or(|at| at.elapsed() >= Duration::from_secs(1));
+            if due || done == of {
+                *last = Some(Instant::now());
+                let names: Vec<&str> = violated.iter().map(|p| p.name()).collect();
+                let so_far = if names.is_empty() { "none".to_owned() } else { names.join(", ") };
+                eprintln!("check: {done}/{of} cases; violated so far: {so_far}");
+            }
+        }
+        check::Progress::Shrinking { property, runs, steps } => {
+            eprintln!("check: shrinking {property}: {runs} runs, {steps} steps so far");
+        }
+        check::Progress::Shrunk { property, steps, runs } => {
+            eprintln!("check: {property} shrunk to {steps} steps in {runs} runs");
+        }
+        _ => {}
+    }
 }

@@ -1,0 +1,1076 @@
+//! One case: a generated sequence played against a fresh session of the server, at the wire
+//! level, with every property checked as the answers come in.
+//!
+//! A request that is not answered in time is not a violation in itself: MCP lets a request run
+//! as long as it likes. A tool call, prompt or resource read that outlives its budget is
+//! cancelled, and the server is then probed with `ping` (`server/discover` in 2026-07-28). If
+//! it answers, the request is reported as slow. If it does not, the server broke `responsive`.
+//! Only requests that need no work (a ping, a list, an unknown method) must be answered within
+//! the budget.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use mcp_sansio::schema::{META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION, META_SERVER_INFO};
+
+use super::actions::{Action, ArgumentKind, action_line, request_summary};
+use super::{
+    Catalog, CheckOptions, Finding, Property, SdkDeviation, SlowRequest, client_capabilities, client_info,
+    is_modern,
+};
+use crate::json_schema::Schema;
+use crate::official;
+use crate::peer::{Incoming, LivePeer, Target};
+use crate::rules::short;
+use crate::trace::{Direction, Trace, TraceBuffer, TraceHeader};
+
+/// How long a case waits, for what.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Budgets {
+    /// The wait for an answer that must come: a probe, a ping, a list, an unknown method. Past
+    /// it, silence is a violation.
+    pub verdict: Duration,
+    /// The wait for a tool call, prompt or read before it is cancelled as slow.
+    pub slow: Duration,
+    /// The same, for a tool (or method) already seen to be slow.
+    pub known_slow: Duration,
+    /// The wait for an answer to malformed JSON or an invalid request.
+    pub parse: Duration,
+    /// A short look, for an answer that may never come and whose absence is already known.
+    pub glance: Duration,
+    /// The wait for an answer whose silence would only break a property already found broken.
+    pub settled: Duration,
+}
+
+impl Budgets {
+    /// The budgets before anything is learned: the options' timeouts.
+    pub(crate) fn from_options(options: &CheckOptions) -> Self {
+        let glance = options.parse_error_timeout.min(Duration::from_millis(200));
+        Budgets {
+            verdict: options.request_timeout,
+            slow: options.request_timeout,
+            known_slow: options.request_timeout.min(Duration::from_millis(500)),
+            parse: options.parse_error_timeout,
+            glance,
+            settled: options.request_timeout,
+        }
+    }
+
+    /// Budgets fitted to a server that answered every request that needs no work within
+    /// `latency`: ten times that and a margin, within the options' timeouts. The verdicts of
+    /// the cases that taught it were reached with the full budgets.
+    pub(crate) fn learned(options: &CheckOptions, latency: Duration) -> Self {
+        let full = Self::from_options(options);
+        let fitted = (latency * 10 + Duration::from_millis(300)).max(Duration::from_millis(500));
+        Budgets {
+            verdict: fitted.min(full.verdict),
+            slow: fitted.min(full.slow),
+            known_slow: fitted.min(full.known_slow),
+            parse: fitted.min(full.parse),
+            glance: full.glance.min(fitted),
+            settled: fitted.min(full.settled),
+        }
+    }
+}
+
+/// How one case is run.
+#[derive(Debug, Clone)]
+pub(crate) struct Plan {
+    /// A finding of this property ends the case (while shrinking it); `None` runs every case to
+    /// its end, to see every property.
+    pub stop_on: Option<Property>,
+    /// Properties whose silent failure is already known (allowed, or already found): a short
+    /// look replaces their wait.
+    pub settled: BTreeSet<Property>,
+    /// The waits.
+    pub budgets: Budgets,
+    /// Tools (by name) and methods already seen to be slow.
+    pub slow_keys: BTreeSet<String>,
+}
+
+impl Plan {
+    /// The plan of [`super::run_case`]: every property, the options' timeouts.
+    pub(crate) fn full(options: &CheckOptions) -> Self {
+        Plan {
+            stop_on: None,
+            settled: options.allow.clone(),
+            budgets: Budgets::from_options(options),
+            slow_keys: BTreeSet::new(),
+        }
+    }
+}
+
+/// The outcome of one sequence.
+#[derive(Debug, Clone)]
+pub struct CaseOutcome {
+    /// Properties that failed.
+    pub violations: Vec<Finding>,
+    /// Failures that the options allow (`--allow`, or known SDK deviations when those are
+    /// allowed).
+    pub allowed: Vec<Finding>,
+    /// Softer findings: a tool that accepts invalid arguments, refuses valid ones, and so on.
+    pub warnings: Vec<String>,
+    /// Requests that outlived their budget, were cancelled, and after which the server
+    /// answered.
+    pub slow: Vec<SlowRequest>,
+    /// How many times each property was put to the test.
+    pub checks: BTreeMap<Property, u32>,
+    /// The longest the server took to answer a request that needs no work (ping, lists,
+    /// errors), if it answered any.
+    pub latency: Option<Duration>,
+    /// The session, as a trace; server lines that broke a property are left out, so that a
+    /// replay against the same server fails the same way and a fixed server passes.
+    pub trace: Trace,
+}
+
+impl CaseOutcome {
+    /// Whether the case broke `property` (not counting allowed failures).
+    pub fn violates(&self, property: Property) -> bool {
+        self.violations.iter().any(|f| f.property == property)
+    }
+}
+
+/// Plays `actions` against a fresh session of `target` under `plan`.
+pub(crate) async fn run_case_with(
+    target: &Target,
+    catalog: &Catalog,
+    actions: &[Action],
+    options: &CheckOptions,
+    plan: &Plan,
+) -> io::Result<CaseOutcome> {
+    let mut header =
+        TraceHeader::new(target.transport(), target.identity(), crate::record::recorded_with("check"));
+    header.protocol_version = Some(catalog.version.clone());
+    let recorder = Arc::new(Mutex::new(TraceBuffer::new(header)));
+    let mut session = Session::start(target, options, plan, Some(Arc::clone(&recorder))).await?;
+    session.tools = Some(&catalog.tools);
+    let mut out = Checker::new(catalog);
+    match session.initialize().await {
+        Ok(_) => {
+            // The tool list first: it puts the tools' output schemas into the trace, for replay.
+            if catalog.has("tools") {
+                session.perform(&Action::List("tools/list"), &mut out).await;
+            }
+            for action in actions {
+                if session.over() {
+                    break;
+                }
+                session.perform(action, &mut out).await;
+            }
+            session.survives(&mut out).await;
+        }
+        Err(why) => out.finding(Property::Survives, format!("the handshake failed: {why}")),
+    }
+    let dropped = std::mem::take(&mut session.bad_lines);
+    let latency = session.latency;
+    session.close().await;
+    let mut trace = Arc::try_unwrap(recorder)
+        .map(|m| m.into_inner().unwrap_or_else(|e| e.into_inner()).into_trace())
+        .unwrap_or_else(|shared| shared.lock().unwrap_or_else(|e| e.into_inner()).trace().clone());
+    let mut index = 0;
+    trace.entries.retain(|_| {
+        index += 1;
+        !dropped.contains(&(index - 1))
+    });
+    let (violations, allowed): (Vec<Finding>, Vec<Finding>) =
+        out.findings.into_iter().partition(|f| !options.allows(f));
+    Ok(CaseOutcome {
+        violations,
+        allowed,
+        warnings: out.warnings,
+        slow: out.slow,
+        checks: out.checks,
+        latency,
+        trace,
+    })
+}
+
+/// The verdicts of one case, as they are reached.
+struct Checker<'a> {
+    catalog: &'a Catalog,
+    findings: Vec<Finding>,
+    warnings: Vec<String>,
+    slow: Vec<SlowRequest>,
+    checks: BTreeMap<Property, u32>,
+}
+
+impl<'a> Checker<'a> {
+    fn new(catalog: &'a Catalog) -> Self {
+        Checker {
+            catalog,
+            findings: Vec::new(),
+            warnings: Vec::new(),
+            slow: Vec::new(),
+            checks: BTreeMap::new(),
+        }
+    }
+
+    /// `property` was put to the test once more.
+    fn checked(&mut self, property: Property) {
+        *self.checks.entry(property).or_default() += 1;
+    }
+
+    fn finding(&mut self, property: Property, message: impl Into<String>) {
+        self.findings.push(Finding { property, message: message.into(), known: None });
+    }
+
+    fn known_finding(&mut self, deviation: SdkDeviation, message: impl Into<String>) {
+        self.findings.push(Finding {
+            property: deviation.property(),
+            message: message.into(),
+            known: Some(deviation),
+        });
+    }
+
+    fn warn(&mut self, message: impl Into<String>) {
+        self.warnings.push(message.into());
+    }
+
+    /// Checks the answer to one request.
+    fn answer(&mut self, action: &Action, method: &str, response: &Value) {
+        let version = self.catalog.version.as_str();
+        let error = response.get("error");
+        let code = error.and_then(|e| e.get("code")).and_then(Value::as_i64);
+        self.checked(Property::Schema);
+        if let Some(result) = response.get("result") {
+            if let Err(errors) = official::validate_result(version, method, result) {
+                let list: Vec<String> = errors.iter().take(3).map(ToString::to_string).collect();
+                self.finding(
+                    Property::Schema,
+                    format!("the {method} result does not match the {version} schema: {}", list.join("; ")),
+                );
+            }
+        } else if let Some(error) = error {
+            let shape = error.get("code").is_some_and(Value::is_i64)
+                && error.get("message").is_some_and(Value::is_string);
+            if !shape {
+                self.finding(
+                    Property::Schema,
+                    format!("the error object of {method} is malformed: {}", short(error)),
+                );
+            }
+        } else {
+            self.finding(
+                Property::Schema,
+                format!("the response to {method} has neither result nor error: {}", short(response)),
+            );
+        }
+        let is_error_result = response.pointer("/result/isError").and_then(Value::as_bool) == Some(true);
+        match action {
+            Action::UnknownMethod(m) => {
+                self.checked(Property::MethodNotFound);
+                if code != Some(-32601) {
+                    self.finding(
+                        Property::MethodNotFound,
+                        format!("the unknown method {m} got {} instead of error -32601", describe(response)),
+                    );
+                }
+            }
+            Action::CallTool { name, kind: ArgumentKind::Invalid(why), arguments } => {
+                self.checked(Property::InvalidParams);
+                if code.is_some_and(|c| c != -32602) {
+                    let message = format!(
+                        "tools/call {name} with invalid arguments ({why}: {}) got error {} instead of -32602 or a result with isError",
+                        short(arguments),
+                        code.unwrap_or_default()
+                    );
+                    if code == Some(-32603) && !arguments.is_object() {
+                        self.known_finding(SdkDeviation::InternalErrorForNonObjectArguments, message);
+                    } else {
+                        self.finding(Property::InvalidParams, message);
+                    }
+                } else if code.is_none() && !is_error_result {
+                    self.warn(format!(
+                        "tools/call {name} accepted invalid arguments ({why}): {}",
+                        short(arguments)
+                    ));
+                }
+            }
+            Action::CallTool { name, arguments, .. } => {
+                if code == Some(-32603) {
+                    self.warn(format!(
+                        "tools/call {name} failed with an internal error on valid arguments {}",
+                        short(arguments)
+                    ));
+                } else if code == Some(-32602) {
+                    self.warn(format!(
+                        "tools/call {name} refused arguments that match its inputSchema: {}",
+                        short(arguments)
+                    ));
+                }
+                if !is_error_result && let Some(result) = response.get("result") {
+                    self.output_schema(name, result);
+                }
+            }
+            Action::GetPrompt { name, missing_required: true, .. } if code.is_none() => {
+                self.warn(format!("prompts/get {name} succeeded without a required argument"));
+            }
+            Action::ReadResource { uri, listed: false } if code.is_none() => {
+                self.warn(format!("resources/read of the unlisted {uri} succeeded"));
+            }
+            _ => {}
+        }
+    }
+
+    fn output_schema(&mut self, name: &str, result: &Value) {
+        let Some(schema) = self.catalog.tool(name).and_then(|t| t.get("outputSchema")) else { return };
+        let Ok(schema) = Schema::new(schema.clone()) else { return };
+        self.checked(Property::OutputSchema);
+        match result.get("structuredContent") {
+            None => self.finding(
+                Property::OutputSchema,
+                format!("tools/call {name} declares an outputSchema but its result has no structuredContent"),
+            ),
+            Some(content) => {
+                if let Err(errors) = schema.validate(content) {
+                    let list: Vec<String> = errors.iter().take(3).map(ToString::to_string).collect();
+                    self.finding(
+                        Property::OutputSchema,
+                        format!(
+                            "tools/call {name}: structuredContent does not match the outputSchema: {}",
+                            list.join("; ")
+                        ),
+                    );
+                }
+            }
+        }
+    }
+}
+
+fn describe(response: &Value) -> String {
+    match response.get("error") {
+        Some(error) => format!("error {}", error.get("code").map(ToString::to_string).unwrap_or_default()),
+        None => "a result".into(),
+    }
+}
+
+/// Whether a request of `method` may take as long as it likes (until cancelled): the ones
+/// that do the server's work. The others must be answered within the verdict budget.
+fn may_take_long(method: &str) -> bool {
+    matches!(method, "tools/call" | "prompts/get" | "resources/read" | "completion/complete")
+}
+
+/// What a slow request is known by: its tool's name, or its method.
+fn slow_key(action: &Action, method: &str) -> String {
+    match action {
+        Action::CallTool { name, .. } => format!("tools/call {name}"),
+        _ => method.to_owned(),
+    }
+}
+
+/// A request waiting for its answer.
+struct Waiting<'x> {
+    id: String,
+    method: String,
+    action: &'x Action,
+    budget: Duration,
+}
+
+/// A session with the server under test, at the wire level, recording as it goes.
+struct Session<'a> {
+    peer: LivePeer,
+    options: &'a CheckOptions,
+    plan: &'a Plan,
+    recorder: Option<Arc<Mutex<TraceBuffer>>>,
+    next_id: i64,
+    /// Responses by id (as JSON text), and how many came.
+    responses: BTreeMap<String, Vec<Value>>,
+    /// Responses without a request (null id), in order.
+    strays: Vec<Value>,
+    /// How many responses named an id that no request had.
+    unknown_ids: usize,
+    /// Requests sent: id → method, and when.
+    sent: BTreeMap<String, (String, Instant)>,
+    /// Requests cancelled: an answer may still come, or none.
+    cancelled: BTreeSet<String>,
+    /// Indexes of trace entries that broke a property.
+    bad_lines: BTreeSet<usize>,
+    /// Why the server is gone.
+    gone: Option<String>,
+    /// Why the server is taken to have stopped answering (a probe went unanswered).
+    deaf: Option<String>,
+    /// Findings seen while receiving (wrong ids, schema failures of server messages).
+    pending_findings: Vec<Finding>,
+    /// Schema checks of server messages made while receiving.
+    pending_checks: u32,
+    /// The negotiated protocol version (the requested one until the handshake answers).
+    version: String,
+    /// The plan's `stop_on` property broke: the case is over.
+    stop: bool,
+    /// Whether the session speaks 2026-07-28 (no handshake, `_meta` on every request).
+    modern: bool,
+    /// The tools, for the `Mcp-Param-*` headers of 2026-07-28 calls over HTTP.
+    tools: Option<&'a [Value]>,
+    /// The longest answer to a request that needs no work.
+    latency: Option<Duration>,
+}
+
+impl<'a> Session<'a> {
+    async fn start(
+        target: &Target,
+        options: &'a CheckOptions,
+        plan: &'a Plan,
+        recorder: Option<Arc<Mutex<TraceBuffer>>>,
+    ) -> io::Result<Session<'a>> {
+        let peer = LivePeer::connect(target).await?;
+        Ok(Session {
+            peer,
+            options,
+            plan,
+            recorder,
+            next_id: 1,
+            responses: BTreeMap::new(),
+            strays: Vec::new(),
+            unknown_ids: 0,
+            sent: BTreeMap::new(),
+            cancelled: BTreeSet::new(),
+            bad_lines: BTreeSet::new(),
+            gone: None,
+            deaf: None,
+            pending_findings: Vec::new(),
+            pending_checks: 0,
+            version: options.protocol_version.clone(),
+            stop: false,
+            modern: is_modern(&options.protocol_version),
+            tools: None,
+            latency: None,
+        })
+    }
+
+    /// Whether nothing more is worth sending: the server is gone or deaf, or the property the
+    /// plan stops on broke.
+    fn over(&self) -> bool {
+        self.gone.is_some() || self.deaf.is_some() || self.stopped()
+    }
+
+    /// Whether the property the plan stops on broke (then nothing is waited for any more:
+    /// shrinking runs many cases, and each wait would cost its budget).
+    fn stopped(&self) -> bool {
+        self.stop
+            || self.plan.stop_on.is_some_and(|stop| {
+                self.pending_findings.iter().any(|f| f.property == stop && !self.options.allows(f))
+            })
+    }
+
+    /// The wait for an answer that may never come, to a message testing `property`: a glance
+    /// when its silent failure is known already.
+    fn answer_wait(&self, property: Property) -> Duration {
+        if self.plan.settled.contains(&property) { self.plan.budgets.glance } else { self.plan.budgets.parse }
+    }
+
+    /// Hands the findings made while receiving to `out`.
+    fn drain_findings(&mut self, out: &mut Checker<'_>) {
+        for _ in 0..std::mem::take(&mut self.pending_checks) {
+            out.checked(Property::Schema);
+        }
+        for finding in self.pending_findings.drain(..) {
+            self.stop |= self.plan.stop_on == Some(finding.property) && !self.options.allows(&finding);
+            out.findings.push(finding);
+        }
+    }
+
+    /// Receives until `done` holds or `wait` passes; false on timeout or when the server left.
+    async fn pump_until(&mut self, wait: Duration, mut done: impl FnMut(&Self) -> bool) -> bool {
+        let deadline = Instant::now() + wait;
+        while !done(self) {
+            if self.gone.is_some() || self.stopped() {
+                return false;
+            }
+            let Some(left) = deadline.checked_duration_since(Instant::now()) else { return false };
+            match self.peer.recv(left).await {
+                None => return false,
+                Some(incoming) => self.handle(incoming).await,
+            }
+        }
+        true
+    }
+
+    fn record(&self, dir: Direction, bytes: &[u8]) -> usize {
+        match &self.recorder {
+            Some(recorder) => {
+                let mut recorder = recorder.lock().unwrap_or_else(|e| e.into_inner());
+                recorder.record(dir, bytes, None);
+                recorder.trace().entries.len() - 1
+            }
+            None => 0,
+        }
+    }
+
+    async fn send(&mut self, message: &Value) {
+        let bytes = serde_json::to_vec(message).unwrap_or_default();
+        self.send_bytes(&bytes, &[]).await;
+    }
+
+    /// Sends one message (over HTTP with `headers` on its `POST`), recording it first.
+    async fn send_bytes(&mut self, bytes: &[u8], headers: &[(String, String)]) {
+        self.record(Direction::Client, bytes);
+        if let Err(e) = self.peer.send(bytes, headers).await {
+            self.gone.get_or_insert(format!("sending failed: {e}"));
+        }
+    }
+
+    async fn request(&mut self, method: &str, mut params: Value) -> String {
+        if self.modern
+            && let Some(params) = params.as_object_mut()
+        {
+            let meta = params.entry("_meta").or_insert_with(|| json!({}));
+            if let Some(meta) = meta.as_object_mut() {
+                meta.insert(META_PROTOCOL_VERSION.into(), Value::from(self.version.clone()));
+                meta.insert(META_CLIENT_INFO.into(), client_info());
+                meta.insert(META_CLIENT_CAPABILITIES.into(), client_capabilities());
+            }
+        }
+        let headers = match (self.modern, method, &self.tools) {
+            (true, "tools/call", Some(tools)) => param_headers(tools, &params),
+            _ => Vec::new(),
+        };
+        let id = self.next_id;
+        self.next_id += 1;
+        self.sent.insert(id.to_string(), (method.to_owned(), Instant::now()));
+        let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        self.send_bytes(&serde_json::to_vec(&message).unwrap_or_default(), &headers).await;
+        id.to_string()
+    }
+
+    async fn handle(&mut self, incoming: Incoming) {
+        let bytes = match incoming {
+            Incoming::Message { bytes, .. } => bytes,
+            Incoming::Empty(_) => return,
+            Incoming::Closed(why) => {
+                self.gone.get_or_insert(why);
+                return;
+            }
+        };
+        let line = self.record(Direction::Server, &bytes);
+        let Ok(message) = serde_json::from_slice::<Value>(&bytes) else {
+            self.bad_lines.insert(line);
+            self.pending_findings.push(Finding {
+                property: Property::Schema,
+                known: None,
+                message: format!(
+                    "the server wrote a line that is not JSON: {}",
+                    String::from_utf8_lossy(&bytes)
+                ),
+            });
+            return;
+        };
+        let version = self.version.clone();
+        match (message.get("method").and_then(Value::as_str), message.get("id")) {
+            (Some(method), id) => {
+                self.pending_checks += 1;
+                if let Err(errors) = official::validate_server_message(&version, &message) {
+                    let list: Vec<String> = errors.iter().take(3).map(ToString::to_string).collect();
+                    self.bad_lines.insert(line);
+                    self.pending_findings.push(Finding {
+                        property: Property::Schema,
+                        known: None,
+                        message: format!(
+                            "the server's {method} does not match the schema: {}",
+                            list.join("; ")
+                        ),
+                    });
+                }
+                if let Some(id) = id {
+                    let answer = answer_server_request(method, id);
+                    self.send(&answer).await;
+                }
+            }
+            (None, Some(id)) => {
+                let key = id.to_string();
+                if id.is_null() {
+                    self.strays.push(message);
+                } else if !self.sent.contains_key(&key) {
+                    self.unknown_ids += 1;
+                    self.bad_lines.insert(line);
+                    self.pending_findings.push(Finding {
+                        property: Property::OneResponse,
+                        known: None,
+                        message: format!(
+                            "a response with id {id}, which no request had: {}",
+                            short(&message)
+                        ),
+                    });
+                } else {
+                    if let Some((method, at)) = self.sent.get(&key)
+                        && !may_take_long(method)
+                        && self.responses.get(&key).is_none_or(Vec::is_empty)
+                    {
+                        let took = at.elapsed();
+                        self.latency = Some(self.latency.map_or(took, |l| l.max(took)));
+                    }
+                    let seen = self.responses.entry(key).or_default();
+                    if !seen.is_empty() {
+                        self.bad_lines.insert(line);
+                        self.pending_findings.push(Finding {
+                            property: Property::OneResponse,
+                            known: None,
+                            message: format!("request {id} was answered twice: {}", short(&message)),
+                        });
+                    }
+                    seen.push(message);
+                }
+            }
+            (None, None) => {
+                self.bad_lines.insert(line);
+                self.pending_findings.push(Finding {
+                    property: Property::Schema,
+                    known: None,
+                    message: format!(
+                        "a message that is neither request, notification nor response: {}",
+                        short(&message)
+                    ),
+                });
+            }
+        }
+    }
+
+    /// The handshake: `initialize` and `notifications/initialized`, or for 2026-07-28 a
+    /// `server/discover` (every later request carries the client's `_meta`).
+    async fn initialize(&mut self) -> Result<Value, String> {
+        let method = if self.modern { "server/discover" } else { "initialize" };
+        let params = if self.modern {
+            json!({})
+        } else {
+            json!({
+                "protocolVersion": self.options.protocol_version,
+                "capabilities": client_capabilities(),
+                "clientInfo": client_info(),
+            })
+        };
+        let id = self.request(method, params).await;
+        let timeout = self.options.request_timeout;
+        if !self.pump_until(timeout, |s| s.responses.contains_key(&id)).await {
+            return Err(self
+                .gone
+                .clone()
+                .unwrap_or_else(|| format!("no answer to {method} within {timeout:?}")));
+        }
+        let response = self.responses[&id][0].clone();
+        if response.get("result").is_none() {
+            return Err(format!("{method} was refused: {}", short(&response)));
+        }
+        if self.modern {
+            let supported = response.pointer("/result/supportedVersions").and_then(Value::as_array);
+            if !supported.into_iter().flatten().any(|v| v.as_str() == Some(self.version.as_str())) {
+                return Err(format!(
+                    "the server does not list {} in server/discover: {}",
+                    self.version,
+                    short(&response)
+                ));
+            }
+            return Ok(response);
+        }
+        if let Some(version) = response.pointer("/result/protocolVersion").and_then(Value::as_str) {
+            self.version = version.to_owned();
+        }
+        self.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
+        Ok(response)
+    }
+
+    async fn list_all(&mut self, method: &str, field: &str) -> Vec<Value> {
+        let mut items = Vec::new();
+        let mut cursor: Option<Value> = None;
+        for _ in 0..20 {
+            let params = match &cursor {
+                Some(cursor) => json!({"cursor": cursor}),
+                None => json!({}),
+            };
+            let id = self.request(method, params).await;
+            if !self.pump_until(self.options.request_timeout, |s| s.responses.contains_key(&id)).await {
+                break;
+            }
+            let response = &self.responses[&id][0];
+            items.extend(
+                response
+                    .pointer(&format!("/result/{field}"))
+                    .and_then(Value::as_array)
+                    .cloned()
+                    .unwrap_or_default(),
+            );
+            cursor = response.pointer("/result/nextCursor").filter(|c| c.is_string()).cloned();
+            if cursor.is_none() {
+                break;
+            }
+        }
+        items
+    }
+
+
+    async fn perform(&mut self, action: &Action, out: &mut Checker<'_>) {
+        match action {
+            Action::Malformed(text) => {
+                let strays_before = self.strays.len();
+                self.send_bytes(text.as_bytes(), &[]).await;
+                let wait = self.answer_wait(Property::ParseError);
+                self.pump_until(wait, |s| s.strays.len() > strays_before).await;
+                let got = self.strays.get(strays_before).cloned();
+                match got {
+                    Some(response)
+                        if response.pointer("/error/code").and_then(Value::as_i64) == Some(-32700) =>
+                    {
+                        out.checked(Property::ParseError);
+                    }
+                    Some(response) => {
+                        out.checked(Property::ParseError);
+                        out.finding(
+                            Property::ParseError,
+                            format!("malformed JSON {text:?} got {} instead of error -32700", short(&response)),
+                        );
+                    }
+                    None if self.over() => {}
+                    None => {
+                        out.checked(Property::ParseError);
+                        out.known_finding(
+                            SdkDeviation::SilentOnMalformedJson,
+                            format!(
+                                "malformed JSON {text:?} got no answer within {wait:?} (expected error -32700)"
+                            ),
+                        );
+                    }
+                }
+            }
+            Action::InvalidRequest(template) => {
+                let key = template.contains("ID").then(|| {
+                    let id = self.next_id;
+                    self.next_id += 1;
+                    self.sent.insert(id.to_string(), ("(an invalid request)".into(), Instant::now()));
+                    id.to_string()
+                });
+                let text = match &key {
+                    Some(id) => template.replace("ID", id),
+                    None => template.clone(),
+                };
+                let strays_before = self.strays.len();
+                self.send_bytes(text.as_bytes(), &[]).await;
+                let answered = |s: &Self| {
+                    s.strays.len() > strays_before
+                        || key.as_ref().is_some_and(|k| s.responses.contains_key(k))
+                };
+                let wait = self.answer_wait(Property::InvalidRequest);
+                self.pump_until(wait, answered).await;
+                let got = key
+                    .as_ref()
+                    .and_then(|k| self.responses.get(k))
+                    .and_then(|r| r.first())
+                    .or_else(|| self.strays.get(strays_before))
+                    .cloned();
+                match got {
+                    Some(response)
+                        if response.pointer("/error/code").and_then(Value::as_i64) == Some(-32600) =>
+                    {
+                        out.checked(Property::InvalidRequest);
+                    }
+                    Some(response) => {
+                        out.checked(Property::InvalidRequest);
+                        out.finding(
+                            Property::InvalidRequest,
+                            format!(
+                                "the invalid request {text} got {} instead of error -32600",
+                                short(&response)
+                            ),
+                        );
+                    }
+                    None if self.over() => {}
+                    None => {
+                        out.checked(Property::InvalidRequest);
+                        out.known_finding(
+                            SdkDeviation::SilentOnInvalidRequest,
+                            format!(
+                                "the invalid request {text} got no answer within {wait:?} (expected error -32600)"
+                            ),
+                        );
+                    }
+                }
+                // An answer that comes later is no stray: the request is settled either way.
+                if let Some(key) = key {
+                    self.cancelled.insert(key);
+                }
+            }
+            Action::Cancelled(inner) => {
+                let Some((method, params)) = inner.request() else { return };
+                let id = self.request(&method, params).await;
+                self.cancel(&id).await;
+                // An answer is allowed but not required; give it a moment, then move on.
+                let glance = self.plan.budgets.glance;
+                self.pump_until(glance, |s| s.responses.contains_key(&id)).await;
+                if let Some(response) = self.responses.get(&id).and_then(|r| r.first()).cloned() {
+                    out.answer(inner, &method, &response);
+                }
+                let what = format!("{} was cancelled", action_line(inner));
+                self.probe(&what, out).await;
+            }
+            Action::Concurrent(actions) => {
+                let mut waiting = Vec::new();
+                for action in actions {
+                    if let Some((method, params)) = action.request() {
+                        let budget = self.budget(action, &method);
+                        let id = self.request(&method, params).await;
+                        waiting.push(Waiting { id, method, action, budget });
+                    }
+                }
+                self.await_answers(waiting, out).await;
+            }
+            other => {
+                let Some((method, params)) = other.request() else { return };
+                let budget = self.budget(other, &method);
+                let id = self.request(&method, params).await;
+                self.await_answers(vec![Waiting { id, method, action: other, budget }], out).await;
+            }
+        }
+        self.drain_findings(out);
+    }
+
+    /// How long a request may go unanswered before it is cancelled (if it may take long) or
+    /// its silence is a violation.
+    fn budget(&self, action: &Action, method: &str) -> Duration {
+        let budgets = &self.plan.budgets;
+        if !may_take_long(method) {
+            self.verdict_budget(Property::OneResponse)
+        } else if self.plan.slow_keys.contains(&slow_key(action, method)) {
+            budgets.known_slow
+        } else {
+            budgets.slow
+        }
+    }
+
+    /// How long an answer that must come is waited for, when its silence breaks `property`.
+    fn verdict_budget(&self, property: Property) -> Duration {
+        let budgets = &self.plan.budgets;
+        if self.plan.settled.contains(&property) { budgets.settled.min(budgets.verdict) } else { budgets.verdict }
+    }
+
+    /// Sends `notifications/cancelled` for request `id`; a late answer is then no stray.
+    async fn cancel(&mut self, id: &str) {
+        let id_value: Value = serde_json::from_str(id).unwrap_or(Value::Null);
+        self.cancelled.insert(id.to_owned());
+        self.send(&json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId": id_value, "reason": "mcp-conformance check: no answer within its time budget"}}))
+            .await;
+    }
+
+    /// Waits for the answers to requests sent together, each within its budget, and judges
+    /// them. A request that may take long and outlives its budget is cancelled; then the
+    /// server must still answer a probe, and the request is reported as slow.
+    async fn await_answers(&mut self, waiting: Vec<Waiting<'_>>, out: &mut Checker<'_>) {
+        let started = Instant::now();
+        let unknown_before = self.unknown_ids;
+        let longest = waiting.iter().map(|w| w.budget).max().unwrap_or_default();
+        let ids: Vec<String> = waiting.iter().map(|w| w.id.clone()).collect();
+        // Until every one is answered, or the longest budget passed, or a response came with an
+        // id no request had (it is taken to be the missing answer: that violation is the
+        // finding, and waiting longer would only cost time).
+        self.pump_until(longest, |s| {
+            ids.iter().all(|id| s.responses.contains_key(id)) || s.unknown_ids > unknown_before
+        })
+        .await;
+        let misdirected = self.unknown_ids > unknown_before;
+        let mut slow = Vec::new();
+        for wait in waiting {
+            if let Some(response) = self.responses.get(&wait.id).and_then(|r| r.first()).cloned() {
+                out.checked(Property::OneResponse);
+                out.answer(wait.action, &wait.method, &response);
+                continue;
+            }
+            if misdirected || self.over() {
+                if let Some(why) = &self.gone {
+                    out.finding(
+                        Property::Survives,
+                        format!(
+                            "the server went away ({why}) before answering {} {}",
+                            wait.method,
+                            request_summary(wait.action)
+                        ),
+                    );
+                }
+                continue;
+            }
+            if may_take_long(&wait.method) {
+                self.cancel(&wait.id).await;
+                slow.push(wait);
+            } else {
+                out.checked(Property::OneResponse);
+                out.finding(
+                    Property::OneResponse,
+                    format!(
+                        "no response to {} {} within {:?}",
+                        wait.method,
+                        request_summary(wait.action),
+                        started.elapsed().min(wait.budget)
+                    ),
+                );
+            }
+        }
+        if slow.is_empty() {
+            return;
+        }
+        let names: Vec<String> = slow.iter().map(|w| action_line(w.action)).collect();
+        let what = format!("{} got no answer within its budget and was cancelled", names.join(" and "));
+        if let Some(probe) = self.probe(&what, out).await {
+            for wait in slow {
+                out.slow.push(SlowRequest {
+                    key: slow_key(wait.action, &wait.method),
+                    request: action_line(wait.action),
+                    budget: wait.budget,
+                    probe,
+                });
+            }
+        }
+    }
+
+    /// Whether the server still answers, after `what`: a `ping` (`server/discover` in
+    /// 2026-07-28) within the verdict budget. Returns how long the answer took.
+    async fn probe(&mut self, what: &str, out: &mut Checker<'_>) -> Option<Duration> {
+        let alive = if self.modern { "server/discover" } else { "ping" };
+        let sent = Instant::now();
+        let id = self.request(alive, json!({})).await;
+        let budget = self.verdict_budget(Property::Responsive);
+        let answered = self.pump_until(budget, |s| s.responses.contains_key(&id)).await;
+        if self.stopped() {
+            return None;
+        }
+        out.checked(Property::Responsive);
+        if answered {
+            return Some(sent.elapsed());
+        }
+        match self.gone.clone() {
+            Some(why) => out.finding(Property::Survives, format!("the server went away ({why}) after {what}")),
+            None => {
+                let why = format!("after {what}, the server did not answer {alive} within {budget:?}");
+                out.finding(Property::Responsive, why.clone());
+                self.deaf = Some(why);
+            }
+        }
+        None
+    }
+
+    async fn survives(&mut self, out: &mut Checker<'_>) {
+        if self.deaf.is_some() {
+            // `responsive` said it already; another unanswered ping would only cost its budget.
+            return;
+        }
+        // Sent even to a server that is gone, so that the trace ends with a request a replay
+        // against the same server finds unanswered.
+        let alive = if self.modern { "server/discover" } else { "ping" };
+        let id = self.request(alive, json!({})).await;
+        if self.stopped() {
+            return;
+        }
+        out.checked(Property::Survives);
+        if let Some(why) = self.gone.clone() {
+            if !out.findings.iter().any(|f| f.property == Property::Survives) {
+                out.finding(Property::Survives, format!("the server went away: {why}"));
+            }
+            return;
+        }
+        let budget = self.verdict_budget(Property::Survives);
+        let answered = self.pump_until(budget, |s| s.responses.contains_key(&id)).await;
+        // Late stragglers: duplicates of earlier answers, stray ids.
+        self.pump_until(Duration::from_millis(50), |_| false).await;
+        if self.stopped() {
+            self.drain_findings(out);
+            return;
+        }
+        self.drain_findings(out);
+        if !answered {
+            let why = self.gone.clone().unwrap_or_else(|| format!("no answer within {budget:?}"));
+            out.finding(Property::Survives, format!("the server did not answer a final {alive}: {why}"));
+        }
+    }
+
+    async fn close(self) {
+        self.peer.shutdown(Duration::from_millis(300)).await;
+    }
+}
+
+/// The `Mcp-Param-*` headers of a 2026-07-28 `tools/call` over HTTP: one per argument the
+/// tool's input schema annotates with `x-mcp-header` (through `properties` only) that is
+/// present and a string, number or boolean. Over stdio the peer ignores them.
+fn param_headers(tools: &[Value], params: &Value) -> Vec<(String, String)> {
+    fn walk(schema: &Value, arguments: &Value, out: &mut Vec<(String, String)>) {
+        let Some(properties) = schema.get("properties").and_then(Value::as_object) else { return };
+        for (name, property) in properties {
+            let Some(value) = arguments.get(name) else { continue };
+            if let Some(header) = property.get("x-mcp-header").and_then(Value::as_str) {
+                let text = match value {
+                    Value::String(s) => mcp_sansio::http::header_value(s),
+                    Value::Number(n) => n.to_string(),
+                    Value::Bool(b) => b.to_string(),
+                    _ => continue,
+                };
+                out.push((format!("Mcp-Param-{header}"), text));
+            }
+            walk(property, value, out);
+        }
+    }
+    let name = params.get("name").and_then(Value::as_str);
+    let tool = tools.iter().find(|t| t.get("name").and_then(Value::as_str) == name);
+    let (Some(tool), Some(arguments)) = (tool, params.get("arguments")) else { return Vec::new() };
+    let mut headers = Vec::new();
+    if let Some(schema) = tool.get("inputSchema") {
+        walk(schema, arguments, &mut headers);
+    }
+    headers
+}
+
+/// The check client's answer to a server request: one root, a canned sampling reply, a
+/// declined elicitation, `{}` for ping, `-32601` otherwise.
+fn answer_server_request(method: &str, id: &Value) -> Value {
+    let result = match method {
+        "ping" => json!({}),
+        "roots/list" => json!({"roots": [{"uri": crate::record::RECORDING_ROOT, "name": "check"}]}),
+        "sampling/createMessage" => json!({
+            "role": "assistant",
+            "content": {"type": "text", "text": "A sampling reply from mcp-conformance check."},
+            "model": "mcp-conformance",
+            "stopReason": "endTurn"
+        }),
+        "elicitation/create" => json!({"action": "decline"}),
+        _ => {
+            return json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": format!("{method} is not supported by mcp-conformance check")}});
+        }
+    };
+    json!({"jsonrpc": "2.0", "id": id, "result": result})
+}
+
+
+/// Starts a session and learns what the server offers.
+pub async fn explore(target: &Target, options: &CheckOptions) -> io::Result<Catalog> {
+    let plan = Plan::full(options);
+    let mut session = Session::start(target, options, &plan, None).await?;
+    let init = session.initialize().await.map_err(io::Error::other)?;
+    let server_info = init
+        .pointer("/result/serverInfo")
+        .or_else(|| init.pointer("/result/_meta").and_then(|meta| meta.get(META_SERVER_INFO)))
+        .cloned()
+        .unwrap_or(Value::Null);
+    let mut catalog = Catalog {
+        version: session.version.clone(),
+        server_info,
+        capabilities: init.pointer("/result/capabilities").cloned().unwrap_or(Value::Null),
+        ..Default::default()
+    };
+    if catalog.has("tools") {
+        catalog.tools = session.list_all("tools/list", "tools").await;
+        catalog.tools.retain(|tool| {
+            let name = tool.get("name").and_then(Value::as_str).unwrap_or_default();
+            !options.skip_tools.contains(name)
+        });
+    }
+    if catalog.has("prompts") {
+        catalog.prompts = session.list_all("prompts/list", "prompts").await;
+    }
+    if catalog.has("resources") {
+        catalog.resources = session
+            .list_all("resources/list", "resources")
+            .await
+            .iter()
+            .filter_map(|r| r.get("uri").and_then(Value::as_str).map(str::to_owned))
+            .take(16)
+            .collect();
+    }
+    session.close().await;
+    Ok(catalog)
+}
