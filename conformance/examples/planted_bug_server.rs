@@ -31,7 +31,8 @@
 //! - `next-version`: three changes that a rules file can allow, and nothing else:
 //!   - the server's version is `0.2.0`: in `serverInfo` (the `initialize` result) and in the
 //!     `io.modelcontextprotocol/serverInfo` member of a result's `_meta` (2026-07-28);
-//!   - the `tools/list` result lists the tools in reverse order;
+//!   - the `tools/list` result lists the tools sorted by name, where the demo lists them in
+//!     the order of its table;
 //!   - the PNG in tool results (`tiny_image`, `mixed_content`) is re-encoded: the same 4×4
 //!     pixels and the same 98 bytes, compressed at another zlib level, so its base64 `data`
 //!     differs.
@@ -358,7 +359,7 @@ fn next_version(message: &mut Value) -> bool {
         }
     }
     if let Some(Value::Array(tools)) = result.get_mut("tools") {
-        tools.reverse();
+        tools.sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));
         changed = true;
     }
     if let Some(Value::Array(content)) = result.get_mut("content") {
