@@ -22,10 +22,7 @@ fn stdout(output: &Output) -> String {
 
 /// `examples/regression.rules`.
 fn rules() -> String {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("examples/regression.rules")
-        .to_string_lossy()
-        .into_owned()
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/regression.rules").to_string_lossy().into_owned()
 }
 
 fn path(name: &str) -> String {
@@ -37,7 +34,8 @@ struct Scratch(PathBuf);
 
 impl Scratch {
     fn new(name: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!("mcp-conformance-regression-{name}-{}", std::process::id()));
+        let dir =
+            std::env::temp_dir().join(format!("mcp-conformance-regression-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).expect("scratch dir");
         Self(dir)
