@@ -1,31 +1,163 @@
-//! The demo server with one deliberate protocol violation, for showing that `mcp-conformance
-//! check` finds and shrinks real bugs. Usage: `planted_bug_server BUG`, where BUG is
+//! The demo server with deliberate protocol violations, for showing that `mcp-conformance`
+//! finds real bugs. Usage: `planted_bug_server BUG[,BUG…]`, a comma-separated list of the
+//! bugs below. Each one is independent of the others; a name may be given once or more.
 //!
 //! - `wrong-id`: a `tools/call` of `echo` with an empty `message` (a boundary value) is answered
-//!   with the wrong id (the request's id plus 1000);
+//!   with the wrong id (the request's id plus 1000).
 //! - `crash`: a `tools/call` of `add` where `a` or `b` is 10^15 or more in size makes the process
-//!   exit at once, as an unchecked overflow would.
+//!   exit at once (code 101), as an unchecked overflow would.
+//! - `blocking-sleep`: a `tools/call` of `sleep` (`{"ms": N}`) runs inline, in the thread that
+//!   reads stdin. That thread sleeps N ms (at most one hour), ignoring cancellation, so nothing
+//!   else is read or answered meanwhile. Then the call is answered with `slept N ms`, as the
+//!   demo answers it, and only then is the next line read: a `notifications/cancelled` for the
+//!   call comes too late and changes nothing. A client that times the call out, cancels it and
+//!   pings gets no answer to the ping until the N ms are over. (A request for more than an hour
+//!   is passed on unchanged after the hour, and the demo handles it as usual.)
+//! - `deaf-after-cancel`: once a `notifications/cancelled` arrives that names a request the
+//!   server has not answered yet, the server writes nothing more to stdout. It keeps reading
+//!   stdin and stays alive until stdin closes.
+//! - `dies-after-cancel`: any `notifications/cancelled` makes the process exit at once, with
+//!   code 101 and a line on stderr.
+//! - `silent-parse-error`: malformed JSON gets no answer: the server's `-32700` error responses
+//!   (with a null id) are dropped. The stdio transports of the official TypeScript and Python
+//!   SDKs behave this way.
+//! - `internal-error-for-unknown-method`: an unknown method is answered with `-32603` instead of
+//!   `-32601`: the code of every `-32601` error response is rewritten, the message is kept.
 //!
-//! Everything else is the demo server over stdio, unchanged.
+//! One name is not a bug but the server's "next release", for the regression workflow of
+//! `docs/conformance.md` (a trace recorded against the demo, replayed with
+//! `examples/regression.rules`):
+//!
+//! - `next-version`: three changes that a rules file can allow, and nothing else:
+//!   - the server's version is `0.2.0`: in `serverInfo` (the `initialize` result) and in the
+//!     `io.modelcontextprotocol/serverInfo` member of a result's `_meta` (2026-07-28);
+//!   - the `tools/list` result lists the tools sorted by name, where the demo lists them in
+//!     the order of its table;
+//!   - the PNG in tool results (`tiny_image`, `mixed_content`) is re-encoded: the same 4×4
+//!     pixels and the same 98 bytes, compressed at another zlib level, so its base64 `data`
+//!     differs.
+//!
+//! Everything else is the demo server over stdio, unchanged. An unknown name prints the usage on
+//! stderr and exits with code 2.
 
 use std::io::{self, BufRead, Read, Write};
 use std::process::ExitCode;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::Duration;
 
 use serde_json::Value;
 
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Bug {
-    WrongId,
-    Crash,
+const USAGE: &str = "\
+usage: planted_bug_server BUG[,BUG...]
+bugs: wrong-id, crash, blocking-sleep, deaf-after-cancel, dies-after-cancel,
+      silent-parse-error, internal-error-for-unknown-method,
+      next-version (not a bug: the demo server's next release)";
+
+/// The longest inline sleep of `blocking-sleep`.
+const MAX_INLINE_SLEEP: Duration = Duration::from_secs(3600);
+
+/// The version `next-version` reports.
+const NEXT_VERSION: &str = "0.2.0";
+
+/// The demo server's 4×4 PNG, base64 (`TINY_PNG` in `mcp-demo-server`).
+const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAQAAAAECAIAAAAmkwkpAAAAKUlEQVR42g3HMQEAAAzCMIQhDGEVUVlbviSxcZGY1NZV+pmdm+yDxSF4F/IXwVmoCzoAAAAASUVORK5CYII=";
+
+/// The same pixels and size, compressed at zlib level 1 instead of 9 (`next-version`).
+const PNG_REENCODED: &str = "iVBORw0KGgoAAAANSUhEUgAAAAQAAAAECAIAAAAmkwkpAAAAKUlEQVR4AQ3HMQEAAAzCMIQhDGEVUVlbviSxcZGY1NZV+pmdm+yDxSF4F/IXwVICPD0AAAAASUVORK5CYII=";
+
+/// The bugs selected on the command line.
+#[derive(Debug, Clone, Copy, Default)]
+struct Bugs {
+    wrong_id: bool,
+    crash: bool,
+    blocking_sleep: bool,
+    deaf_after_cancel: bool,
+    dies_after_cancel: bool,
+    silent_parse_error: bool,
+    internal_error_for_unknown_method: bool,
+    next_version: bool,
 }
 
-/// Reads stdin for the server, watching each request for the bug's trigger.
+impl Bugs {
+    /// Parses `BUG[,BUG…]`; an unknown or empty name is an error naming it.
+    fn parse(list: &str) -> Result<Self, String> {
+        let mut bugs = Bugs::default();
+        for name in list.split(',') {
+            let flag = match name {
+                "wrong-id" => &mut bugs.wrong_id,
+                "crash" => &mut bugs.crash,
+                "blocking-sleep" => &mut bugs.blocking_sleep,
+                "deaf-after-cancel" => &mut bugs.deaf_after_cancel,
+                "dies-after-cancel" => &mut bugs.dies_after_cancel,
+                "silent-parse-error" => &mut bugs.silent_parse_error,
+                "internal-error-for-unknown-method" => &mut bugs.internal_error_for_unknown_method,
+                "next-version" => &mut bugs.next_version,
+                _ => return Err(format!("unknown bug {name:?}")),
+            };
+            *flag = true;
+        }
+        Ok(bugs)
+    }
+}
+
+/// What the reader and the writer share.
+#[derive(Default)]
+struct Shared {
+    state: Mutex<State>,
+    /// Notified when a `blocking-sleep` call has been answered.
+    answered: Condvar,
+}
+
+#[derive(Default)]
+struct State {
+    /// `wrong-id`: ids of requests whose response gets the wrong id.
+    marked: Vec<Value>,
+    /// `blocking-sleep`: ids of `sleep` calls passed on as `{"ms": 0}`, with the `ms` asked for.
+    slept: Vec<(Value, u64)>,
+    /// `deaf-after-cancel`: ids of requests not answered yet.
+    pending: Vec<Value>,
+    /// `deaf-after-cancel`: nothing more is written.
+    deaf: bool,
+}
+
+fn lock(shared: &Shared) -> MutexGuard<'_, State> {
+    shared.state.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The messages of a line: the object itself, or the elements of a batch.
+fn messages(value: &Value) -> &[Value] {
+    match value {
+        Value::Array(batch) => batch,
+        message => std::slice::from_ref(message),
+    }
+}
+
+fn messages_mut(value: &mut Value) -> &mut [Value] {
+    match value {
+        Value::Array(batch) => batch,
+        message => std::slice::from_mut(message),
+    }
+}
+
+/// A request (not a notification, not a response): it has a method and an id.
+fn is_request(message: &Value) -> bool {
+    message.get("method").is_some() && message.get("id").is_some()
+}
+
+/// A response: an id and no method.
+fn is_response(message: &Value) -> bool {
+    message.get("method").is_none() && message.get("id").is_some()
+}
+
+fn error_code(message: &Value) -> Option<i64> {
+    message.pointer("/error/code").and_then(Value::as_i64)
+}
+
+/// Reads stdin for the server, watching each line for the bugs' triggers.
 struct Watch<R> {
     inner: R,
-    bug: Bug,
-    /// Ids of requests whose response gets the wrong id.
-    marked: Arc<Mutex<Vec<Value>>>,
+    bugs: Bugs,
+    state: Arc<Shared>,
 }
 
 impl<R: BufRead> Read for Watch<R> {
@@ -48,28 +180,40 @@ impl<R: BufRead> BufRead for Watch<R> {
     }
 
     fn read_until(&mut self, byte: u8, line: &mut Vec<u8>) -> io::Result<usize> {
+        if self.bugs.blocking_sleep {
+            self.wait_for_sleep_answers();
+        }
+        let start = line.len();
         let n = self.inner.read_until(byte, line)?;
-        if let Ok(message) = serde_json::from_slice::<Value>(line) {
-            self.inspect(&message);
+        if let Ok(mut value) = serde_json::from_slice::<Value>(&line[start..]) {
+            if self.inspect(&mut value) {
+                line.truncate(start);
+                serde_json::to_writer(&mut *line, &value).map_err(io::Error::other)?;
+                line.push(b'\n');
+            }
         }
         Ok(n)
     }
 }
 
 impl<R> Watch<R> {
-    fn inspect(&self, message: &Value) {
-        if message.get("method").and_then(Value::as_str) != Some("tools/call") {
-            return;
+    /// Looks at one line the client sent; returns whether it was changed (`blocking-sleep`).
+    fn inspect(&self, value: &mut Value) -> bool {
+        for message in messages(value) {
+            self.track(message);
         }
-        let tool = message.pointer("/params/name").and_then(Value::as_str);
-        let argument = |name: &str| message.pointer(&format!("/params/arguments/{name}"));
-        match (self.bug, tool) {
-            (Bug::WrongId, Some("echo")) if argument("message").and_then(Value::as_str) == Some("") => {
-                if let Some(id) = message.get("id") {
-                    self.marked.lock().unwrap_or_else(|e| e.into_inner()).push(id.clone());
+        if value.get("method").and_then(Value::as_str) != Some("tools/call") {
+            return false;
+        }
+        let tool = value.pointer("/params/name").and_then(Value::as_str);
+        let argument = |name: &str| value.pointer(&format!("/params/arguments/{name}"));
+        match tool {
+            Some("echo") if self.bugs.wrong_id && argument("message").and_then(Value::as_str) == Some("") => {
+                if let Some(id) = value.get("id") {
+                    lock(&self.state).marked.push(id.clone());
                 }
             }
-            (Bug::Crash, Some("add")) => {
+            Some("add") if self.bugs.crash => {
                 let huge =
                     |name: &str| argument(name).and_then(Value::as_f64).is_some_and(|x| x.abs() >= 1e15);
                 if huge("a") || huge("b") {
@@ -77,16 +221,156 @@ impl<R> Watch<R> {
                     std::process::exit(101);
                 }
             }
+            Some("sleep") if self.bugs.blocking_sleep => return self.sleep_inline(value),
             _ => {}
         }
+        false
+    }
+
+    /// The `deaf-after-cancel` and `dies-after-cancel` bugs: requests seen, and cancellations.
+    fn track(&self, message: &Value) {
+        if message.get("method").and_then(Value::as_str) == Some("notifications/cancelled") {
+            if self.bugs.dies_after_cancel {
+                eprintln!("planted bug: exiting on notifications/cancelled");
+                std::process::exit(101);
+            }
+            if self.bugs.deaf_after_cancel {
+                let mut state = lock(&self.state);
+                let id = message.pointer("/params/requestId");
+                if id.is_some_and(|id| state.pending.contains(id)) {
+                    eprintln!("planted bug: deaf after cancellation of an unanswered request");
+                    state.deaf = true;
+                }
+            }
+        } else if self.bugs.deaf_after_cancel && is_request(message) {
+            lock(&self.state).pending.push(message["id"].clone());
+        }
+    }
+
+    /// `blocking-sleep`: sleeps here, in the reader, then passes the call on as `{"ms": 0}` and
+    /// remembers the `ms` asked for, for the answer's text. Returns whether the call changed.
+    fn sleep_inline(&self, call: &mut Value) -> bool {
+        let (Some(id), Some(ms)) =
+            (call.get("id").cloned(), call.pointer("/params/arguments/ms").and_then(Value::as_u64))
+        else {
+            return false;
+        };
+        let asked = Duration::from_millis(ms);
+        std::thread::sleep(asked.min(MAX_INLINE_SLEEP));
+        if asked > MAX_INLINE_SLEEP {
+            return false;
+        }
+        call["params"]["arguments"]["ms"] = Value::from(0);
+        lock(&self.state).slept.push((id, ms));
+        true
+    }
+
+    /// `blocking-sleep`: the reader reads on only once the calls it slept for are answered (the
+    /// demo answers `{"ms": 0}` at once), so that a cancellation read next cannot overtake the
+    /// answer. Gives up after a few seconds, should the answer never come.
+    fn wait_for_sleep_answers(&self) {
+        let state = lock(&self.state);
+        let _ = self
+            .state
+            .answered
+            .wait_timeout_while(state, Duration::from_secs(5), |state| !state.slept.is_empty());
     }
 }
 
-/// Writes the server's output, giving marked responses the wrong id.
+/// Writes the server's output, applying the bugs that change or drop what it says.
 struct Rewrite {
     inner: io::Stdout,
-    marked: Arc<Mutex<Vec<Value>>>,
+    bugs: Bugs,
+    state: Arc<Shared>,
     line: Vec<u8>,
+}
+
+impl Rewrite {
+    /// The line to write for one line the server wrote, or `None` to drop it.
+    fn rewrite(&self, line: Vec<u8>) -> Option<Vec<u8>> {
+        let mut state = lock(&self.state);
+        let Ok(mut value) = serde_json::from_slice::<Value>(&line) else {
+            return if state.deaf { None } else { Some(line) };
+        };
+        let mut slept = None;
+        for message in messages(&value) {
+            if is_response(message) {
+                let id = &message["id"];
+                state.pending.retain(|pending| pending != id);
+                if let Some(at) = state.slept.iter().position(|(slept, _)| slept == id) {
+                    slept = Some(state.slept.remove(at).1);
+                    self.state.answered.notify_all();
+                }
+            }
+        }
+        if state.deaf {
+            return None;
+        }
+        let mut changed = false;
+        if self.bugs.silent_parse_error
+            && value.get("id").is_some_and(Value::is_null)
+            && error_code(&value) == Some(-32700)
+        {
+            return None;
+        }
+        for message in messages_mut(&mut value) {
+            if self.bugs.internal_error_for_unknown_method && error_code(message) == Some(-32601) {
+                message["error"]["code"] = Value::from(-32603);
+                changed = true;
+            }
+            if self.bugs.next_version {
+                changed |= next_version(message);
+            }
+        }
+        if let Some(ms) = slept
+            && let Some(text) = value.pointer_mut("/result/content/0/text")
+            && text == "slept 0 ms"
+        {
+            *text = Value::from(format!("slept {ms} ms"));
+            changed = true;
+        }
+        if is_response(&value) {
+            let id = value["id"].clone();
+            if state.marked.contains(&id) {
+                state.marked.retain(|m| *m != id);
+                value["id"] = Value::from(id.as_i64().unwrap_or(0) + 1000);
+                changed = true;
+            }
+        }
+        if !changed {
+            return Some(line);
+        }
+        let mut out = serde_json::to_vec(&value).ok()?;
+        out.push(b'\n');
+        Some(out)
+    }
+}
+
+/// `next-version`'s changes to one message; returns whether it changed.
+fn next_version(message: &mut Value) -> bool {
+    let Some(result) = message.get_mut("result") else {
+        return false;
+    };
+    let mut changed = false;
+    for pointer in ["/serverInfo/version", "/_meta/io.modelcontextprotocol~1serverInfo/version"] {
+        if let Some(version) = result.pointer_mut(pointer) {
+            *version = Value::from(NEXT_VERSION);
+            changed = true;
+        }
+    }
+    if let Some(Value::Array(tools)) = result.get_mut("tools") {
+        tools.sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));
+        changed = true;
+    }
+    if let Some(Value::Array(content)) = result.get_mut("content") {
+        for block in content {
+            if block.get("type").and_then(Value::as_str) == Some("image") && block["data"] == PNG {
+                block["data"] = Value::from(PNG_REENCODED);
+                changed = true;
+            }
+        }
+    }
+    changed
 }
 
 impl Write for Rewrite {
@@ -94,20 +378,9 @@ impl Write for Rewrite {
         self.line.extend_from_slice(buf);
         while let Some(end) = self.line.iter().position(|b| *b == b'\n') {
             let line: Vec<u8> = self.line.drain(..=end).collect();
-            let mut out = line.clone();
-            if let Ok(mut message) = serde_json::from_slice::<Value>(&line) {
-                let mut marked = self.marked.lock().unwrap_or_else(|e| e.into_inner());
-                let hit = message.get("method").is_none()
-                    && message.get("id").is_some_and(|id| marked.contains(id));
-                if hit {
-                    let id = message["id"].clone();
-                    marked.retain(|m| *m != id);
-                    message["id"] = Value::from(id.as_i64().unwrap_or(0) + 1000);
-                    out = serde_json::to_vec(&message).unwrap_or(line);
-                    out.push(b'\n');
-                }
+            if let Some(out) = self.rewrite(line) {
+                self.inner.write_all(&out)?;
             }
-            self.inner.write_all(&out)?;
         }
         Ok(buf.len())
     }
@@ -118,17 +391,20 @@ impl Write for Rewrite {
 }
 
 fn main() -> ExitCode {
-    let bug = match std::env::args().nth(1).as_deref() {
-        Some("wrong-id") => Bug::WrongId,
-        Some("crash") => Bug::Crash,
-        _ => {
-            eprintln!("usage: planted_bug_server wrong-id|crash");
+    let bugs = match std::env::args().nth(1).map(|list| Bugs::parse(&list)) {
+        Some(Ok(bugs)) => bugs,
+        Some(Err(error)) => {
+            eprintln!("planted_bug_server: {error}\n{USAGE}");
+            return ExitCode::from(2);
+        }
+        None => {
+            eprintln!("{USAGE}");
             return ExitCode::from(2);
         }
     };
-    let marked = Arc::new(Mutex::new(Vec::new()));
-    let input = Watch { inner: io::stdin().lock(), bug, marked: Arc::clone(&marked) };
-    let output = Rewrite { inner: io::stdout(), marked, line: Vec::new() };
+    let state = Arc::new(Shared::default());
+    let input = Watch { inner: io::stdin().lock(), bugs, state: Arc::clone(&state) };
+    let output = Rewrite { inner: io::stdout(), bugs, state, line: Vec::new() };
     match mcp_demo_server::serve(input, Box::new(output), mcp_demo_server::Options::default()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
