@@ -81,18 +81,22 @@ impl Context<'_> {
         self.server.send_unsolicited(&jsonrpc::notification(method, params), self.outlet);
     }
 
-    /// Sleeps for `duration`, waking every [`CANCEL_POLL`] to check for cancellation.
+    /// Sleeps for `duration`, waking every [`CANCEL_POLL`] to check for cancellation. A
+    /// duration past the clock's range sleeps until cancelled.
     fn sleep(&self, duration: Duration) -> Result<(), Cancelled> {
-        let deadline = Instant::now() + duration;
+        let deadline = Instant::now().checked_add(duration);
         loop {
             if self.cancel.load(Ordering::SeqCst) {
                 return Err(Cancelled);
             }
-            let now = Instant::now();
-            if now >= deadline {
+            let left = match deadline {
+                Some(deadline) => deadline.saturating_duration_since(Instant::now()),
+                None => CANCEL_POLL,
+            };
+            if left.is_zero() {
                 return Ok(());
             }
-            thread::sleep(CANCEL_POLL.min(deadline - now));
+            thread::sleep(CANCEL_POLL.min(left));
         }
     }
 
@@ -520,12 +524,13 @@ static TOOLS: [Tool; 19] = [
     Tool {
         name: "sleep",
         title: "Sleep",
-        description: "Sleeps for `ms` milliseconds (cancellable).",
+        description: "Sleeps for `ms` milliseconds, however many (cancellable).",
         input_schema: || object_schema(json!({ "ms": { "type": "integer", "minimum": 0 } }), &["ms"]),
         output_schema: None,
         blocking: true,
         run: |context, args| {
-            let ms = required_u64(args, "ms", MAX_MS)?;
+            // No upper bound, as in many real servers: a long sleep lasts until cancelled.
+            let ms = required_u64(args, "ms", u64::MAX)?;
             context.sleep(Duration::from_millis(ms))?;
             Ok(text_result(format!("slept {ms} ms")))
         },

@@ -248,6 +248,9 @@ struct CheckArgs {
     /// A tool never to call (repeatable): a destructive one, say.
     #[arg(long, value_name = "NAME")]
     skip_tool: Vec<String>,
+    /// Call only this tool (repeatable), to look at a few tools closely.
+    #[arg(long, value_name = "NAME")]
+    tool: Vec<String>,
     /// A property that only warns instead of failing (repeatable).
     #[arg(long, value_name = "PROPERTY", value_parser = PossibleValuesParser::new(Property::ALL.map(Property::name)))]
     allow: Vec<String>,
@@ -507,6 +510,7 @@ fn check_command(args: &CheckArgs) -> Result<ExitCode, Failure> {
         options.protocol_version = version.clone();
     }
     options.skip_tools.extend(args.skip_tool.iter().cloned());
+    options.only_tools.extend(args.tool.iter().cloned());
     for name in &args.allow {
         // clap accepted only the names of properties.
         let property =
@@ -533,7 +537,8 @@ fn check_command(args: &CheckArgs) -> Result<ExitCode, Failure> {
         Format::Junit => print!("{}", report.to_junit()),
     }
     if let Some(path) = &args.junit {
-        std::fs::write(path, report.to_junit()).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        std::fs::write(path, report.to_junit())
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     }
     if let Some(dir) = &args.failure_traces {
         std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
@@ -542,7 +547,9 @@ fn check_command(args: &CheckArgs) -> Result<ExitCode, Failure> {
             violation.trace.write(&path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
             if !quiet {
                 let path = path.display();
-                eprintln!("wrote {property}'s failing sequence to {path}; `mcp-conformance replay {path} -- …` reproduces it");
+                eprintln!(
+                    "wrote {property}'s failing sequence to {path}; `mcp-conformance replay {path} -- …` reproduces it"
+                );
             }
         }
     }
@@ -580,10 +587,10 @@ fn print_progress(event: &check::Progress<'_>) {
             }
         }
         check::Progress::Shrinking { property, runs, steps } => {
-            eprintln!("check: shrinking {property}: {runs} runs, {steps} steps so far");
+            eprintln!("check: shrinking {property}: {runs} runs, {steps} step(s) so far");
         }
         check::Progress::Shrunk { property, steps, runs } => {
-            eprintln!("check: {property} shrunk to {steps} steps in {runs} runs");
+            eprintln!("check: {property} shrunk to {steps} step(s) in {runs} runs");
         }
         _ => {}
     }

@@ -249,4 +249,3 @@ pub(crate) fn request_summary(action: &Action) -> String {
         _ => String::new(),
     }
 }
-

@@ -82,6 +82,8 @@ pub struct CheckOptions {
     pub seed: Option<u64>,
     /// Tools never to call (destructive ones).
     pub skip_tools: BTreeSet<String>,
+    /// When not empty, the only tools to call (to look at a few closely).
+    pub only_tools: BTreeSet<String>,
 }
 
 impl Default for CheckOptions {
@@ -100,6 +102,7 @@ impl Default for CheckOptions {
             allow_sdk_deviations: false,
             seed: None,
             skip_tools: BTreeSet::new(),
+            only_tools: BTreeSet::new(),
         }
     }
 }

@@ -125,7 +125,8 @@ impl CheckReport {
     fn server_line(&self) -> String {
         let info = &self.catalog.server_info;
         let name = info.get("name").and_then(Value::as_str).unwrap_or("?");
-        let version = info.get("version").and_then(Value::as_str).map(|v| format!(" {v}")).unwrap_or_default();
+        let version =
+            info.get("version").and_then(Value::as_str).map(|v| format!(" {v}")).unwrap_or_default();
         format!(
             "server {name}{version} ({}): {} tools, {} prompts, {} resources",
             self.catalog.version,
@@ -238,7 +239,8 @@ impl CheckReport {
                     let _ = writeln!(xml, "    </testcase>");
                 }
                 (None, Verdict::NotTested) => {
-                    let _ = writeln!(xml, ">\n      <skipped message=\"no case tested it\"/>\n    </testcase>");
+                    let _ =
+                        writeln!(xml, ">\n      <skipped message=\"no case tested it\"/>\n    </testcase>");
                 }
                 (None, _) => match &row.allowed {
                     Some(allowed) => {
@@ -301,7 +303,7 @@ fn xml_escape(text: &str) -> String {
 
 fn slow_line(slow: &SlowRequest) -> String {
     format!(
-        "{}: no answer within {:?} to {}; cancelled, and the server answered a ping {:?} later",
+        "{}: no answer within {:.1?} to {}; cancelled, and the server answered a ping {:.1?} later",
         slow.key, slow.budget, slow.request, slow.probe
     )
 }
@@ -355,7 +357,8 @@ impl fmt::Display for CheckReport {
             let note = match (&row.violation, &row.allowed) {
                 (Some(violation), _) => {
                     numbered += 1;
-                    let known = if violation.finding.known.is_some() { " (a known SDK deviation)" } else { "" };
+                    let known =
+                        if violation.finding.known.is_some() { " (a known SDK deviation)" } else { "" };
                     format!("see {numbered} below{known}")
                 }
                 (None, Some(allowed)) => {

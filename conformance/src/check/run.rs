@@ -95,6 +95,8 @@ struct Learned {
     /// The longest answer to a request that needs no work.
     latency: Option<Duration>,
     slow: Vec<SlowRequest>,
+    /// Everything cancelled for outliving its budget, slow or worse.
+    cut_short: BTreeSet<String>,
     checks: BTreeMap<Property, u64>,
     witnesses: BTreeMap<Property, Witness>,
     allowed: BTreeMap<Property, Finding>,
@@ -111,16 +113,23 @@ impl Learned {
             budgets.known_slow = learned.known_slow;
             budgets.settled = learned.verdict;
         }
-        Plan { stop_on: None, settled, budgets, slow_keys: self.slow.iter().map(|s| s.key.clone()).collect() }
+        Plan { stop_on: None, settled, budgets, slow_keys: self.cut_short.clone() }
     }
 
-    fn absorb(&mut self, case: u32, seed: [u8; 32], actions: &[Action], outcome: CaseOutcome) -> Vec<Property> {
+    fn absorb(
+        &mut self,
+        case: u32,
+        seed: [u8; 32],
+        actions: &[Action],
+        outcome: CaseOutcome,
+    ) -> Vec<Property> {
         if let Some(latency) = outcome.latency {
             self.latency = Some(self.latency.map_or(latency, |l| l.max(latency)));
         }
         for (property, n) in &outcome.checks {
             *self.checks.entry(*property).or_default() += u64::from(*n);
         }
+        self.cut_short.extend(outcome.cut_short.iter().cloned());
         for slow in &outcome.slow {
             if !self.slow.iter().any(|s| s.key == slow.key) {
                 self.slow.push(slow.clone());
@@ -161,7 +170,8 @@ pub(crate) fn case_tree(
     strategy: &BoxedStrategy<Vec<Action>>,
     seed: &[u8; 32],
 ) -> Option<Box<dyn ValueTree<Value = Vec<Action>>>> {
-    let mut runner = TestRunner::new_with_rng(Config::default(), TestRng::from_seed(RngAlgorithm::ChaCha, seed));
+    let mut runner =
+        TestRunner::new_with_rng(Config::default(), TestRng::from_seed(RngAlgorithm::ChaCha, seed));
     strategy.new_tree(&mut runner).ok()
 }
 
@@ -255,7 +265,7 @@ pub fn check_with_progress(
     }
     // Shrinking: each violated property on its own, as many at once as there are jobs.
     let budgets = Budgets::learned(options, state.latency.unwrap_or(options.request_timeout / 10));
-    let slow_keys: BTreeSet<String> = state.slow.iter().map(|s| s.key.clone()).collect();
+    let slow_keys = state.cut_short.clone();
     let witnesses: Vec<(Property, Witness)> = std::mem::take(&mut state.witnesses).into_iter().collect();
     let queue = Mutex::new(witnesses.into_iter());
     let shrunk = Mutex::new(BTreeMap::new());

@@ -15,7 +15,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use mcp_sansio::schema::{META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION, META_SERVER_INFO};
+use mcp_sansio::schema::{
+    META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION, META_SERVER_INFO,
+};
 
 use super::actions::{Action, ArgumentKind, action_line, request_summary};
 use super::{
@@ -61,15 +63,18 @@ impl Budgets {
     }
 
     /// Budgets fitted to a server that answered every request that needs no work within
-    /// `latency`: ten times that and a margin, within the options' timeouts. The verdicts of
-    /// the cases that taught it were reached with the full budgets.
+    /// `latency`: for an answer that must come, ten times that and a margin; for a call already
+    /// known to be slow, four times that and a margin (cutting it short costs nothing but a
+    /// note). Never more than the options' timeouts. The verdicts of the cases that taught it
+    /// were reached with the full budgets.
     pub(crate) fn learned(options: &CheckOptions, latency: Duration) -> Self {
         let full = Self::from_options(options);
-        let fitted = (latency * 10 + Duration::from_millis(300)).max(Duration::from_millis(500));
+        let fitted = (latency * 10 + Duration::from_millis(200)).max(Duration::from_millis(400));
+        let cutoff = (latency * 4 + Duration::from_millis(100)).max(Duration::from_millis(200));
         Budgets {
             verdict: fitted.min(full.verdict),
             slow: fitted.min(full.slow),
-            known_slow: fitted.min(full.known_slow),
+            known_slow: cutoff.min(full.known_slow),
             parse: fitted.min(full.parse),
             glance: full.glance.min(fitted),
             settled: fitted.min(full.settled),
@@ -125,6 +130,9 @@ pub struct CaseOutcome {
     /// The session, as a trace; server lines that broke a property are left out, so that a
     /// replay against the same server fails the same way and a fixed server passes.
     pub trace: Trace,
+    /// What was cancelled for outliving its budget (see [`SlowRequest::key`]), whether or not
+    /// the server answered after.
+    pub(crate) cut_short: BTreeSet<String>,
 }
 
 impl CaseOutcome {
@@ -186,6 +194,7 @@ pub(crate) async fn run_case_with(
         checks: out.checks,
         latency,
         trace,
+        cut_short: out.cut_short,
     })
 }
 
@@ -195,6 +204,7 @@ struct Checker<'a> {
     findings: Vec<Finding>,
     warnings: Vec<String>,
     slow: Vec<SlowRequest>,
+    cut_short: BTreeSet<String>,
     checks: BTreeMap<Property, u32>,
 }
 
@@ -205,6 +215,7 @@ impl<'a> Checker<'a> {
             findings: Vec::new(),
             warnings: Vec::new(),
             slow: Vec::new(),
+            cut_short: BTreeSet::new(),
             checks: BTreeMap::new(),
         }
     }
@@ -699,7 +710,6 @@ impl<'a> Session<'a> {
         items
     }
 
-
     async fn perform(&mut self, action: &Action, out: &mut Checker<'_>) {
         match action {
             Action::Malformed(text) => {
@@ -718,7 +728,10 @@ impl<'a> Session<'a> {
                         out.checked(Property::ParseError);
                         out.finding(
                             Property::ParseError,
-                            format!("malformed JSON {text:?} got {} instead of error -32700", short(&response)),
+                            format!(
+                                "malformed JSON {text:?} got {} instead of error -32700",
+                                short(&response)
+                            ),
                         );
                     }
                     None if self.over() => {}
@@ -840,7 +853,11 @@ impl<'a> Session<'a> {
     /// How long an answer that must come is waited for, when its silence breaks `property`.
     fn verdict_budget(&self, property: Property) -> Duration {
         let budgets = &self.plan.budgets;
-        if self.plan.settled.contains(&property) { budgets.settled.min(budgets.verdict) } else { budgets.verdict }
+        if self.plan.settled.contains(&property) {
+            budgets.settled.min(budgets.verdict)
+        } else {
+            budgets.verdict
+        }
     }
 
     /// Sends `notifications/cancelled` for request `id`; a late answer is then no stray.
@@ -889,6 +906,7 @@ impl<'a> Session<'a> {
             }
             if may_take_long(&wait.method) {
                 self.cancel(&wait.id).await;
+                out.cut_short.insert(slow_key(wait.action, &wait.method));
                 slow.push(wait);
             } else {
                 out.checked(Property::OneResponse);
@@ -936,7 +954,9 @@ impl<'a> Session<'a> {
             return Some(sent.elapsed());
         }
         match self.gone.clone() {
-            Some(why) => out.finding(Property::Survives, format!("the server went away ({why}) after {what}")),
+            Some(why) => {
+                out.finding(Property::Survives, format!("the server went away ({why}) after {what}"))
+            }
             None => {
                 let why = format!("after {what}, the server did not answer {alive} within {budget:?}");
                 out.finding(Property::Responsive, why.clone());
@@ -980,8 +1000,11 @@ impl<'a> Session<'a> {
         }
     }
 
+    /// Ends the session; a stdio server gets a moment to exit on its own before it is killed,
+    /// a shorter one while shrinking, where sessions are many and only the verdict matters.
     async fn close(self) {
-        self.peer.shutdown(Duration::from_millis(300)).await;
+        let grace = if self.plan.stop_on.is_some() { 50 } else { 300 };
+        self.peer.shutdown(Duration::from_millis(grace)).await;
     }
 }
 
@@ -1035,7 +1058,6 @@ fn answer_server_request(method: &str, id: &Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "result": result})
 }
 
-
 /// Starts a session and learns what the server offers.
 pub async fn explore(target: &Target, options: &CheckOptions) -> io::Result<Catalog> {
     let plan = Plan::full(options);
@@ -1057,7 +1079,16 @@ pub async fn explore(target: &Target, options: &CheckOptions) -> io::Result<Cata
         catalog.tools.retain(|tool| {
             let name = tool.get("name").and_then(Value::as_str).unwrap_or_default();
             !options.skip_tools.contains(name)
+                && (options.only_tools.is_empty() || options.only_tools.contains(name))
         });
+    }
+    let offered = |name: &String| catalog.tool(name).is_some() || options.skip_tools.contains(name);
+    if let Some(missing) = options.only_tools.iter().find(|name| !offered(name)) {
+        session.close().await;
+        return Err(io::Error::new(
+            io::ErrorKind::NotFound,
+            format!("the server offers no tool named {missing:?} (asked for with --tool)"),
+        ));
     }
     if catalog.has("prompts") {
         catalog.prompts = session.list_all("prompts/list", "prompts").await;

@@ -86,9 +86,12 @@ pub(crate) fn shrink(
             }
         }
     }
-    // A concurrent batch or a cancelled request, replaced by one of its requests alone.
+    // A concurrent batch or a cancelled request, replaced by one of its requests alone: a few
+    // runs more, even when the budget is spent, for these are the steps that read hardest.
+    let extra = best.runs + 8;
+    let spent = |best: &mut Shrunk| best.runs >= extra || (best.end == ShrinkEnd::Minimal && spent(best));
     let mut i = 0;
-    while i < best.minimal.len() && best.end == ShrinkEnd::Minimal {
+    while i < best.minimal.len() {
         let candidates: Vec<Action> = match &best.minimal[i] {
             Action::Concurrent(batch) => batch.clone(),
             Action::Cancelled(inner) => vec![(**inner).clone()],
