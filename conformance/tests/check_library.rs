@@ -1,5 +1,6 @@
-//! The `check` library API inside an ordinary `proptest!`, as a server author would use it:
-//! the demo server (a real child process per case) keeps every property.
+//! The `check` library API as a server author would use it in `cargo test`: the whole check as
+//! one test (the report's table in the failure message), and `prop_check` inside an ordinary
+//! `proptest!`. The demo server (a real child process per case) keeps every property.
 
 mod demo;
 
@@ -34,6 +35,24 @@ fn explore_learns_what_the_server_offers() {
     assert!(!tools.contains(&"crash"), "skipped tools are left out: {tools:?}");
     assert_eq!(CATALOG.prompts.len(), 2);
     assert_eq!(CATALOG.resources, ["demo://readme", "demo://config.json", "demo://logo.png"]);
+}
+
+/// The recipe of docs/conformance.md: one test that runs the whole check and fails with the
+/// report.
+#[test]
+fn the_whole_check_as_one_test() {
+    let options = CheckOptions {
+        cases: 16,
+        seed: Some(7),
+        request_timeout: std::time::Duration::from_secs(2),
+        ..OPTIONS.clone()
+    };
+    let report = check::check(&TARGET, &options).expect("the server can be checked");
+    assert!(report.passed(), "{report}");
+    assert_eq!(report.cases, 16);
+    let schema = report.property(check::Property::Schema).expect("a row per property");
+    assert_eq!(schema.verdict, check::Verdict::Held, "{report}");
+    assert!(schema.checks > 16, "{report}");
 }
 
 proptest! {

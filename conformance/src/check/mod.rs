@@ -44,7 +44,7 @@ use serde_json::{Value, json};
 use crate::peer::Target;
 
 pub use actions::{Action, ArgumentKind, action_line, actions};
-pub use report::{CheckReport, PropertyReport, ShrinkEnd, Verdict, Violation};
+pub use report::{Allowed, AllowedBy, CheckReport, PropertyReport, ShrinkEnd, Verdict, Violation};
 pub use run::{Progress, check, check_with_progress};
 pub use session::{CaseOutcome, explore};
 

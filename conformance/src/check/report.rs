@@ -69,6 +69,25 @@ pub struct Violation {
     pub trace: Trace,
 }
 
+/// Why a failure only warns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AllowedBy {
+    /// `--allow PROPERTY` ([`CheckOptions::allow`](super::CheckOptions::allow)).
+    Flag,
+    /// It is a known SDK deviation, and those are allowed
+    /// ([`CheckOptions::allow_sdk_deviations`](super::CheckOptions::allow_sdk_deviations)).
+    SdkDeviation,
+}
+
+/// A failure the options allow.
+#[derive(Debug, Clone)]
+pub struct Allowed {
+    /// The first such failure.
+    pub finding: Finding,
+    /// Why it only warns.
+    pub by: AllowedBy,
+}
+
 /// One row of the table.
 #[derive(Debug, Clone)]
 pub struct PropertyReport {
@@ -81,7 +100,7 @@ pub struct PropertyReport {
     /// Its minimal failing sequence, when violated.
     pub violation: Option<Violation>,
     /// The first allowed failure, when allowed.
-    pub allowed: Option<Finding>,
+    pub allowed: Option<Allowed>,
 }
 
 /// The outcome of [`check`](super::check).
@@ -144,7 +163,8 @@ impl CheckReport {
     ///  "properties": [{"property", "verdict" (pass | FAIL | allowed | not tested), "checks",
     ///                  "meaning", "violation"?: {"message", "knownSdkDeviation"?, "minimal": [step…],
     ///                  "foundInCase", "foundSteps", "shrinkRuns", "shrink" (minimal | out of time |
-    ///                  out of steps)}, "allowed"?: message}…],
+    ///                  out of steps)}, "allowed"?: {"message", "by" (--allow |
+    ///                  --allow-sdk-deviations)}}…],
     ///  "slow": [{"key", "request", "budgetMs", "probeMs"}…], "warnings": [text…]}
     /// ```
     pub fn to_json(&self) -> Value {
@@ -170,7 +190,13 @@ impl CheckReport {
                     });
                 }
                 if let Some(allowed) = &row.allowed {
-                    entry["allowed"] = Value::from(allowed.message.clone());
+                    entry["allowed"] = json!({
+                        "message": allowed.finding.message,
+                        "by": match allowed.by {
+                            AllowedBy::Flag => "--allow",
+                            AllowedBy::SdkDeviation => "--allow-sdk-deviations",
+                        },
+                    });
                 }
                 entry
             })
@@ -247,7 +273,7 @@ impl CheckReport {
                         let _ = writeln!(
                             xml,
                             ">\n      <system-out>allowed: {}</system-out>\n    </testcase>",
-                            xml_escape(&allowed.message)
+                            xml_escape(&allowed.finding.message)
                         );
                     }
                     None => {
@@ -362,8 +388,11 @@ impl fmt::Display for CheckReport {
                     format!("see {numbered} below{known}")
                 }
                 (None, Some(allowed)) => {
-                    let why = if allowed.known.is_some() { "a known SDK deviation" } else { "--allow" };
-                    format!("{why}: {}", crate::rules::short(&Value::from(allowed.message.clone())))
+                    let why = match allowed.by {
+                        AllowedBy::Flag => "--allow",
+                        AllowedBy::SdkDeviation => "a known SDK deviation",
+                    };
+                    format!("{why}: {}", crate::rules::short(&Value::from(allowed.finding.message.clone())))
                 }
                 (None, None) if row.verdict == Verdict::NotTested => "no case tested it".into(),
                 (None, None) => String::new(),

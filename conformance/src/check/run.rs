@@ -16,7 +16,7 @@ use proptest::strategy::{BoxedStrategy, Strategy, ValueTree};
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 
 use super::actions::{Action, actions};
-use super::report::{CheckReport, PropertyReport, Verdict, Violation};
+use super::report::{Allowed, AllowedBy, CheckReport, PropertyReport, Verdict, Violation};
 use super::session::{Budgets, CaseOutcome, Plan, explore, run_case_with};
 use super::shrink::shrink;
 use super::{Catalog, CheckOptions, Finding, Property, SlowRequest};
@@ -328,7 +328,10 @@ pub fn check_with_progress(
         .map(|property| {
             let checks = state.checks.get(&property).copied().unwrap_or_default();
             let violation = shrunk.remove(&property);
-            let allowed = state.allowed.remove(&property);
+            let allowed = state.allowed.remove(&property).map(|finding| Allowed {
+                by: if options.allow.contains(&property) { AllowedBy::Flag } else { AllowedBy::SdkDeviation },
+                finding,
+            });
             let verdict = match (&violation, &allowed) {
                 (Some(_), _) => Verdict::Violated,
                 (None, Some(_)) => Verdict::Allowed,
