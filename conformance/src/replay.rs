@@ -200,6 +200,18 @@ struct Ledger {
 
 /// Replays `trace` against `target`.
 pub async fn replay(trace: &Trace, target: &Target, options: &ReplayOptions) -> io::Result<ReplayReport> {
+    // The trace's own rules, after the caller's.
+    let with_trace_rules;
+    let options = if trace.header.rules.is_empty() {
+        options
+    } else {
+        let own = Rules::parse(&trace.header.rules.join("\n"))
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("the trace's own rules: {e}")))?;
+        let mut merged = options.clone();
+        merged.rules.extend(own);
+        with_trace_rules = merged;
+        &with_trace_rules
+    };
     let mut peer = LivePeer::connect(target).await?;
     let mut run = Run {
         peer: &mut peer,

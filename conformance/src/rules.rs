@@ -96,6 +96,12 @@ impl Rules {
         Ok(rules)
     }
 
+    /// Adds `other`'s rules after these.
+    pub fn extend(&mut self, other: Rules) {
+        self.rules.extend(other.rules);
+        self.optional.extend(other.optional);
+    }
+
     /// Reads a rules file.
     pub fn read(path: impl AsRef<std::path::Path>) -> Result<Self, String> {
         let path = path.as_ref();

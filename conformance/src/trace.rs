@@ -89,6 +89,11 @@ pub struct TraceHeader {
     /// Free text: what the session exercises, or the property a `check` failure violated.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// Rules (lines of a rules file) that `replay` applies to this trace besides its
+    /// `--rules`: a `check` failure trace holds answers the server owed rather than the ones it
+    /// gave, and their error messages are not the server's own.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rules: Vec<String>,
 }
 
 impl TraceHeader {
@@ -102,6 +107,7 @@ impl TraceHeader {
             recorded_at: rfc3339_utc(SystemTime::now()),
             recorded_with: recorded_with.into(),
             note: None,
+            rules: Vec::new(),
         }
     }
 }
@@ -231,7 +237,7 @@ impl TraceEntry {
 
     /// An entry for bytes as they crossed the wire; with `http` and no bytes, an exchange that
     /// carried no message.
-    fn recorded(dir: Direction, ms: u64, bytes: &[u8], http: Option<HttpMeta>) -> Self {
+    pub(crate) fn recorded(dir: Direction, ms: u64, bytes: &[u8], http: Option<HttpMeta>) -> Self {
         let payload =
             if bytes.is_empty() && http.is_some() { Payload::None } else { Payload::from_bytes(bytes) };
         Self { dir, ms, payload, http }

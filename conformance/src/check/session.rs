@@ -173,17 +173,13 @@ pub(crate) async fn run_case_with(
         }
         Err(why) => out.finding(Property::Survives, format!("the handshake failed: {why}")),
     }
-    let dropped = std::mem::take(&mut session.bad_lines);
+    let edits = std::mem::take(&mut session.edits);
     let latency = session.latency;
     session.close().await;
     let mut trace = Arc::try_unwrap(recorder)
         .map(|m| m.into_inner().unwrap_or_else(|e| e.into_inner()).into_trace())
         .unwrap_or_else(|shared| shared.lock().unwrap_or_else(|e| e.into_inner()).trace().clone());
-    let mut index = 0;
-    trace.entries.retain(|_| {
-        index += 1;
-        !dropped.contains(&(index - 1))
-    });
+    apply_edits(&mut trace, edits);
     let (violations, allowed): (Vec<Finding>, Vec<Finding>) =
         out.findings.into_iter().partition(|f| !options.allows(f));
     Ok(CaseOutcome {
@@ -196,6 +192,55 @@ pub(crate) async fn run_case_with(
         trace,
         cut_short: out.cut_short,
     })
+}
+
+/// A server message as it came, with its line in the trace.
+#[derive(Debug, Clone)]
+struct Received {
+    message: Value,
+    line: usize,
+}
+
+/// How the trace of a case differs from what crossed the wire, so that `replay` of it fails
+/// against the server as it is and passes against one that keeps the property.
+#[derive(Debug, Clone)]
+enum TraceEdit {
+    /// The line broke a property (a wrong id, a schema failure): left out.
+    Drop,
+    /// The server's answer broke a property: the answer that was due instead.
+    Replace(Value),
+    /// No answer came where one was due: it follows this (client) line.
+    InsertAfter(Value),
+}
+
+/// The error messages of the answers [`TraceEdit`] puts in are not the server's own.
+const TRACE_RULES: &[&str] = &["ignore /error/message", "ignore /error/data"];
+
+fn apply_edits(trace: &mut Trace, mut edits: BTreeMap<usize, TraceEdit>) {
+    if edits.values().any(|e| !matches!(e, TraceEdit::Drop)) {
+        trace.header.rules.extend(TRACE_RULES.iter().map(|r| (*r).to_owned()));
+    }
+    let server_line = |template: &crate::trace::TraceEntry, message: &Value| {
+        let bytes = serde_json::to_vec(message).unwrap_or_default();
+        let mut entry = crate::trace::TraceEntry::recorded(Direction::Server, template.ms, &bytes, None);
+        entry.http = template.http.clone();
+        entry
+    };
+    let entries = std::mem::take(&mut trace.entries);
+    for (index, entry) in entries.into_iter().enumerate() {
+        match edits.remove(&index) {
+            None => trace.entries.push(entry),
+            Some(TraceEdit::Drop) => {}
+            Some(TraceEdit::Replace(message)) => trace.entries.push(server_line(&entry, &message)),
+            // Over HTTP the answer would need an exchange of its own; the line stays as it was.
+            Some(TraceEdit::InsertAfter(_)) if entry.http.is_some() => trace.entries.push(entry),
+            Some(TraceEdit::InsertAfter(message)) => {
+                let due = server_line(&entry, &message);
+                trace.entries.push(entry);
+                trace.entries.push(due);
+            }
+        }
+    }
 }
 
 /// The verdicts of one case, as they are reached.
@@ -389,17 +434,18 @@ struct Session<'a> {
     recorder: Option<Arc<Mutex<TraceBuffer>>>,
     next_id: i64,
     /// Responses by id (as JSON text), and how many came.
-    responses: BTreeMap<String, Vec<Value>>,
+    responses: BTreeMap<String, Vec<Received>>,
     /// Responses without a request (null id), in order.
-    strays: Vec<Value>,
+    strays: Vec<Received>,
     /// How many responses named an id that no request had.
     unknown_ids: usize,
     /// Requests sent: id → method, and when.
     sent: BTreeMap<String, (String, Instant)>,
     /// Requests cancelled: an answer may still come, or none.
     cancelled: BTreeSet<String>,
-    /// Indexes of trace entries that broke a property.
-    bad_lines: BTreeSet<usize>,
+    /// How the trace is to differ from the wire: lines that broke a property are left out,
+    /// and wrong or missing answers give way to the ones that were due.
+    edits: BTreeMap<usize, TraceEdit>,
     /// Why the server is gone.
     gone: Option<String>,
     /// Why the server is taken to have stopped answering (a probe went unanswered).
@@ -439,7 +485,7 @@ impl<'a> Session<'a> {
             unknown_ids: 0,
             sent: BTreeMap::new(),
             cancelled: BTreeSet::new(),
-            bad_lines: BTreeSet::new(),
+            edits: BTreeMap::new(),
             gone: None,
             deaf: None,
             pending_findings: Vec::new(),
@@ -517,11 +563,13 @@ impl<'a> Session<'a> {
     }
 
     /// Sends one message (over HTTP with `headers` on its `POST`), recording it first.
-    async fn send_bytes(&mut self, bytes: &[u8], headers: &[(String, String)]) {
-        self.record(Direction::Client, bytes);
+    /// Returns the message's line in the trace.
+    async fn send_bytes(&mut self, bytes: &[u8], headers: &[(String, String)]) -> usize {
+        let line = self.record(Direction::Client, bytes);
         if let Err(e) = self.peer.send(bytes, headers).await {
             self.gone.get_or_insert(format!("sending failed: {e}"));
         }
+        line
     }
 
     async fn request(&mut self, method: &str, mut params: Value) -> String {
@@ -558,7 +606,7 @@ impl<'a> Session<'a> {
         };
         let line = self.record(Direction::Server, &bytes);
         let Ok(message) = serde_json::from_slice::<Value>(&bytes) else {
-            self.bad_lines.insert(line);
+            self.edits.insert(line, TraceEdit::Drop);
             self.pending_findings.push(Finding {
                 property: Property::Schema,
                 known: None,
@@ -575,7 +623,7 @@ impl<'a> Session<'a> {
                 self.pending_checks += 1;
                 if let Err(errors) = official::validate_server_message(&version, &message) {
                     let list: Vec<String> = errors.iter().take(3).map(ToString::to_string).collect();
-                    self.bad_lines.insert(line);
+                    self.edits.insert(line, TraceEdit::Drop);
                     self.pending_findings.push(Finding {
                         property: Property::Schema,
                         known: None,
@@ -593,10 +641,10 @@ impl<'a> Session<'a> {
             (None, Some(id)) => {
                 let key = id.to_string();
                 if id.is_null() {
-                    self.strays.push(message);
+                    self.strays.push(Received { message, line });
                 } else if !self.sent.contains_key(&key) {
                     self.unknown_ids += 1;
-                    self.bad_lines.insert(line);
+                    self.edits.insert(line, TraceEdit::Drop);
                     self.pending_findings.push(Finding {
                         property: Property::OneResponse,
                         known: None,
@@ -615,18 +663,18 @@ impl<'a> Session<'a> {
                     }
                     let seen = self.responses.entry(key).or_default();
                     if !seen.is_empty() {
-                        self.bad_lines.insert(line);
+                        self.edits.insert(line, TraceEdit::Drop);
                         self.pending_findings.push(Finding {
                             property: Property::OneResponse,
                             known: None,
                             message: format!("request {id} was answered twice: {}", short(&message)),
                         });
                     }
-                    seen.push(message);
+                    seen.push(Received { message, line });
                 }
             }
             (None, None) => {
-                self.bad_lines.insert(line);
+                self.edits.insert(line, TraceEdit::Drop);
                 self.pending_findings.push(Finding {
                     property: Property::Schema,
                     known: None,
@@ -660,7 +708,7 @@ impl<'a> Session<'a> {
                 .clone()
                 .unwrap_or_else(|| format!("no answer to {method} within {timeout:?}")));
         }
-        let response = self.responses[&id][0].clone();
+        let response = self.responses[&id][0].message.clone();
         if response.get("result").is_none() {
             return Err(format!("{method} was refused: {}", short(&response)));
         }
@@ -694,7 +742,7 @@ impl<'a> Session<'a> {
             if !self.pump_until(self.options.request_timeout, |s| s.responses.contains_key(&id)).await {
                 break;
             }
-            let response = &self.responses[&id][0];
+            let response = &self.responses[&id][0].message;
             items.extend(
                 response
                     .pointer(&format!("/result/{field}"))
@@ -714,18 +762,20 @@ impl<'a> Session<'a> {
         match action {
             Action::Malformed(text) => {
                 let strays_before = self.strays.len();
-                self.send_bytes(text.as_bytes(), &[]).await;
+                let sent = self.send_bytes(text.as_bytes(), &[]).await;
                 let wait = self.answer_wait(Property::ParseError);
                 self.pump_until(wait, |s| s.strays.len() > strays_before).await;
                 let got = self.strays.get(strays_before).cloned();
+                let due = json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": "Parse error"}});
                 match got {
-                    Some(response)
+                    Some(Received { message: response, .. })
                         if response.pointer("/error/code").and_then(Value::as_i64) == Some(-32700) =>
                     {
                         out.checked(Property::ParseError);
                     }
-                    Some(response) => {
+                    Some(Received { message: response, line }) => {
                         out.checked(Property::ParseError);
+                        self.edits.insert(line, TraceEdit::Replace(due));
                         out.finding(
                             Property::ParseError,
                             format!(
@@ -737,6 +787,7 @@ impl<'a> Session<'a> {
                     None if self.over() => {}
                     None => {
                         out.checked(Property::ParseError);
+                        self.edits.insert(sent, TraceEdit::InsertAfter(due));
                         out.known_finding(
                             SdkDeviation::SilentOnMalformedJson,
                             format!(
@@ -772,13 +823,14 @@ impl<'a> Session<'a> {
                     .or_else(|| self.strays.get(strays_before))
                     .cloned();
                 match got {
-                    Some(response)
+                    Some(Received { message: response, .. })
                         if response.pointer("/error/code").and_then(Value::as_i64) == Some(-32600) =>
                     {
                         out.checked(Property::InvalidRequest);
                     }
-                    Some(response) => {
+                    Some(Received { message: response, line }) => {
                         out.checked(Property::InvalidRequest);
+                        self.edits.insert(line, TraceEdit::Drop);
                         out.finding(
                             Property::InvalidRequest,
                             format!(
@@ -810,8 +862,8 @@ impl<'a> Session<'a> {
                 // An answer is allowed but not required; give it a moment, then move on.
                 let glance = self.plan.budgets.glance;
                 self.pump_until(glance, |s| s.responses.contains_key(&id)).await;
-                if let Some(response) = self.responses.get(&id).and_then(|r| r.first()).cloned() {
-                    out.answer(inner, &method, &response);
+                if let Some(received) = self.responses.get(&id).and_then(|r| r.first()).cloned() {
+                    self.judge(inner, &method, &received, out);
                 }
                 let what = format!("{} was cancelled", action_line(inner));
                 self.probe(&what, out).await;
@@ -835,6 +887,25 @@ impl<'a> Session<'a> {
             }
         }
         self.drain_findings(out);
+    }
+
+    /// Checks `received`, the answer to a request of `action`; an answer that breaks a
+    /// property gives way in the trace to the one that was due, or, where more than one answer
+    /// would do (`-32602` or `isError`), leaves the trace.
+    fn judge(&mut self, action: &Action, method: &str, received: &Received, out: &mut Checker<'_>) {
+        let before = out.findings.len();
+        out.answer(action, method, &received.message);
+        for finding in &out.findings[before..] {
+            let edit = match finding.property {
+                Property::MethodNotFound => TraceEdit::Replace(json!({
+                    "jsonrpc": "2.0",
+                    "id": received.message.get("id"),
+                    "error": {"code": -32601, "message": "Method not found"},
+                })),
+                _ => TraceEdit::Drop,
+            };
+            self.edits.insert(received.line, edit);
+        }
     }
 
     /// How long a request may go unanswered before it is cancelled (if it may take long) or
@@ -886,9 +957,9 @@ impl<'a> Session<'a> {
         let misdirected = self.unknown_ids > unknown_before;
         let mut slow = Vec::new();
         for wait in waiting {
-            if let Some(response) = self.responses.get(&wait.id).and_then(|r| r.first()).cloned() {
+            if let Some(received) = self.responses.get(&wait.id).and_then(|r| r.first()).cloned() {
                 out.checked(Property::OneResponse);
-                out.answer(wait.action, &wait.method, &response);
+                self.judge(wait.action, &wait.method, &received, out);
                 continue;
             }
             if misdirected || self.over() {
