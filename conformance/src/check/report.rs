@@ -377,7 +377,7 @@ impl fmt::Display for CheckReport {
             self.seed
         )?;
         writeln!(f)?;
-        writeln!(f, "{:<17} {:<10} {:>6}  {}", "property", "verdict", "checks", "")?;
+        writeln!(f, "{:<17} {:<10} {:>6}", "property", "verdict", "checks")?;
         let mut numbered = 0;
         for row in &self.properties {
             let note = match (&row.violation, &row.allowed) {
@@ -397,7 +397,9 @@ impl fmt::Display for CheckReport {
                 (None, None) if row.verdict == Verdict::NotTested => "no case tested it".into(),
                 (None, None) => String::new(),
             };
-            writeln!(f, "{:<17} {:<10} {:>6}  {note}", row.property.name(), row.verdict.word(), row.checks)?;
+            let line =
+                format!("{:<17} {:<10} {:>6}  {note}", row.property.name(), row.verdict.word(), row.checks);
+            writeln!(f, "{}", line.trim_end())?;
         }
         if !self.slow.is_empty() {
             writeln!(f)?;
