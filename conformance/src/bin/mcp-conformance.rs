@@ -566,7 +566,7 @@ fn print_progress(event: &check::Progress<'_>) {
         check::Progress::Explored { catalog, seed } => {
             let name = catalog.server_info.get("name").and_then(Value::as_str).unwrap_or("?");
             eprintln!(
-                "check: {name} ({}), {} tools, {} prompts, {} resources; seed {seed}",
+                "check: {name} ({}), {} tool(s), {} prompt(s), {} resource(s); seed {seed}",
                 catalog.version,
                 catalog.tools.len(),
                 catalog.prompts.len(),

@@ -124,7 +124,11 @@ fn single_action(catalog: &Catalog) -> BoxedStrategy<Action> {
 }
 
 /// One request.
+///
+/// The kinds of request have fixed weights whatever the server offers: a server with forty
+/// tools still gets its share of prompts, reads, lists and unknown methods.
 fn request_action(catalog: &Catalog) -> BoxedStrategy<Action> {
+    let mut tools: Vec<(u32, BoxedStrategy<Action>)> = Vec::new();
     let mut choices: Vec<(u32, BoxedStrategy<Action>)> = Vec::new();
     for tool in &catalog.tools {
         let Some(name) = tool.get("name").and_then(Value::as_str) else { continue };
@@ -133,11 +137,11 @@ fn request_action(catalog: &Catalog) -> BoxedStrategy<Action> {
             let name = name.to_owned();
             move |arguments: Value| Action::CallTool { name: name.clone(), arguments, kind: kind.clone() }
         };
-        choices.push((4, arguments::valid(&schema).prop_map(call(ArgumentKind::Valid)).boxed()));
-        choices.push((2, arguments::boundary(&schema).prop_map(call(ArgumentKind::Boundary)).boxed()));
+        tools.push((4, arguments::valid(&schema).prop_map(call(ArgumentKind::Valid)).boxed()));
+        tools.push((2, arguments::boundary(&schema).prop_map(call(ArgumentKind::Boundary)).boxed()));
         if let Some(invalid) = arguments::invalid(&schema) {
             let name = name.to_owned();
-            choices.push((
+            tools.push((
                 2,
                 invalid
                     .prop_map(move |(arguments, why)| Action::CallTool {
@@ -149,6 +153,10 @@ fn request_action(catalog: &Catalog) -> BoxedStrategy<Action> {
             ));
         }
     }
+    if !tools.is_empty() {
+        choices.push((12, proptest::strategy::Union::new_weighted(tools).boxed()));
+    }
+    let mut prompts: Vec<(u32, BoxedStrategy<Action>)> = Vec::new();
     for prompt in &catalog.prompts {
         let Some(name) = prompt.get("name").and_then(Value::as_str) else { continue };
         let declared: Vec<(String, bool)> = prompt
@@ -184,12 +192,15 @@ fn request_action(catalog: &Catalog) -> BoxedStrategy<Action> {
                 missing_required: dropped,
             }
         });
-        choices.push((2, strategy.boxed()));
+        prompts.push((1, strategy.boxed()));
+    }
+    if !prompts.is_empty() {
+        choices.push((3, proptest::strategy::Union::new_weighted(prompts).boxed()));
     }
     if !catalog.resources.is_empty() {
         let uris = catalog.resources.clone();
         choices.push((
-            2,
+            3,
             proptest::sample::select(uris).prop_map(|uri| Action::ReadResource { uri, listed: true }).boxed(),
         ));
         choices.push((
@@ -210,7 +221,7 @@ fn request_action(catalog: &Catalog) -> BoxedStrategy<Action> {
     let alive = if is_modern(&catalog.version) { Action::List("server/discover") } else { Action::Ping };
     choices.push((1, Just(alive).boxed()));
     choices.push((
-        1,
+        2,
         "[a-z]{1,8}".prop_map(|s| Action::UnknownMethod(format!("mcp-conformance/no-such-{s}"))).boxed(),
     ));
     proptest::strategy::Union::new_weighted(choices).boxed()
@@ -233,6 +244,9 @@ pub fn action_line(action: &Action) -> String {
         Action::Ping => "ping".into(),
         Action::UnknownMethod(method) => format!("{method} (unknown method)"),
         Action::Malformed(text) => format!("malformed line {text:?}"),
+        Action::InvalidRequest(text) if text.contains("ID") => {
+            format!("invalid request {} (N: a fresh request id)", text.replace("ID", "N"))
+        }
         Action::InvalidRequest(text) => format!("invalid request {text}"),
         Action::Cancelled(inner) => format!("{} then cancelled", action_line(inner)),
         Action::Concurrent(actions) => {

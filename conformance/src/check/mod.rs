@@ -206,6 +206,9 @@ pub enum SdkDeviation {
     SilentOnMalformedJson,
     /// JSON that is not a valid request gets no answer at all (`invalid-request`).
     SilentOnInvalidRequest,
+    /// JSON that is not a valid request gets `-32700` as if it were not JSON
+    /// (`invalid-request`).
+    ParseErrorForInvalidRequest,
     /// `tools/call` with `arguments` that are not an object gets `-32603` (`invalid-params`).
     InternalErrorForNonObjectArguments,
 }
@@ -215,7 +218,9 @@ impl SdkDeviation {
     pub fn property(self) -> Property {
         match self {
             SdkDeviation::SilentOnMalformedJson => Property::ParseError,
-            SdkDeviation::SilentOnInvalidRequest => Property::InvalidRequest,
+            SdkDeviation::SilentOnInvalidRequest | SdkDeviation::ParseErrorForInvalidRequest => {
+                Property::InvalidRequest
+            }
             SdkDeviation::InternalErrorForNonObjectArguments => Property::InvalidParams,
         }
     }
@@ -227,7 +232,10 @@ impl SdkDeviation {
                 "the stdio transports of the official TypeScript SDK and Python SDK drop lines they cannot parse"
             }
             SdkDeviation::SilentOnInvalidRequest => {
-                "the official TypeScript SDK's stdio transport drops messages that fail its JSON-RPC validation"
+                "the stdio transports of the official TypeScript SDK and Python SDK drop messages that fail their JSON-RPC validation"
+            }
+            SdkDeviation::ParseErrorForInvalidRequest => {
+                "the official TypeScript SDK's Streamable HTTP transport answers -32700 (HTTP 400) to any message that fails its JSON-RPC validation"
             }
             SdkDeviation::InternalErrorForNonObjectArguments => {
                 "the official TypeScript SDK answers -32603 when `arguments` is null or not an object"

@@ -147,11 +147,11 @@ impl CheckReport {
         let version =
             info.get("version").and_then(Value::as_str).map(|v| format!(" {v}")).unwrap_or_default();
         format!(
-            "server {name}{version} ({}): {} tools, {} prompts, {} resources",
+            "server {name}{version} ({}): {}, {}, {}",
             self.catalog.version,
-            self.catalog.tools.len(),
-            self.catalog.prompts.len(),
-            self.catalog.resources.len()
+            count(self.catalog.tools.len(), "tool"),
+            count(self.catalog.prompts.len(), "prompt"),
+            count(self.catalog.resources.len(), "resource")
         )
     }
 
@@ -163,8 +163,8 @@ impl CheckReport {
     ///  "properties": [{"property", "verdict" (pass | FAIL | allowed | not tested), "checks",
     ///                  "meaning", "violation"?: {"message", "knownSdkDeviation"?, "minimal": [step…],
     ///                  "foundInCase", "foundSteps", "shrinkRuns", "shrink" (minimal | out of time |
-    ///                  out of steps)}, "allowed"?: {"message", "by" (--allow |
-    ///                  --allow-sdk-deviations)}}…],
+    ///                  out of steps)}, "allowed"?: {"message", "knownSdkDeviation"?, "by"
+    ///                  (--allow | --allow-sdk-deviations)}}…],
     ///  "slow": [{"key", "request", "budgetMs", "probeMs"}…], "warnings": [text…]}
     /// ```
     pub fn to_json(&self) -> Value {
@@ -192,6 +192,7 @@ impl CheckReport {
                 if let Some(allowed) = &row.allowed {
                     entry["allowed"] = json!({
                         "message": allowed.finding.message,
+                        "knownSdkDeviation": allowed.finding.known.map(|k| k.seen_in()),
                         "by": match allowed.by {
                             AllowedBy::Flag => "--allow",
                             AllowedBy::SdkDeviation => "--allow-sdk-deviations",
@@ -296,6 +297,19 @@ impl CheckReport {
     }
 }
 
+/// `n thing` or `n things`.
+pub(crate) fn count(n: usize, thing: &str) -> String {
+    if n == 1 { format!("1 {thing}") } else { format!("{n} {thing}s") }
+}
+
+/// `text` cut to about `max` characters, with an ellipsis when cut.
+fn clip(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_owned(),
+    }
+}
+
 fn shrink_word(end: ShrinkEnd) -> &'static str {
     match end {
         ShrinkEnd::Minimal => "minimal",
@@ -338,16 +352,19 @@ fn slow_line(slow: &SlowRequest) -> String {
 fn violation_text(property: Property, violation: &Violation) -> String {
     let mut text = String::new();
     let steps = violation.minimal.len();
-    let shrink = match violation.shrink_end {
-        ShrinkEnd::Minimal => String::new(),
-        other => format!(", shrinking stopped: {}", shrink_word(other)),
+    let shrink = match (violation.shrink_end, steps) {
+        (ShrinkEnd::Minimal, _) => String::new(),
+        // proptest shrinks the steps first: what was left was the values.
+        (other, 1) => format!("; shrinking the values stopped: {}", shrink_word(other)),
+        (other, _) => format!("; shrinking stopped: {}", shrink_word(other)),
     };
     let _ = writeln!(
         text,
-        "{property}: minimal failing sequence ({steps} step{}; found in case {} with {} steps, {} shrink runs{shrink}):",
+        "{property}: minimal failing sequence ({steps} step{}; found in case {} with {} step{}, {} shrink runs{shrink}):",
         if steps == 1 { "" } else { "s" },
         violation.case,
         violation.found_len,
+        if violation.found_len == 1 { "" } else { "s" },
         violation.shrink_runs
     );
     for (i, action) in violation.minimal.iter().enumerate() {
@@ -392,7 +409,7 @@ impl fmt::Display for CheckReport {
                         AllowedBy::Flag => "--allow",
                         AllowedBy::SdkDeviation => "a known SDK deviation",
                     };
-                    format!("{why}: {}", crate::rules::short(&Value::from(allowed.finding.message.clone())))
+                    format!("{why}: {}", clip(&allowed.finding.message, 100))
                 }
                 (None, None) if row.verdict == Verdict::NotTested => "no case tested it".into(),
                 (None, None) => String::new(),

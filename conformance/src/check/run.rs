@@ -85,6 +85,9 @@ struct Witness {
     outcome: CaseOutcome,
 }
 
+/// The most latencies kept to learn from.
+const MAX_LATENCIES: usize = 4096;
+
 /// What the cases have learned so far, shared by the workers.
 #[derive(Default)]
 struct Learned {
@@ -92,8 +95,8 @@ struct Learned {
     done: u32,
     out_of_time: bool,
     error: Option<io::Error>,
-    /// The longest answer to a request that needs no work.
-    latency: Option<Duration>,
+    /// How long answers to requests that need no work took (a sample of them).
+    latencies: Vec<Duration>,
     slow: Vec<SlowRequest>,
     /// Everything cancelled for outliving its budget, slow or worse.
     cut_short: BTreeSet<String>,
@@ -108,12 +111,21 @@ impl Learned {
         let mut settled = options.allow.clone();
         settled.extend(self.witnesses.keys().copied());
         let mut budgets = Budgets::from_options(options);
-        if let Some(latency) = self.latency {
+        if let Some(latency) = self.typical_latency() {
             let learned = Budgets::learned(options, latency);
             budgets.known_slow = learned.known_slow;
             budgets.settled = learned.verdict;
         }
         Plan { stop_on: None, settled, budgets, slow_keys: self.cut_short.clone() }
+    }
+
+    /// The time within which the server answers nine in ten requests that need no work. Not the
+    /// longest: a ping answered only after a blocking tool call ended says nothing of how fast
+    /// the server answers, and would stretch every budget to the full timeouts.
+    fn typical_latency(&self) -> Option<Duration> {
+        let mut sorted = self.latencies.clone();
+        sorted.sort_unstable();
+        sorted.get(sorted.len() * 9 / 10).or(sorted.last()).copied()
     }
 
     fn absorb(
@@ -123,9 +135,8 @@ impl Learned {
         actions: &[Action],
         outcome: CaseOutcome,
     ) -> Vec<Property> {
-        if let Some(latency) = outcome.latency {
-            self.latency = Some(self.latency.map_or(latency, |l| l.max(latency)));
-        }
+        let room = MAX_LATENCIES.saturating_sub(self.latencies.len());
+        self.latencies.extend(outcome.latencies.iter().take(room));
         for (property, n) in &outcome.checks {
             *self.checks.entry(*property).or_default() += u64::from(*n);
         }
@@ -264,7 +275,7 @@ pub fn check_with_progress(
         return Err(error);
     }
     // Shrinking: each violated property on its own, as many at once as there are jobs.
-    let budgets = Budgets::learned(options, state.latency.unwrap_or(options.request_timeout / 10));
+    let budgets = Budgets::learned(options, state.typical_latency().unwrap_or(options.request_timeout / 10));
     let slow_keys = state.cut_short.clone();
     let witnesses: Vec<(Property, Witness)> = std::mem::take(&mut state.witnesses).into_iter().collect();
     let queue = Mutex::new(witnesses.into_iter());

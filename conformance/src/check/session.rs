@@ -62,8 +62,7 @@ impl Budgets {
         }
     }
 
-    /// Budgets fitted to a server that answered every request that needs no work within
-    /// `latency`: for an answer that must come, ten times that and a margin; for a call already
+    /// Budgets fitted to a server that answers requests that need no work within `latency`: for an answer that must come, ten times that and a margin; for a call already
     /// known to be slow, four times that and a margin (cutting it short costs nothing but a
     /// note). Never more than the options' timeouts. The verdicts of the cases that taught it
     /// were reached with the full budgets.
@@ -124,9 +123,9 @@ pub struct CaseOutcome {
     pub slow: Vec<SlowRequest>,
     /// How many times each property was put to the test.
     pub checks: BTreeMap<Property, u32>,
-    /// The longest the server took to answer a request that needs no work (ping, lists,
-    /// errors), if it answered any.
-    pub latency: Option<Duration>,
+    /// How long the server took to answer each request that needs no work (ping, lists,
+    /// errors).
+    pub latencies: Vec<Duration>,
     /// The session, as a trace; server lines that broke a property are left out, so that a
     /// replay against the same server fails the same way and a fixed server passes.
     pub trace: Trace,
@@ -174,7 +173,7 @@ pub(crate) async fn run_case_with(
         Err(why) => out.finding(Property::Survives, format!("the handshake failed: {why}")),
     }
     let edits = std::mem::take(&mut session.edits);
-    let latency = session.latency;
+    let latencies = std::mem::take(&mut session.latencies);
     session.close().await;
     let mut trace = Arc::try_unwrap(recorder)
         .map(|m| m.into_inner().unwrap_or_else(|e| e.into_inner()).into_trace())
@@ -188,10 +187,20 @@ pub(crate) async fn run_case_with(
         warnings: out.warnings,
         slow: out.slow,
         checks: out.checks,
-        latency,
+        latencies,
         trace,
         cut_short: out.cut_short,
     })
+}
+
+/// A request sent.
+#[derive(Debug, Clone)]
+struct Sent {
+    method: String,
+    at: Instant,
+    /// Whether every request sent before it had been answered: only then does the time its
+    /// answer takes say how fast the server is, rather than how long it was busy.
+    alone: bool,
 }
 
 /// A server message as it came, with its line in the trace.
@@ -440,7 +449,7 @@ struct Session<'a> {
     /// How many responses named an id that no request had.
     unknown_ids: usize,
     /// Requests sent: id → method, and when.
-    sent: BTreeMap<String, (String, Instant)>,
+    sent: BTreeMap<String, Sent>,
     /// Requests cancelled: an answer may still come, or none.
     cancelled: BTreeSet<String>,
     /// How the trace is to differ from the wire: lines that broke a property are left out,
@@ -462,8 +471,8 @@ struct Session<'a> {
     modern: bool,
     /// The tools, for the `Mcp-Param-*` headers of 2026-07-28 calls over HTTP.
     tools: Option<&'a [Value]>,
-    /// The longest answer to a request that needs no work.
-    latency: Option<Duration>,
+    /// How long each answer to a request that needs no work took.
+    latencies: Vec<Duration>,
 }
 
 impl<'a> Session<'a> {
@@ -494,7 +503,7 @@ impl<'a> Session<'a> {
             stop: false,
             modern: is_modern(&options.protocol_version),
             tools: None,
-            latency: None,
+            latencies: Vec::new(),
         })
     }
 
@@ -589,7 +598,8 @@ impl<'a> Session<'a> {
         };
         let id = self.next_id;
         self.next_id += 1;
-        self.sent.insert(id.to_string(), (method.to_owned(), Instant::now()));
+        let alone = self.sent.keys().all(|id| self.responses.contains_key(id));
+        self.sent.insert(id.to_string(), Sent { method: method.to_owned(), at: Instant::now(), alone });
         let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
         self.send_bytes(&serde_json::to_vec(&message).unwrap_or_default(), &headers).await;
         id.to_string()
@@ -654,12 +664,11 @@ impl<'a> Session<'a> {
                         ),
                     });
                 } else {
-                    if let Some((method, at)) = self.sent.get(&key)
+                    if let Some(Sent { method, at, alone: true }) = self.sent.get(&key)
                         && !may_take_long(method)
                         && self.responses.get(&key).is_none_or(Vec::is_empty)
                     {
-                        let took = at.elapsed();
-                        self.latency = Some(self.latency.map_or(took, |l| l.max(took)));
+                        self.latencies.push(at.elapsed());
                     }
                     let seen = self.responses.entry(key).or_default();
                     if !seen.is_empty() {
@@ -702,11 +711,19 @@ impl<'a> Session<'a> {
         };
         let id = self.request(method, params).await;
         let timeout = self.options.request_timeout;
-        if !self.pump_until(timeout, |s| s.responses.contains_key(&id)).await {
+        let strays_before = self.strays.len();
+        // An error with a null id also ends the wait: over HTTP, a server that refuses the
+        // request outright (a 400) answers that way.
+        let answered = |s: &Self| s.responses.contains_key(&id) || s.strays.len() > strays_before;
+        if !self.pump_until(timeout, answered).await {
             return Err(self
                 .gone
                 .clone()
                 .unwrap_or_else(|| format!("no answer to {method} within {timeout:?}")));
+        }
+        if !self.responses.contains_key(&id) {
+            let refusal = self.strays.get(strays_before).map(|r| short(&r.message)).unwrap_or_default();
+            return Err(format!("{method} was refused: {refusal}"));
         }
         let response = self.responses[&id][0].message.clone();
         if response.get("result").is_none() {
@@ -727,6 +744,13 @@ impl<'a> Session<'a> {
             self.version = version.to_owned();
         }
         self.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
+        // Over HTTP, the stream on which the server sends requests and notifications that
+        // belong to no request (`roots/list`, say): without it, a server that asks the client
+        // something would wait for an answer that cannot come. Nothing to do over stdio; a
+        // server without the stream refuses it, which changes nothing.
+        if let Err(e) = self.peer.open_stream().await {
+            self.gone.get_or_insert(format!("opening the server's message stream failed: {e}"));
+        }
         Ok(response)
     }
 
@@ -801,7 +825,9 @@ impl<'a> Session<'a> {
                 let key = template.contains("ID").then(|| {
                     let id = self.next_id;
                     self.next_id += 1;
-                    self.sent.insert(id.to_string(), ("(an invalid request)".into(), Instant::now()));
+                    let sent =
+                        Sent { method: "(an invalid request)".into(), at: Instant::now(), alone: false };
+                    self.sent.insert(id.to_string(), sent);
                     id.to_string()
                 });
                 let text = match &key {
@@ -831,13 +857,15 @@ impl<'a> Session<'a> {
                     Some(Received { message: response, line }) => {
                         out.checked(Property::InvalidRequest);
                         self.edits.insert(line, TraceEdit::Drop);
-                        out.finding(
-                            Property::InvalidRequest,
-                            format!(
-                                "the invalid request {text} got {} instead of error -32600",
-                                short(&response)
-                            ),
+                        let message = format!(
+                            "the invalid request {text} got {} instead of error -32600",
+                            short(&response)
                         );
+                        if response.pointer("/error/code").and_then(Value::as_i64) == Some(-32700) {
+                            out.known_finding(SdkDeviation::ParseErrorForInvalidRequest, message);
+                        } else {
+                            out.finding(Property::InvalidRequest, message);
+                        }
                     }
                     None if self.over() => {}
                     None => {
