@@ -512,8 +512,8 @@ static TOOLS: [Tool; 19] = [
             json!({
                 "type": "object",
                 "properties": {
-                    "steps": { "type": "integer", "minimum": 0, "default": 5 },
-                    "step_ms": { "type": "integer", "minimum": 0, "default": 100 },
+                    "steps": { "type": "integer", "minimum": 0, "maximum": MAX_STEPS, "default": 5 },
+                    "step_ms": { "type": "integer", "minimum": 0, "maximum": MAX_MS, "default": 100 },
                 },
             })
         },
@@ -524,7 +524,7 @@ static TOOLS: [Tool; 19] = [
     Tool {
         name: "sleep",
         title: "Sleep",
-        description: "Sleeps for `ms` milliseconds, however many (cancellable).",
+        description: "Sleeps for `ms` milliseconds (cancellable).",
         input_schema: || object_schema(json!({ "ms": { "type": "integer", "minimum": 0 } }), &["ms"]),
         output_schema: None,
         blocking: true,
