@@ -5,11 +5,10 @@
 
 mod demo;
 
-use std::path::PathBuf;
 use std::process::{Command, Output};
 use std::time::Instant;
 
-use demo::example;
+use demo::{Scratch, example};
 use serde_json::Value;
 
 fn demo() -> String {
@@ -54,28 +53,6 @@ fn row<'r>(report: &'r str, property: &str) -> Vec<&'r str> {
         .find(|line| line.split_whitespace().next() == Some(property))
         .unwrap_or_else(|| panic!("no row for {property}:\n{report}"));
     line.split_whitespace().collect()
-}
-
-/// A scratch directory, removed when dropped.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(name: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!("mcp-conformance-check-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("scratch dir");
-        Self(dir)
-    }
-
-    fn path(&self, file: &str) -> String {
-        self.0.join(file).to_string_lossy().into_owned()
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }
 
 #[test]

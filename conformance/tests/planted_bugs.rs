@@ -7,7 +7,7 @@
 
 mod demo;
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
@@ -52,15 +52,7 @@ impl Server {
                 }
             }
         });
-        let stderr = Arc::new(Mutex::new(String::new()));
-        let mut pipe = child.stderr.take().expect("piped stderr");
-        let sink = Arc::clone(&stderr);
-        std::thread::spawn(move || {
-            let mut buffer = [0_u8; 4096];
-            while let Ok(n @ 1..) = pipe.read(&mut buffer) {
-                sink.lock().unwrap().push_str(&String::from_utf8_lossy(&buffer[..n]));
-            }
-        });
+        let stderr = demo::collect_stderr(&mut child);
         Self { child, stdin, lines, stderr }
     }
 

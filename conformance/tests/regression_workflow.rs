@@ -9,7 +9,7 @@ mod demo;
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
-use demo::example;
+use demo::{Scratch, example};
 
 /// Runs `mcp-conformance ARGS…` to completion.
 fn run(args: &[&str]) -> Output {
@@ -27,29 +27,6 @@ fn rules() -> String {
 
 fn path(name: &str) -> String {
     example(name).to_string_lossy().into_owned()
-}
-
-/// A scratch directory, removed when dropped.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(name: &str) -> Self {
-        let dir =
-            std::env::temp_dir().join(format!("mcp-conformance-regression-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("scratch dir");
-        Self(dir)
-    }
-
-    fn path(&self, file: &str) -> String {
-        self.0.join(file).to_string_lossy().into_owned()
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }
 
 /// Records the session of the docs' example against the demo server (the released version).

@@ -20,6 +20,44 @@ pub(crate) fn example(name: &str) -> PathBuf {
     path
 }
 
+/// Everything `child` writes to its (piped) stderr, collected by a thread as it comes.
+pub(crate) fn collect_stderr(child: &mut Child) -> Arc<Mutex<String>> {
+    let stderr = Arc::new(Mutex::new(String::new()));
+    let mut pipe = child.stderr.take().expect("piped stderr");
+    let sink = Arc::clone(&stderr);
+    std::thread::spawn(move || {
+        let mut buffer = [0_u8; 4096];
+        while let Ok(n @ 1..) = pipe.read(&mut buffer) {
+            sink.lock().unwrap_or_else(|e| e.into_inner()).push_str(&String::from_utf8_lossy(&buffer[..n]));
+        }
+    });
+    stderr
+}
+
+/// A scratch directory under the system's temporary one, removed when dropped.
+pub(crate) struct Scratch(PathBuf);
+
+impl Scratch {
+    /// A fresh, empty directory named for `name` and this process.
+    pub(crate) fn new(name: &str) -> Self {
+        let dir = std::env::temp_dir().join(format!("mcp-conformance-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("scratch dir");
+        Self(dir)
+    }
+
+    /// The path of `file` in it.
+    pub(crate) fn path(&self, file: &str) -> String {
+        self.0.join(file).to_string_lossy().into_owned()
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
 /// The demo server binary (the `demo_peer` example).
 pub(crate) fn demo_path() -> PathBuf {
     example("demo_peer")
@@ -46,15 +84,7 @@ impl DemoHttp {
         let mut url = String::new();
         let stdout = child.stdout.take().expect("piped stdout");
         BufReader::new(stdout).read_line(&mut url).expect("the demo server prints its URL");
-        let stderr = Arc::new(Mutex::new(String::new()));
-        let mut pipe = child.stderr.take().expect("piped stderr");
-        let sink = Arc::clone(&stderr);
-        std::thread::spawn(move || {
-            let mut buffer = [0_u8; 4096];
-            while let Ok(n @ 1..) = pipe.read(&mut buffer) {
-                sink.lock().unwrap().push_str(&String::from_utf8_lossy(&buffer[..n]));
-            }
-        });
+        let stderr = collect_stderr(&mut child);
         Self { child, url: url.trim().to_owned(), stderr }
     }
 
