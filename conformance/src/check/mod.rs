@@ -209,6 +209,8 @@ pub enum SdkDeviation {
     /// JSON that is not a valid request gets `-32700` as if it were not JSON
     /// (`invalid-request`).
     ParseErrorForInvalidRequest,
+    /// JSON that is not a valid request gets `-32602` (`invalid-request`).
+    InvalidParamsForInvalidRequest,
     /// `tools/call` with `arguments` that are not an object gets `-32603` (`invalid-params`).
     InternalErrorForNonObjectArguments,
 }
@@ -218,9 +220,9 @@ impl SdkDeviation {
     pub fn property(self) -> Property {
         match self {
             SdkDeviation::SilentOnMalformedJson => Property::ParseError,
-            SdkDeviation::SilentOnInvalidRequest | SdkDeviation::ParseErrorForInvalidRequest => {
-                Property::InvalidRequest
-            }
+            SdkDeviation::SilentOnInvalidRequest
+            | SdkDeviation::ParseErrorForInvalidRequest
+            | SdkDeviation::InvalidParamsForInvalidRequest => Property::InvalidRequest,
             SdkDeviation::InternalErrorForNonObjectArguments => Property::InvalidParams,
         }
     }
@@ -236,6 +238,9 @@ impl SdkDeviation {
             }
             SdkDeviation::ParseErrorForInvalidRequest => {
                 "the official TypeScript SDK's Streamable HTTP transport answers -32700 (HTTP 400) to any message that fails its JSON-RPC validation"
+            }
+            SdkDeviation::InvalidParamsForInvalidRequest => {
+                "the official Python SDK's Streamable HTTP transport answers -32602 (HTTP 400) to any message that fails its JSON-RPC validation"
             }
             SdkDeviation::InternalErrorForNonObjectArguments => {
                 "the official TypeScript SDK answers -32603 when `arguments` is null or not an object"

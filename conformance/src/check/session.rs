@@ -861,10 +861,14 @@ impl<'a> Session<'a> {
                             "the invalid request {text} got {} instead of error -32600",
                             short(&response)
                         );
-                        if response.pointer("/error/code").and_then(Value::as_i64) == Some(-32700) {
-                            out.known_finding(SdkDeviation::ParseErrorForInvalidRequest, message);
-                        } else {
-                            out.finding(Property::InvalidRequest, message);
+                        match response.pointer("/error/code").and_then(Value::as_i64) {
+                            Some(-32700) => {
+                                out.known_finding(SdkDeviation::ParseErrorForInvalidRequest, message)
+                            }
+                            Some(-32602) => {
+                                out.known_finding(SdkDeviation::InvalidParamsForInvalidRequest, message);
+                            }
+                            _ => out.finding(Property::InvalidRequest, message),
                         }
                     }
                     None if self.over() => {}
