@@ -9,6 +9,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::actions::{Action, action_line};
+use super::shrink::VALUE_RUNS;
 use super::{Catalog, Finding, Property, SlowRequest};
 use crate::trace::Trace;
 
@@ -46,8 +47,14 @@ pub enum ShrinkEnd {
     /// The shrink time (`--shrink-time`) ran out first: the sequence is small, maybe not
     /// minimal.
     OutOfTime,
-    /// The most shrink steps were taken first.
+    /// The most shrink sessions were run first.
     OutOfSteps,
+    /// The steps stopped getting fewer, and their values had been shrunk for 48 sessions: the
+    /// steps are minimal, the values maybe not.
+    ValuesCut,
+    /// The failing sequence passed when run again: the failure depends on more than the
+    /// sequence (state the server keeps across sessions, or chance), and shrinking stopped.
+    Unstable,
 }
 
 /// A property that broke, with its own minimal sequence.
@@ -163,7 +170,7 @@ impl CheckReport {
     ///  "properties": [{"property", "verdict" (pass | FAIL | allowed | not tested), "checks",
     ///                  "meaning", "violation"?: {"message", "knownSdkDeviation"?, "minimal": [step…],
     ///                  "foundInCase", "foundSteps", "shrinkRuns", "shrink" (minimal | out of time |
-    ///                  out of steps)}, "allowed"?: {"message", "knownSdkDeviation"?, "by"
+    ///                  out of steps | values cut short | unstable)}, "allowed"?: {"message", "knownSdkDeviation"?, "by"
     ///                  (--allow | --allow-sdk-deviations)}}…],
     ///  "slow": [{"key", "request", "budgetMs", "probeMs"}…], "warnings": [text…]}
     /// ```
@@ -315,6 +322,8 @@ fn shrink_word(end: ShrinkEnd) -> &'static str {
         ShrinkEnd::Minimal => "minimal",
         ShrinkEnd::OutOfTime => "out of time",
         ShrinkEnd::OutOfSteps => "out of steps",
+        ShrinkEnd::ValuesCut => "values cut short",
+        ShrinkEnd::Unstable => "unstable",
     }
 }
 
@@ -354,6 +363,10 @@ fn violation_text(property: Property, violation: &Violation) -> String {
     let steps = violation.minimal.len();
     let shrink = match (violation.shrink_end, steps) {
         (ShrinkEnd::Minimal, _) => String::new(),
+        (ShrinkEnd::ValuesCut, _) => format!("; the values were shrunk for {VALUE_RUNS} runs only"),
+        (ShrinkEnd::Unstable, _) => {
+            "; it passed when run again, so shrinking stopped: the failure depends on more than these steps (state the server keeps across sessions, or chance)".into()
+        }
         // proptest shrinks the steps first: what was left was the values.
         (other, 1) => format!("; shrinking the values stopped: {}", shrink_word(other)),
         (other, _) => format!("; shrinking stopped: {}", shrink_word(other)),

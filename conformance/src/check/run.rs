@@ -275,7 +275,12 @@ pub fn check_with_progress(
         return Err(error);
     }
     // Shrinking: each violated property on its own, as many at once as there are jobs.
-    let budgets = Budgets::learned(options, state.typical_latency().unwrap_or(options.request_timeout / 10));
+    let mut budgets =
+        Budgets::learned(options, state.typical_latency().unwrap_or(options.request_timeout / 10));
+    // A tool call that was never cut short in the cases keeps its full budget: it answered
+    // within it, and a shorter one would cancel it and change what the sequence does (a call
+    // that writes a large file takes longer than a ping).
+    budgets.slow = Budgets::from_options(options).slow;
     let slow_keys = state.cut_short.clone();
     let witnesses: Vec<(Property, Witness)> = std::mem::take(&mut state.witnesses).into_iter().collect();
     let queue = Mutex::new(witnesses.into_iter());

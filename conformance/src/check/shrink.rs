@@ -17,6 +17,11 @@ use super::session::{CaseOutcome, Plan, run_case_with};
 use super::{Catalog, CheckOptions, Property};
 use crate::peer::Target;
 
+/// How many sessions the values get once the steps stop getting fewer. proptest deletes steps
+/// first, a couple of sessions per step; after that only values shrink, and a value such as a
+/// 10 000-character string shrinks a character at a time. The steps are what the report is for.
+pub(crate) const VALUE_RUNS: u32 = 48;
+
 /// The smallest sequence found that breaks the property.
 pub(crate) struct Shrunk {
     /// The sequence.
@@ -54,9 +59,16 @@ pub(crate) fn shrink(
             .ok()
             .filter(|outcome| outcome.violates(property))
     };
+    // How many steps the sequence had, and since which session.
+    let mut steps_since = (best.minimal.len(), 0);
     // Whether the budget is spent; says why in `best.end`.
-    let spent = |best: &mut Shrunk| {
-        if best.runs >= options.max_shrink_iters {
+    let mut spent = |best: &mut Shrunk| {
+        if best.minimal.len() != steps_since.0 {
+            steps_since = (best.minimal.len(), best.runs);
+        }
+        if best.runs >= steps_since.1 + VALUE_RUNS {
+            best.end = ShrinkEnd::ValuesCut;
+        } else if best.runs >= options.max_shrink_iters {
             best.end = ShrinkEnd::OutOfSteps;
         } else if Instant::now() >= deadline {
             best.end = ShrinkEnd::OutOfTime;
@@ -78,6 +90,12 @@ pub(crate) fn shrink(
                         break;
                     }
                 }
+                None if current == best.minimal => {
+                    // The sequence that failed passed this time: the failure depends on more than
+                    // the sequence (state the server keeps across sessions, or chance).
+                    best.end = ShrinkEnd::Unstable;
+                    break;
+                }
                 None => {
                     if !tree.complicate() {
                         break;
@@ -89,7 +107,7 @@ pub(crate) fn shrink(
     // A concurrent batch or a cancelled request, replaced by one of its requests alone: a few
     // runs more, even when the budget is spent, for these are the steps that read hardest.
     let extra = best.runs + 8;
-    let spent = |best: &mut Shrunk| best.runs >= extra || (best.end == ShrinkEnd::Minimal && spent(best));
+    let mut spent = |best: &mut Shrunk| best.runs >= extra || (best.end == ShrinkEnd::Minimal && spent(best));
     let mut i = 0;
     while i < best.minimal.len() {
         let candidates: Vec<Action> = match &best.minimal[i] {
