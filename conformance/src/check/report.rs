@@ -305,7 +305,7 @@ impl CheckReport {
 }
 
 /// `n thing` or `n things`.
-pub(crate) fn count(n: usize, thing: &str) -> String {
+fn count(n: usize, thing: &str) -> String {
     if n == 1 { format!("1 {thing}") } else { format!("{n} {thing}s") }
 }
 

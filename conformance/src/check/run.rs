@@ -254,11 +254,13 @@ pub fn check_with_progress(
                             return;
                         }
                         Ok(outcome) => {
-                            let violations = outcome.violations.clone();
                             let found = state.absorb(case, seed, &actions, outcome);
                             state.done += 1;
                             for property in found {
-                                if let Some(finding) = violations.iter().find(|f| f.property == property) {
+                                let finding = state.witnesses.get(&property).and_then(|w| {
+                                    w.outcome.violations.iter().find(|f| f.property == property)
+                                });
+                                if let Some(finding) = finding {
                                     progress(Progress::Found { property, case, finding });
                                 }
                             }

@@ -193,6 +193,16 @@ pub(crate) async fn run_case_with(
     })
 }
 
+/// The answer to a message that must get one particular error.
+enum ErrorAnswer {
+    /// That error.
+    Due,
+    /// Something else.
+    Wrong(Received),
+    /// Nothing, within the wait.
+    Missing,
+}
+
 /// A request sent.
 #[derive(Debug, Clone)]
 struct Sent {
@@ -450,8 +460,6 @@ struct Session<'a> {
     unknown_ids: usize,
     /// Requests sent: id → method, and when.
     sent: BTreeMap<String, Sent>,
-    /// Requests cancelled: an answer may still come, or none.
-    cancelled: BTreeSet<String>,
     /// How the trace is to differ from the wire: lines that broke a property are left out,
     /// and wrong or missing answers give way to the ones that were due.
     edits: BTreeMap<usize, TraceEdit>,
@@ -493,7 +501,6 @@ impl<'a> Session<'a> {
             strays: Vec::new(),
             unknown_ids: 0,
             sent: BTreeMap::new(),
-            cancelled: BTreeSet::new(),
             edits: BTreeMap::new(),
             gone: None,
             deaf: None,
@@ -791,14 +798,9 @@ impl<'a> Session<'a> {
                 self.pump_until(wait, |s| s.strays.len() > strays_before).await;
                 let got = self.strays.get(strays_before).cloned();
                 let due = json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": "Parse error"}});
-                match got {
-                    Some(Received { message: response, .. })
-                        if response.pointer("/error/code").and_then(Value::as_i64) == Some(-32700) =>
-                    {
-                        out.checked(Property::ParseError);
-                    }
-                    Some(Received { message: response, line }) => {
-                        out.checked(Property::ParseError);
+                match self.error_answer(got, -32700, Property::ParseError, out) {
+                    None | Some(ErrorAnswer::Due) => {}
+                    Some(ErrorAnswer::Wrong(Received { message: response, line })) => {
                         self.edits.insert(line, TraceEdit::Replace(due));
                         out.finding(
                             Property::ParseError,
@@ -808,9 +810,7 @@ impl<'a> Session<'a> {
                             ),
                         );
                     }
-                    None if self.over() => {}
-                    None => {
-                        out.checked(Property::ParseError);
+                    Some(ErrorAnswer::Missing) => {
                         self.edits.insert(sent, TraceEdit::InsertAfter(due));
                         out.known_finding(
                             SdkDeviation::SilentOnMalformedJson,
@@ -848,14 +848,9 @@ impl<'a> Session<'a> {
                     .and_then(|r| r.first())
                     .or_else(|| self.strays.get(strays_before))
                     .cloned();
-                match got {
-                    Some(Received { message: response, .. })
-                        if response.pointer("/error/code").and_then(Value::as_i64) == Some(-32600) =>
-                    {
-                        out.checked(Property::InvalidRequest);
-                    }
-                    Some(Received { message: response, line }) => {
-                        out.checked(Property::InvalidRequest);
+                match self.error_answer(got, -32600, Property::InvalidRequest, out) {
+                    None | Some(ErrorAnswer::Due) => {}
+                    Some(ErrorAnswer::Wrong(Received { message: response, line })) => {
                         self.edits.insert(line, TraceEdit::Drop);
                         let message = format!(
                             "the invalid request {text} got {} instead of error -32600",
@@ -871,9 +866,7 @@ impl<'a> Session<'a> {
                             _ => out.finding(Property::InvalidRequest, message),
                         }
                     }
-                    None if self.over() => {}
-                    None => {
-                        out.checked(Property::InvalidRequest);
+                    Some(ErrorAnswer::Missing) => {
                         out.known_finding(
                             SdkDeviation::SilentOnInvalidRequest,
                             format!(
@@ -881,10 +874,6 @@ impl<'a> Session<'a> {
                             ),
                         );
                     }
-                }
-                // An answer that comes later is no stray: the request is settled either way.
-                if let Some(key) = key {
-                    self.cancelled.insert(key);
                 }
             }
             Action::Cancelled(inner) => {
@@ -940,6 +929,29 @@ impl<'a> Session<'a> {
         }
     }
 
+    /// Sorts the answer `got` to a message that must get error `code`, counting a test of
+    /// `property`; `None` when nothing came because the session is over (no test then).
+    fn error_answer(
+        &self,
+        got: Option<Received>,
+        code: i64,
+        property: Property,
+        out: &mut Checker<'_>,
+    ) -> Option<ErrorAnswer> {
+        let answer = match got {
+            Some(received)
+                if received.message.pointer("/error/code").and_then(Value::as_i64) == Some(code) =>
+            {
+                ErrorAnswer::Due
+            }
+            Some(received) => ErrorAnswer::Wrong(received),
+            None if self.over() => return None,
+            None => ErrorAnswer::Missing,
+        };
+        out.checked(property);
+        Some(answer)
+    }
+
     /// How long a request may go unanswered before it is cancelled (if it may take long) or
     /// its silence is a violation.
     fn budget(&self, action: &Action, method: &str) -> Duration {
@@ -963,10 +975,10 @@ impl<'a> Session<'a> {
         }
     }
 
-    /// Sends `notifications/cancelled` for request `id`; a late answer is then no stray.
+    /// Sends `notifications/cancelled` for request `id`. Its id stays among those sent, so a
+    /// late answer is no stray, and is judged like any other.
     async fn cancel(&mut self, id: &str) {
         let id_value: Value = serde_json::from_str(id).unwrap_or(Value::Null);
-        self.cancelled.insert(id.to_owned());
         self.send(&json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId": id_value, "reason": "mcp-conformance check: no answer within its time budget"}}))
             .await;
     }
