@@ -24,6 +24,10 @@ pub const DEFAULT_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(60);
 /// Default maximum size of one incoming message (16 MiB, as rmcp).
 pub const DEFAULT_MAX_MESSAGE_SIZE: usize = 16 * 1024 * 1024;
 
+/// Default cap on the server's requests open at once (see
+/// [`ClientConfig::max_open_server_requests`]).
+pub const DEFAULT_MAX_OPEN_SERVER_REQUESTS: usize = 256;
+
 /// Settings for a [`ClientConnection`](crate::ClientConnection).
 ///
 /// ```
@@ -76,6 +80,14 @@ pub struct ClientConfig {
     /// notifications the server offers, as the `initialize` era sends them unasked (default
     /// `true`). Resource subscriptions open one regardless.
     pub listen_for_list_changes: bool,
+    /// How many of the server's requests (sampling, elicitation, roots) may wait for the
+    /// application's answer at once (default [`DEFAULT_MAX_OPEN_SERVER_REQUESTS`], 256). Past
+    /// it, a new one is answered at once with a JSON-RPC internal error (`-32603`, `data.limit`
+    /// saying the cap), counted in [`Stats::server_requests_refused`](crate::Stats) and
+    /// reported as [`Event::ServerRequestRefused`](crate::Event::ServerRequestRefused): a
+    /// server that floods the client with requests its application does not answer cannot
+    /// grow the client's memory. `ping` is answered by the engine and never counts.
+    pub max_open_server_requests: usize,
 }
 
 impl ClientConfig {
@@ -93,6 +105,7 @@ impl ClientConfig {
             discover_timeout: Duration::from_secs(10),
             max_input_rounds: 16,
             listen_for_list_changes: true,
+            max_open_server_requests: DEFAULT_MAX_OPEN_SERVER_REQUESTS,
         }
     }
 
@@ -150,6 +163,13 @@ impl ClientConfig {
     /// Sets how many `input_required` rounds one request may take.
     pub fn with_max_input_rounds(mut self, rounds: u32) -> Self {
         self.max_input_rounds = rounds;
+        self
+    }
+
+    /// Sets how many server requests may wait for the application's answer at once (see
+    /// [`max_open_server_requests`](Self::max_open_server_requests)).
+    pub fn with_max_open_server_requests(mut self, open: usize) -> Self {
+        self.max_open_server_requests = open;
         self
     }
 

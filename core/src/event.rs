@@ -61,6 +61,18 @@ pub enum Event {
         /// The reason the server gave.
         reason: Option<String>,
     },
+    /// A server request was refused unanswered by the application, because
+    /// [`max_open_server_requests`](crate::ClientConfig::max_open_server_requests) of them were
+    /// open already: the engine answered it with an error. Counted in
+    /// [`Stats::server_requests_refused`](crate::Stats).
+    ServerRequestRefused {
+        /// The server's id for the request.
+        id: RequestId,
+        /// Its method.
+        method: String,
+        /// The cap that was reached.
+        limit: usize,
+    },
     /// The server broke the protocol: a message that was invalid, too large, or a response to
     /// nothing pending. It was discarded, or failed the request it answered; the connection goes
     /// on. Counted in [`Stats`](crate::Stats) too.
@@ -450,6 +462,11 @@ pub enum CloseReason {
     /// The server requires authorization and the client could not obtain or use a token.
     #[error("unauthorized: {0}")]
     Unauthorized(crate::auth::AuthError),
+    /// The application closed the connection because its own code failed, as the detail says
+    /// (a token store that panicked, say): see
+    /// [`ClientConnection::abort`](crate::ClientConnection::abort).
+    #[error("aborted by the application: {0}")]
+    Aborted(String),
 }
 
 impl CloseReason {
@@ -467,7 +484,8 @@ impl CloseReason {
             CloseReason::Local
             | CloseReason::UnsupportedVersion { .. }
             | CloseReason::InitializeRefused(_)
-            | CloseReason::InvalidInitializeResult(_) => false,
+            | CloseReason::InvalidInitializeResult(_)
+            | CloseReason::Aborted(_) => false,
         }
     }
 }

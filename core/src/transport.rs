@@ -154,6 +154,11 @@ impl<'a> Commands<'a> {
         self.conn.close(now)
     }
 
+    /// [`ClientConnection::abort`]: the application's own code failed.
+    pub fn abort(&mut self, detail: impl Into<String>) {
+        self.conn.abort(detail)
+    }
+
     /// [`ClientConnection::transport_error`]: the driver's side of the transport failed.
     pub fn transport_error(&mut self, now: Instant, detail: impl Into<String>) {
         self.conn.transport_error(now, detail)

@@ -56,6 +56,8 @@ fn case<F: Future<Output = ()>>(name: &str, body: impl FnOnce() -> F) {
     smol::block_on(async {
         let client = connect(&command("silent")).await;
         client.close().await;
+        // Some cases spawn the driver on smol's global executor, whose thread starts lazily.
+        smol::spawn(async {}).await;
     });
     let before = Resources::settled(Duration::from_millis(100), Duration::from_secs(2));
     smol::block_on(body());

@@ -234,6 +234,9 @@ impl ClientConnection {
             return self.queue_response(&id, Err(&ErrorObject::method_not_found(method)));
         }
         match server_request(method, params) {
+            Some(Ok(_)) if self.server_requests.len() >= self.config.max_open_server_requests => {
+                self.refuse_server_request(id, method)
+            }
             Some(Ok(request)) => {
                 self.server_requests.insert(id.clone(), ServerRequestState::Open);
                 self.events.push_back(Event::Request { id, request });
@@ -245,6 +248,21 @@ impl ClientConnection {
             }
             None => self.queue_response(&id, Err(&ErrorObject::method_not_found(method))),
         }
+    }
+}
+
+impl ClientConnection {
+    /// Refuses server request `id` at once: too many are open (see
+    /// [`ClientConfig::max_open_server_requests`](crate::ClientConfig::max_open_server_requests)).
+    fn refuse_server_request(&mut self, id: RequestId, method: &str) {
+        let limit = self.config.max_open_server_requests;
+        let mut error = ErrorObject::internal(format_args!(
+            "the client has {limit} requests of this server open already, its limit"
+        ));
+        error.data = Some(serde_json::json!({ "limit": limit }));
+        self.queue_response(&id, Err(&error));
+        self.stats.server_requests_refused += 1;
+        self.events.push_back(Event::ServerRequestRefused { id, method: method.to_owned(), limit });
     }
 }
 

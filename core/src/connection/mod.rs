@@ -98,6 +98,9 @@ pub struct Stats {
     pub requests_timed_out: u64,
     /// The application's requests cancelled with [`ClientConnection::cancel`].
     pub requests_cancelled: u64,
+    /// Server requests refused at once because
+    /// [`max_open_server_requests`](crate::ClientConfig::max_open_server_requests) were open.
+    pub server_requests_refused: u64,
 }
 
 /// A server→client request handed to the application and not answered yet.
@@ -751,6 +754,16 @@ impl ClientConnection {
         if !self.is_closed() {
             self.transmits.clear();
             self.shut(CloseReason::Transport(detail.into()));
+        }
+    }
+
+    /// The application closes the connection because its own code failed (a token store or
+    /// a handler the driver could not go on without): closes with
+    /// [`CloseReason::Aborted`] and `detail`, discarding what was not written.
+    pub fn abort(&mut self, detail: impl Into<String>) {
+        if !self.is_closed() {
+            self.transmits.clear();
+            self.shut(CloseReason::Aborted(detail.into()));
         }
     }
 

@@ -4,7 +4,7 @@ use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll, Waker};
+use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use mcp_sansio::RawResult;
@@ -12,7 +12,9 @@ use mcp_sansio::schema::{JsonObject, ProgressNotificationParams};
 use mcp_sansio::{RequestError, RequestId, RequestOptions};
 
 use crate::Error;
-use crate::shared::{ProgressFn, Shared, State};
+use crate::driver::{Pumper, ROUNDS_PER_PUMP};
+use crate::shared::{ProgressFn, Shared};
+use crate::source_waker::{CallToken, Released};
 
 /// Options for one call: timeouts, progress, `_meta`. Defaults come from the connection's
 /// [`ClientConfig`](mcp_sansio::ClientConfig).
@@ -65,8 +67,10 @@ impl CallOptions {
         self
     }
 
-    /// Asks the server for progress and calls `f` with each notification (on the task
-    /// driving the connection: keep it short).
+    /// Asks the server for progress and calls `f` with each notification, on the task that
+    /// awaits the call, before the call returns. A callback that panics is logged and
+    /// dropped; the call goes on. If the task does not poll the call for a while, the 64
+    /// newest notifications are kept for it.
     pub fn on_progress(mut self, f: impl Fn(&ProgressNotificationParams) + Send + Sync + 'static) -> Self {
         self.request = self.request.with_progress();
         self.on_progress = Some(Arc::new(f));
@@ -96,19 +100,27 @@ impl CallOptions {
 /// Resolves with the raw result of one request. Dropping it before it resolves cancels the
 /// request: the engine sends `notifications/cancelled` and forgets the id.
 ///
-/// While it waits, it drives the connection itself when nobody else is (see
-/// [`Drive::drive_for`](crate::driver::Drive::drive_for)): its response then wakes it directly.
+/// While it waits, it pumps the connection itself when nobody else is driving (see
+/// `shared.rs`): its response then wakes it directly. Its progress callback runs here, on its
+/// own task, before its result is returned.
 pub(crate) struct ResponseFuture {
     shared: Arc<Shared>,
     id: Option<RequestId>,
     /// Tells this call apart while it drives the connection.
-    token: u64,
+    token: CallToken,
+    /// The call's progress callback (dropped if it panics).
+    on_progress: Option<ProgressFn>,
     /// The request's span, when something listens at `debug` (nothing is measured otherwise).
     trace: Option<(tracing::Span, Instant)>,
 }
 
 impl ResponseFuture {
-    pub(crate) fn new(shared: Arc<Shared>, id: RequestId, method: &str) -> Self {
+    pub(crate) fn new(
+        shared: Arc<Shared>,
+        id: RequestId,
+        method: &str,
+        on_progress: Option<ProgressFn>,
+    ) -> Self {
         // Method and id only: arguments never go into a span (they may hold anything).
         let span = tracing::debug_span!(
             "mcp_request",
@@ -119,7 +131,7 @@ impl ResponseFuture {
         );
         let trace = (!span.is_disabled()).then(|| (span, shared.clock.now()));
         let token = shared.call_token();
-        Self { shared, id: Some(id), token, trace }
+        Self { shared, id: Some(id), token, on_progress, trace }
     }
 
     /// Records how the request ended in its span.
@@ -152,23 +164,22 @@ impl Future for ResponseFuture {
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         // Only `Decode` and the crate's own wrappers poll it, never again after it resolved.
         let Some(id) = self.id.clone() else { panic!("a call's response was polled after it resolved") };
-        // The response may be here already; if not, the call drives the connection while
-        // nobody else does, and looks again. Its waker is taken out meanwhile, so that its own
-        // round delivering the response does not wake it for nothing; it is put back below,
-        // under the same lock as the last look, so a response delivered by another driver
-        // after that look wakes it.
-        let (result, successor) = match self.take_result(&id, None) {
-            Some(done) => done,
+        // The response may be here already; if not, the call pumps while nobody else drives,
+        // and looks again. Its waker is taken out meanwhile, so that its own pump delivering
+        // the response does not wake it for nothing; it is put back below, under the same lock
+        // as the last look, so a response another pump delivers after that look wakes it.
+        let result = match self.look(&id, None) {
+            Some(result) => result,
             None => {
-                self.shared.drive.drive_for(self.token, cx);
-                match self.take_result(&id, Some(cx)) {
-                    Some(done) => done,
+                self.drive(cx);
+                match self.look(&id, Some(cx)) {
+                    Some(result) => result,
                     None => return Poll::Pending,
                 }
             }
         };
         self.id = None;
-        self.shared.drive.release(self.token, successor);
+        self.leave_route(true);
         if self.trace.is_some() {
             self.finish(outcome(&result));
         }
@@ -176,56 +187,105 @@ impl Future for ResponseFuture {
     }
 }
 
-impl ResponseFuture {
-    /// The call's outcome if it is known (removing its slot), with the waker of another call
-    /// still waiting, to hand the connection's route to; else `None`, with the slot's waker
-    /// set to `cx`'s, or cleared without one.
-    fn take_result(&self, id: &RequestId, cx: Option<&Context<'_>>) -> Option<(CallOutcome, Option<Waker>)> {
-        let mut state = self.shared.lock();
-        let driver_dropped = state.driver_dropped();
-        // The slot is removed only below and in `drop`, both of which end this future.
-        let Some(slot) = state.calls.get_mut(id) else { unreachable!("the slot of a live call is gone") };
-        // A response that arrived before the driver was dropped still counts.
-        let result = match slot.result.take() {
-            Some(result) => result.map_err(|error| Error::Request(*error)),
-            None if driver_dropped => Err(Error::DriverGone),
-            None => {
-                match cx {
-                    Some(cx) if !slot.waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) => {
-                        slot.waker = Some(cx.waker().clone());
-                    }
-                    Some(_) => {}
-                    None => slot.waker = None,
-                }
-                return None;
-            }
-        };
-        state.calls.remove(id);
-        Some((result, self.successor(&state)))
-    }
-}
-
 /// How a call ended: its raw result, or why it has none.
 type CallOutcome = Result<RawResult, Error>;
 
-/// How many calls an ending call looks at for one still waiting, to hand the route to: a
-/// bounded look keeps the end of a call O(1) with thousands in flight (found none: the driver's
-/// task takes the route, which costs a hop, not a call).
+/// How many calls an ending call that drove looks at for one still waiting, to wake so that it
+/// takes the route: a bounded look keeps the end of a call O(1) with thousands in flight (found
+/// none: the driver's task follows the news, which costs a hop, not a call).
 const SUCCESSOR_LOOKUP: usize = 16;
 
 impl ResponseFuture {
-    /// If this call drives the connection, the waker of a call still waiting for its response
-    /// (the one to hand the route to when this one ends), if one is found among the first
-    /// [`SUCCESSOR_LOOKUP`].
-    fn successor(&self, state: &State) -> Option<Waker> {
-        if !self.shared.drive.route.drives(self.token) {
-            return None;
+    /// The call's outcome if it is known (removing its slot); else `None`, with the slot's
+    /// waker set to `cx`'s, or cleared without one. Progress that came for the call runs its
+    /// callback first, outside the lock.
+    fn look(&mut self, id: &RequestId, cx: Option<&Context<'_>>) -> Option<CallOutcome> {
+        let (progress, outcome) = {
+            let mut state = self.shared.lock();
+            let driver_dropped = state.driver_dropped();
+            // The slot is removed only below and in `drop`, both of which end this future.
+            let Some(slot) = state.calls.get_mut(id) else { unreachable!("the slot of a live call is gone") };
+            let progress = slot.progress.as_mut().filter(|queue| !queue.is_empty()).map(std::mem::take);
+            // A response that arrived before the driver was dropped still counts.
+            let outcome = match slot.result.take() {
+                Some(result) => Some(result.map_err(|error| Error::Request(*error))),
+                None if driver_dropped => Some(Err(Error::DriverGone)),
+                None => {
+                    match cx {
+                        Some(cx) if !slot.waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) => {
+                            slot.waker = Some(cx.waker().clone());
+                        }
+                        Some(_) => {}
+                        None => slot.waker = None,
+                    }
+                    None
+                }
+            };
+            if outcome.is_some() {
+                state.calls.remove(id);
+            }
+            (progress, outcome)
+        };
+        if let Some(progress) = progress {
+            self.run_progress(&progress);
         }
-        state
-            .calls
-            .values()
-            .take(SUCCESSOR_LOOKUP)
-            .find_map(|slot| if slot.result.is_none() { slot.waker.clone() } else { None })
+        outcome
+    }
+
+    /// Runs the call's progress callback on each notification, in order. A callback that
+    /// panics is logged and dropped; the call goes on.
+    fn run_progress(&mut self, progress: &[ProgressNotificationParams]) {
+        let Some(f) = &self.on_progress else { return };
+        for params in progress {
+            if !crate::driver::contained("a progress callback", || f(params)) {
+                self.on_progress = None;
+                return;
+            }
+        }
+    }
+
+    /// Pumps the connection if no other call drives it (it then routes the news to this call).
+    fn drive(&self, cx: &Context<'_>) {
+        let route = &self.shared.route;
+        match route.route_to_caller(self.token, cx.waker()) {
+            // Another call drives: it delivers this one's response.
+            None => return,
+            // The driver's task starts its watch on the calls.
+            Some(true) => route.wake_task(),
+            Some(false) => {}
+        }
+        // `None`: someone is pumping, and goes once more for this call.
+        if let Some(pumped) = self.shared.pump.run(&self.shared, ROUNDS_PER_PUMP, Pumper::Call) {
+            if pumped.more {
+                // More to do: come back after the other tasks had their turn.
+                cx.waker().wake_by_ref();
+            }
+        }
+    }
+
+    /// The call ends: if it drove the connection, the route goes back to the driver's task and
+    /// a call still waiting is woken to take it in its next poll. `follow`: a wake-up that
+    /// reached this call and no round followed is followed here, with one more pump (when it
+    /// ends in its own poll; a dropped call leaves it to the driver's task).
+    fn leave_route(&self, follow: bool) {
+        let route = &self.shared.route;
+        if follow && route.unfollowed(self.token) {
+            let _ = self.shared.pump.run(&self.shared, ROUNDS_PER_PUMP, Pumper::Call);
+        }
+        if route.release(self.token) == Released::NotHeld {
+            return;
+        }
+        let successor = {
+            let state = self.shared.lock();
+            state
+                .calls
+                .values()
+                .take(SUCCESSOR_LOOKUP)
+                .find_map(|slot| if slot.result.is_none() { slot.waker.clone() } else { None })
+        };
+        if let Some(successor) = successor {
+            successor.wake();
+        }
     }
 }
 
@@ -233,15 +293,17 @@ impl Drop for ResponseFuture {
     fn drop(&mut self) {
         let Some(id) = self.id.take() else { return };
         self.finish("dropped");
-        // Synchronous bookkeeping only: the driver writes the cancellation.
+        // Synchronous bookkeeping only: whoever pumps next writes the cancellation.
         let now = self.shared.clock.now();
-        let mut state = self.shared.lock();
-        state.calls.remove(&id);
-        let successor = self.successor(&state);
-        self.shared.drive.release(self.token, successor);
-        if state.engine.conn().is_pending(&id) {
-            let _ = state.commands().cancel(now, &id, Some("the caller dropped the request"));
-            state.wake_driver();
+        let cancelled = {
+            let mut state = self.shared.lock();
+            state.calls.remove(&id);
+            state.engine.conn().is_pending(&id)
+                && state.commands().cancel(now, &id, Some("the caller dropped the request")).is_ok()
+        };
+        self.leave_route(false);
+        if cancelled {
+            self.shared.wake();
         }
     }
 }

@@ -29,9 +29,9 @@ use crate::auth::{OAuth, OsRandom, unix_now};
 use crate::cache::{CacheInfo, CacheablePage, ListCache, ListCacheConfig, fold_hints};
 use crate::call::{CallOptions, Decode, ResponseFuture};
 use crate::clock::{AsyncIoClock, Clock, sleep_until};
-use crate::driver::Driver;
 #[cfg(feature = "http")]
 use crate::driver::authorize::AuthIo;
+use crate::driver::{Driver, UserCode};
 use crate::era::{EraCache, EraMemo};
 use crate::handler::{ClientHandler, DefaultHandler};
 #[cfg(feature = "http")]
@@ -42,6 +42,27 @@ use crate::notifications::{
 #[cfg(feature = "output-schema")]
 use crate::output_schema::OutputSchemas;
 use crate::shared::{DriverLife, Engine, Extras, Shared, Slot, ViolationFn};
+
+/// Runs `driver` on a thread of its own, named `mcp-driver`, until the connection is over.
+///
+/// That thread parks between wake-ups and never runs async-io's reactor: while a call waits
+/// for its response in `smol::block_on`, that thread polls the server's pipe and is woken by
+/// it directly, rather than through a thread that holds the reactor for everyone. It is where
+/// the connection's user code runs (notification handlers, the [`ClientHandler`]'s futures, the
+/// OAuth handler and token store): in no executor's runtime. A handler future that needs one
+/// (a tokio-based HTTP client, say) should run on that runtime and hand its outcome back
+/// through a channel, or the connection be made with [`ClientBuilder::stdio`] (or `connect*`)
+/// and the [`Driver`] spawned on that runtime.
+fn spawn_driver(driver: Driver) {
+    let spawned = std::thread::Builder::new()
+        .name("mcp-driver".to_owned())
+        .spawn(move || futures_lite::future::block_on(driver));
+    // On failure the driver was dropped with the closure: every call fails with
+    // `Error::DriverGone`, the server process is killed.
+    if let Err(error) = spawned {
+        tracing::error!(%error, "could not start the driver's thread");
+    }
+}
 use crate::stdio::{EndedBy, ServerCommand, ServerEnd, drain_stderr};
 
 /// Builds a [`Client`]: configuration, the server-request handler, and the transport.
@@ -69,6 +90,8 @@ pub struct ClientBuilder {
     notification_capacity: usize,
     list_cache: ListCacheConfig,
     clock: Arc<dyn Clock>,
+    /// Whether the driver keeps its watch on calls that drive the connection.
+    driver_watch: bool,
     #[cfg(feature = "http")]
     oauth: Option<OAuth>,
     #[cfg(feature = "output-schema")]
@@ -92,6 +115,7 @@ impl ClientBuilder {
             notification_capacity: DEFAULT_CAPACITY,
             list_cache: ListCacheConfig::default(),
             clock: Arc::new(AsyncIoClock),
+            driver_watch: true,
             #[cfg(feature = "http")]
             oauth: None,
             #[cfg(feature = "output-schema")]
@@ -121,8 +145,12 @@ impl ClientBuilder {
     }
 
     /// Adds a handler for server notifications; several may be added, and each sees every
-    /// notification, in the order added. Handlers run on the task driving the connection
-    /// (the driver's, or that of a call waiting for its response): keep them short.
+    /// notification, in the order added. Handlers run on the [`Driver`]'s task, never under a
+    /// lock of the client, and never on a task waiting for a call: a handler that blocks
+    /// delays the connection's other handlers, not its calls. They may call the client. A call
+    /// can return before a handler has seen a notification the server sent before the call's
+    /// response (a [`Notifications`] subscription has it by then). A handler that panics is
+    /// logged and dropped; the others go on.
     pub fn notification_handler(mut self, handler: impl NotificationHandler) -> Self {
         self.notification_handlers.push(Arc::new(handler));
         self
@@ -153,7 +181,8 @@ impl ClientBuilder {
     /// [`ProtocolViolation`]). [`Client::stats`] counts them too.
     ///
     /// Several may be added; each sees every violation, in the order added. They run on the
-    /// task driving the connection: keep them short. With none, violations are only logged (`tracing`).
+    /// [`Driver`]'s task, as notification handlers do (a call can return before its hook
+    /// ran; one that panics is dropped). With none, violations are only logged (`tracing`).
     ///
     /// ```
     /// use std::sync::Arc;
@@ -223,16 +252,38 @@ impl ClientBuilder {
         self
     }
 
+    /// Switches off the driver's watch on the calls that drive the connection (on by default).
+    ///
+    /// The watch takes the connection back from a call that asked to drive it and whose future
+    /// is then set aside unpolled while its task runs on (polled once in a `select`, then
+    /// kept): without it, the connection's news would wait for that future. For tests of the
+    /// driver, which must hold without the watch; applications keep it.
+    #[doc(hidden)]
+    pub fn without_driver_watch(mut self) -> Self {
+        self.driver_watch = false;
+        self
+    }
+
     fn extras(&mut self) -> Extras {
         Extras {
             broadcast: Broadcast::new(self.notification_capacity),
-            handlers: std::mem::take(&mut self.notification_handlers),
-            violation_hooks: std::mem::take(&mut self.violation_hooks),
+            notification_handlers: !self.notification_handlers.is_empty(),
+            violation_hooks: !self.violation_hooks.is_empty(),
             lists: ListCache::new(self.list_cache, self.clock.clone()),
             #[cfg(feature = "output-schema")]
             output_schemas: self.validate_output.then(OutputSchemas::new),
             #[cfg(feature = "output-schema")]
             tools_listed: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+
+    /// The user code the driver runs.
+    fn user_code(&mut self) -> UserCode {
+        UserCode {
+            handler: self.handler.clone(),
+            notification_handlers: std::mem::take(&mut self.notification_handlers),
+            violation_hooks: std::mem::take(&mut self.violation_hooks),
+            watch: self.driver_watch,
         }
     }
 
@@ -250,9 +301,10 @@ impl ClientBuilder {
         writer: impl AsyncWrite + Send + 'static,
     ) -> (Client, Driver) {
         let extras = self.extras();
+        let code = self.user_code();
         let engine = Engine::Stream(ClientConnection::new(self.config, self.clock.now()));
-        let shared = Shared::new(engine, extras, self.clock);
-        let driver = Driver::new(shared.clone(), reader, writer, self.handler);
+        let shared = Shared::new(engine, extras, self.clock, code.watch);
+        let driver = Driver::new(shared.clone(), reader, writer, code);
         (Client::from_shared(shared), driver)
     }
 
@@ -272,11 +324,11 @@ impl ClientBuilder {
         Ok((client, driver.with_process(server.process).with_background(pump)))
     }
 
-    /// Starts a stdio server, runs its driver on smol's global executor, and waits for the
-    /// handshake.
+    /// Starts a stdio server, runs its driver on a thread of its own (see [`spawn_driver`]),
+    /// and waits for the handshake.
     pub async fn spawn_stdio(self, command: &ServerCommand) -> Result<Client, Error> {
         let (client, driver) = self.stdio(command)?;
-        smol::spawn(driver).detach();
+        spawn_driver(driver);
         client.ready().await?;
         Ok(client)
     }
@@ -305,6 +357,7 @@ impl ClientBuilder {
         let era =
             self.remember_era(format!("http:{}", http.origin().unwrap_or_else(|| http.url().to_owned())));
         let extras = self.extras();
+        let code = self.user_code();
         let now = self.clock.now();
         let mut auth = None;
         let mut session = HttpSession::new(http, self.config, now);
@@ -319,14 +372,14 @@ impl ClientBuilder {
             session = session.with_authorizer(authorizer);
             auth = Some(AuthIo::new(oauth.handler, oauth.store));
         }
-        let shared = Shared::new(Engine::Http(session), extras, self.clock);
+        let shared = Shared::new(Engine::Http(session), extras, self.clock, code.watch);
         shared.lock().era = era;
-        let driver = Driver::http(shared.clone(), Arc::new(transport), self.handler, &origin, auth);
+        let driver = Driver::http(shared.clone(), Arc::new(transport), code, &origin, auth);
         (Client::from_shared(shared), driver)
     }
 
-    /// Connects over HTTP, runs the driver on smol's global executor, and waits for the
-    /// handshake.
+    /// Connects over HTTP, runs the driver on a thread of its own (see [`spawn_driver`]), and
+    /// waits for the handshake.
     ///
     /// ```no_run
     /// # smol::block_on(async {
@@ -345,20 +398,20 @@ impl ClientBuilder {
     #[cfg(feature = "http")]
     pub async fn spawn_http(self, http: HttpConfig, transport: impl HttpTransport) -> Result<Client, Error> {
         let (client, driver) = self.connect_http(http, transport);
-        smol::spawn(driver).detach();
+        spawn_driver(driver);
         client.ready().await?;
         Ok(client)
     }
 
-    /// Connects over byte streams, runs the driver on smol's global executor, and waits for
-    /// the handshake.
+    /// Connects over byte streams, runs the driver on a thread of its own (see
+    /// [`spawn_driver`]), and waits for the handshake.
     pub async fn spawn_connect(
         self,
         reader: impl AsyncRead + Send + 'static,
         writer: impl AsyncWrite + Send + 'static,
     ) -> Result<Client, Error> {
         let (client, driver) = self.connect(reader, writer);
-        smol::spawn(driver).detach();
+        spawn_driver(driver);
         client.ready().await?;
         Ok(client)
     }
@@ -395,7 +448,8 @@ impl Drop for Client {
         state.handles -= 1;
         if state.handles == 0 && !state.engine.conn().is_closed() {
             state.commands().close(now);
-            state.wake_driver();
+            drop(state);
+            self.shared.wake();
         }
     }
 }
@@ -535,7 +589,8 @@ impl Client {
             return Err(Error::DriverGone);
         }
         state.commands().notify(method, params.map(|p| p.get().as_bytes()))?;
-        state.wake_driver();
+        drop(state);
+        self.shared.wake();
         Ok(())
     }
 
@@ -557,12 +612,11 @@ impl Client {
             return Err(Error::DriverGone);
         }
         let id = send(&mut state.commands(), now, options.request)?;
-        state.calls.insert(id.clone(), Slot { waker: None, result: None, on_progress: options.on_progress });
+        state.calls.insert(id.clone(), Slot::new(options.on_progress.is_some()));
         let alone = state.calls.len() == 1;
         drop(state);
-        // Sent now: by this thread if it is the only call, else by whoever drives next.
-        self.shared.drive.send(&self.shared, alone);
-        Ok(ResponseFuture::new(self.shared.clone(), id, method))
+        self.shared.sent(alone);
+        Ok(ResponseFuture::new(self.shared.clone(), id, method, options.on_progress))
     }
 
     // ----- state -----
@@ -711,9 +765,8 @@ impl Client {
     pub async fn close(&self) -> Option<ServerEnd> {
         {
             let now = self.shared.clock.now();
-            let mut state = self.shared.lock();
-            state.commands().close(now);
-            state.wake_driver();
+            self.shared.lock().commands().close(now);
+            self.shared.wake();
         }
         self.closed().await;
         self.shared.lock().server_end

@@ -1,5 +1,5 @@
-//! Server notifications: routed to handlers ([`NotificationHandler`], closures) on the task
-//! driving the connection, and broadcast to any number of [`Notifications`] subscriptions.
+//! Server notifications: routed to handlers ([`NotificationHandler`], closures) on the
+//! driver's task, and broadcast to any number of [`Notifications`] subscriptions.
 //!
 //! The broadcast is one ring of at most `capacity` notifications shared by every subscriber
 //! (see [`ClientBuilder::notification_capacity`](crate::ClientBuilder::notification_capacity)).
@@ -46,13 +46,16 @@ impl ListKind {
     }
 }
 
-/// Receives server notifications as they arrive, on the task driving the connection (the
-/// driver's, or that of a call waiting for its response).
+/// Receives server notifications as they arrive, on the [`Driver`](crate::Driver)'s task.
 ///
 /// Every method has an empty default; [`on_notification`](Self::on_notification) routes each
-/// notification to the typed method for it. Handlers run synchronously inside the driver: keep
-/// them short, and hand slow work to a channel or a task (or use a [`Notifications`]
-/// subscription instead). A panic in a handler is not caught.
+/// notification to the typed method for it. Handlers run one after the other on the driver's
+/// task, with no lock of the client held: they may call the client, and one that blocks
+/// delays the connection's other user code (other handlers, answers to server requests), not
+/// its calls, whose responses keep arriving. Hand slow work to a channel or a task (or use a
+/// [`Notifications`] subscription instead). A call may return before a handler has seen a
+/// notification sent ahead of the call's response; a subscription has it by then. A handler
+/// that panics is logged and dropped; the others go on.
 ///
 /// ```
 /// use mcp_smol::{ListKind, NotificationHandler};
@@ -167,12 +170,21 @@ impl Broadcast {
         Arc::new(Self { ring: Mutex::new(ring) })
     }
 
+    /// The ring. Its sections are a few updates that leave it whole at every step and run no
+    /// user code (wakers are called after), so a poisoned lock (impossible short of a bug
+    /// here) is taken as it is.
     fn lock(&self) -> MutexGuard<'_, Ring> {
-        self.ring.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.ring.lock().unwrap_or_else(|poisoned| {
+            self.ring.clear_poison();
+            poisoned.into_inner()
+        })
     }
 
-    /// Publishes one notification to every subscriber (none held when nobody subscribes).
-    pub(crate) fn send(&self, notification: &ServerNotification) {
+    /// Publishes one notification to every subscriber (none held when nobody subscribes). The
+    /// subscribers' wakers go into `wake`, to be called once every lock is released (the pump
+    /// publishes under the connection's state lock, so that a notification is held before any
+    /// response that came after it is delivered).
+    pub(crate) fn send(&self, notification: &ServerNotification, wake: &mut Vec<Waker>) {
         let mut ring = self.lock();
         if ring.receivers == 0 || ring.closed {
             return;
@@ -182,18 +194,17 @@ impl Broadcast {
             ring.first += 1;
         }
         ring.buffer.push_back(notification.clone());
-        for waker in ring.wakers.drain(..) {
-            waker.wake();
-        }
+        wake.append(&mut ring.wakers);
     }
 
     /// Ends every subscription once it has read what is held.
     pub(crate) fn close(&self) {
-        let mut ring = self.lock();
-        ring.closed = true;
-        for waker in ring.wakers.drain(..) {
-            waker.wake();
-        }
+        let wakers = {
+            let mut ring = self.lock();
+            ring.closed = true;
+            std::mem::take(&mut ring.wakers)
+        };
+        wakers.into_iter().for_each(Waker::wake);
     }
 
     /// A new subscription, starting after the newest notification held.
@@ -325,18 +336,19 @@ mod tests {
     #[test]
     fn every_subscriber_sees_everything_in_order_and_lag_is_reported() {
         let broadcast = Broadcast::new(4);
-        broadcast.send(&log(0)); // nobody listens: not held
+        let mut wake = Vec::new();
+        broadcast.send(&log(0), &mut wake); // nobody listens: not held
         let mut fast = broadcast.subscribe();
         let mut slow = broadcast.subscribe();
         for n in 1..=3 {
-            broadcast.send(&log(n));
+            broadcast.send(&log(n), &mut wake);
         }
         smol::block_on(async {
             for n in 1..=3 {
                 assert_eq!(method(&fast.recv().await.unwrap()), format!("n/{n}"));
             }
             for n in 4..=9 {
-                broadcast.send(&log(n));
+                broadcast.send(&log(n), &mut wake);
             }
             // The ring holds 6..=9: the slow subscriber lost 1..=5.
             assert_eq!(slow.recv().await.unwrap_err(), RecvError::Lagged(5));
@@ -357,14 +369,15 @@ mod tests {
     #[test]
     fn nothing_is_held_once_every_subscriber_is_gone() {
         let broadcast = Broadcast::new(8);
+        let mut wake = Vec::new();
         let first = broadcast.subscribe();
-        broadcast.send(&log(1));
+        broadcast.send(&log(1), &mut wake);
         drop(first);
         assert!(broadcast.lock().buffer.is_empty());
-        broadcast.send(&log(2));
+        broadcast.send(&log(2), &mut wake);
         assert!(broadcast.lock().buffer.is_empty());
         let mut later = broadcast.subscribe();
-        broadcast.send(&log(3));
+        broadcast.send(&log(3), &mut wake);
         assert_eq!(method(&smol::block_on(later.recv()).unwrap()), "n/3", "a new subscription starts now");
     }
 }

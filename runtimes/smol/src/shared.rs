@@ -1,32 +1,71 @@
-//! State shared between the [`Client`](crate::Client) handles and the driver.
+//! State shared between the [`Client`](crate::Client) handles, the calls in flight and the
+//! driver.
 //!
-//! One mutex guards the engine and the bookkeeping around it. It is only ever held for short,
-//! synchronous sections (never across an await), by the driver and by the handles' commands.
+//! # Who runs what
+//!
+//! The connection has two kinds of work, and they never mix:
+//!
+//! - **The pump** ([`Pump`], `driver/pump.rs`): transport ↔ engine, the engine's deadlines,
+//!   responses and progress into the calls' [`Slot`]s, the list cache and the broadcast ring.
+//!   Whoever needs it runs it: a call waiting for its response, a call that writes its request,
+//!   the driver's task. It never runs user code, and it never waits for a lock: a pump that
+//!   finds another one running asks it to go once more ([`Pump`]'s `again`).
+//! - **Dispatch** (`driver/dispatch.rs`): notification handlers, protocol-violation hooks, the
+//!   [`ClientHandler`](crate::ClientHandler)'s futures for server requests, the OAuth
+//!   [`AuthorizationHandler`](crate::AuthorizationHandler) and the
+//!   [`TokenStore`](crate::TokenStore). Only the driver's task dispatches; a pump queues the work
+//!   in [`State::inbox`] and wakes it. Each call's own progress callback runs on that call's
+//!   task, from its poll, before its result. A panic in user code is caught where it runs.
+//!
+//! # Locks, and their order
+//!
+//! 1. The pump's core (`Pump::core`): the transport, the timer, the server process. Only ever
+//!    `try_lock`ed while the connection runs; the driver's `Drop` is the one place that waits.
+//! 2. The connection's state (`Shared::state`, this module's [`State`]): the engine, the calls'
+//!    slots, the dispatch inbox. Taken by the pump, by the commands of [`Client`](crate::Client)
+//!    and the calls, and by dispatch, for short synchronous sections.
+//! 3. Leaves, each taken with nothing below it: the route ([`TaskWaker`]), the broadcast ring
+//!    (`notifications.rs`), the list cache's slots (`cache.rs`).
+//!
+//! A lock is only taken while holding locks above it in this list. No user code runs and no
+//! waker is called while any of them is held: wakers are gathered under the locks and called
+//! after. So user code cannot poison them, and cannot deadlock on a client call from a callback.
+//! A poisoned lock can only come from a bug in this crate or the engine; the state's lock then
+//! closes the connection (every call fails, typed) rather than carry on with what a panic left
+//! half-done, and the route and the ring, whose sections leave them whole at every step, are
+//! taken as they are.
+//!
+//! # No cycle
+//!
+//! `Shared` owns the pump's core; the core holds no `Arc<Shared>` (the pump lends it
+//! `&Shared`), so dropping the last handle, call and driver frees the connection.
 
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 use std::ops::{Deref, DerefMut};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::Waker;
 
 use std::time::Instant;
 
-use mcp_sansio::RawResult;
+#[cfg(feature = "http")]
+use mcp_sansio::auth::{AuthEvent, Credentials};
 #[cfg(feature = "http")]
 use mcp_sansio::http::{HttpAction, HttpSession, StreamId};
 use mcp_sansio::schema::{Implementation, ProgressNotificationParams, ServerCapabilities};
 use mcp_sansio::{
-    ClientConnection, Commands, ErrorObject, IdHasher, ProtocolVersion, RequestError, RequestId, Transmit,
-    UsageError,
+    ClientConnection, Commands, ErrorObject, IdHasher, ProtocolVersion, ProtocolViolation, RawResult,
+    RequestError, RequestId, ServerNotification, ServerRequest, Transmit, UsageError,
 };
 use serde::Serialize;
 
 use crate::cache::ListCache;
 use crate::clock::Clock;
-use crate::driver::Drive;
+use crate::driver::{Pump, Pumper, ROUNDS_PER_PUMP};
 use crate::era::EraMemo;
-use crate::notifications::{Broadcast, NotificationHandler};
+use crate::notifications::Broadcast;
+use crate::source_waker::{CallToken, TaskWaker};
 
 /// A progress callback for one call.
 pub(crate) type ProgressFn = Arc<dyn Fn(&ProgressNotificationParams) + Send + Sync>;
@@ -35,25 +74,42 @@ pub(crate) type ProgressFn = Arc<dyn Fn(&ProgressNotificationParams) + Send + Sy
 /// ([`on_protocol_violation`](crate::ClientBuilder::on_protocol_violation)).
 pub(crate) type ViolationFn = Arc<dyn Fn(&mcp_sansio::ProtocolViolation) + Send + Sync>;
 
+/// Most progress notifications held for one call whose task has not taken them yet; past it
+/// the oldest goes (the newest says the most). A server flooding progress for a call whose
+/// future is not being polled cannot grow the client's memory.
+pub(crate) const MAX_QUEUED_PROGRESS: usize = 64;
+
+/// Most work items waiting for the driver's task ([`State::inbox`]) before the pump stops
+/// reading from the server until the task has caught up: a notification handler that blocks
+/// holds the connection's reading back after this many, rather than let memory grow.
+pub(crate) const MAX_INBOX: usize = 1024;
+
 pub(crate) struct Shared {
     state: Mutex<State>,
-    /// The driver's rounds, run by its task or by a call waiting for its response.
-    pub(crate) drive: Drive,
+    /// The transport side of the connection, run by whoever needs it (see the module docs).
+    pub(crate) pump: Pump,
+    /// Where the sources' wake-ups go: the driver's task, or a call driving.
+    pub(crate) route: Arc<TaskWaker>,
+    /// Set while [`State::inbox`] holds [`MAX_INBOX`] items or more (read by the pump without
+    /// the state's lock).
+    pub(crate) inbox_full: AtomicBool,
     /// Tokens that tell the calls driving the connection apart.
     next_token: AtomicU64,
     /// Where the driver and the commands get the time (outside the lock: it never changes).
     pub(crate) clock: Arc<dyn Clock>,
-    /// Where server notifications go besides the engine (outside the lock: handlers may call
-    /// the client).
+    /// What the connection has besides the engine (outside the lock).
     pub(crate) extras: Extras,
 }
 
-/// What a connection has besides the engine, fixed when it is built.
+/// What a connection has besides the engine, fixed when it is built. The user code (handlers,
+/// hooks) is not here: the driver owns it, and only its task runs it.
 pub(crate) struct Extras {
     pub(crate) broadcast: Arc<Broadcast>,
-    pub(crate) handlers: Vec<Arc<dyn NotificationHandler>>,
-    /// Who sees the server's protocol violations (none: they are only logged).
-    pub(crate) violation_hooks: Vec<ViolationFn>,
+    /// Whether any notification handler was added (else notifications are not queued for the
+    /// driver's task).
+    pub(crate) notification_handlers: bool,
+    /// Whether any protocol-violation hook was added.
+    pub(crate) violation_hooks: bool,
     pub(crate) lists: ListCache,
     #[cfg(feature = "output-schema")]
     pub(crate) output_schemas: Option<crate::output_schema::OutputSchemas>,
@@ -68,7 +124,44 @@ pub(crate) struct Slot {
     /// The outcome, once it arrived. The error is boxed to keep every pending call's slot
     /// small (an unboxed `RequestError` would make each slot 56 bytes larger).
     pub(crate) result: Option<Result<RawResult, Box<RequestError>>>,
-    pub(crate) on_progress: Option<ProgressFn>,
+    /// Progress for the call's task to run its callback on, oldest first (at most
+    /// [`MAX_QUEUED_PROGRESS`]); `None` when the call has no progress callback.
+    pub(crate) progress: Option<Vec<ProgressNotificationParams>>,
+}
+
+impl Slot {
+    /// A call just sent; `progress`: whether it has a progress callback.
+    pub(crate) fn new(progress: bool) -> Self {
+        Slot { waker: None, result: None, progress: progress.then(Vec::new) }
+    }
+
+    /// Queues progress for the call (if it wants it): `true` if queued.
+    pub(crate) fn push_progress(&mut self, params: ProgressNotificationParams) -> bool {
+        let Some(queue) = self.progress.as_mut() else { return false };
+        if queue.len() == MAX_QUEUED_PROGRESS {
+            queue.remove(0);
+        }
+        queue.push(params);
+        true
+    }
+}
+
+/// Work for the driver's task: user code, in the order the engine produced it.
+pub(crate) enum Work {
+    /// For the notification handlers.
+    Notification(ServerNotification),
+    /// For the protocol-violation hooks.
+    Violation(ProtocolViolation),
+    /// A server request, for the [`ClientHandler`](crate::ClientHandler).
+    Request(RequestId, ServerRequest),
+    /// The server cancelled its request: its answer is dropped unfinished.
+    RequestCancelled(RequestId),
+    /// For the OAuth handler.
+    #[cfg(feature = "http")]
+    Auth(AuthEvent),
+    /// New credentials, for the token store.
+    #[cfg(feature = "http")]
+    SaveCredentials(Credentials),
 }
 
 /// The engine behind a connection: the bare connection on a byte stream, or the HTTP session
@@ -158,6 +251,13 @@ impl Engine {
         outcome: Result<&T, ErrorObject>,
     ) -> Result<(), UsageError> {
         self.commands().respond(id, outcome)
+    }
+
+    /// The application's own code failed (a token store that panicked): closes the connection
+    /// with [`CloseReason::Aborted`](mcp_sansio::CloseReason::Aborted).
+    #[cfg(feature = "http")]
+    pub(crate) fn abort(&mut self, detail: impl Into<String>) {
+        self.commands().abort(detail);
     }
 
     /// The transport failed: closes the connection with `detail`.
@@ -252,9 +352,10 @@ pub(crate) struct State {
     pub(crate) engine: Engine,
     /// Keyed by the engine's own ids (a peer's unknown ids never reach it), so hashed cheaply.
     pub(crate) calls: HashMap<RequestId, Slot, BuildHasherDefault<IdHasher>>,
-    driver_waker: Option<Waker>,
+    /// User code for the driver's task to run, in order (see the module docs).
+    pub(crate) inbox: Vec<Work>,
     /// Tasks waiting for the handshake to end or for the driver to finish.
-    pub(crate) watchers: Vec<Waker>,
+    watchers: Vec<Waker>,
     /// Live `Client` handles; the last one dropped closes the connection.
     pub(crate) handles: usize,
     /// Where the driver is in its life.
@@ -281,9 +382,9 @@ pub(crate) struct KeptSession {
 
 /// The lock on a connection's [`State`]. Released, it keeps what the engine knows of the server
 /// the first time it finds the engine ready: every way the handshake can end (a response fed
-/// by the driver, an HTTP body) is a section under this lock, so the session is kept before any
-/// later section can close the connection, even when the driver handles the handshake's answer
-/// and the server's EOF in one poll. After that it costs one comparison per section.
+/// by the pump, an HTTP body) is a section under this lock, so the session is kept before any
+/// later section can close the connection, even when the pump handles the handshake's answer
+/// and the server's EOF in one go. After that it costs one comparison per section.
 pub(crate) struct StateGuard<'a>(MutexGuard<'a, State>);
 
 impl Deref for StateGuard<'_> {
@@ -309,12 +410,12 @@ impl Drop for StateGuard<'_> {
 }
 
 impl Shared {
-    pub(crate) fn new(engine: Engine, extras: Extras, clock: Arc<dyn Clock>) -> Arc<Self> {
+    pub(crate) fn new(engine: Engine, extras: Extras, clock: Arc<dyn Clock>, watch: bool) -> Arc<Self> {
         Arc::new(Self {
             state: Mutex::new(State {
                 engine,
                 calls: HashMap::default(),
-                driver_waker: None,
+                inbox: Vec::new(),
                 watchers: Vec::new(),
                 handles: 0,
                 driver: DriverLife::Running,
@@ -323,22 +424,59 @@ impl Shared {
                 server_end: None,
                 kept: None,
             }),
-            drive: Drive::new(),
+            pump: Pump::new(),
+            route: Arc::new(TaskWaker::new(watch)),
+            inbox_full: AtomicBool::new(false),
             next_token: AtomicU64::new(0),
             clock,
             extras,
         })
     }
 
-    /// A token for a new call (see [`Drive::drive_for`]).
-    pub(crate) fn call_token(&self) -> u64 {
-        self.next_token.fetch_add(1, Ordering::Relaxed)
+    /// A token for a new call (see [`TaskWaker::route_to_caller`]).
+    pub(crate) fn call_token(&self) -> CallToken {
+        CallToken(self.next_token.fetch_add(1, Ordering::Relaxed))
     }
 
-    /// Locks the state. A panic elsewhere while locked cannot leave it half-updated in a way
-    /// that matters more than stopping would, so poisoning is ignored.
+    /// Locks the state. No user code runs under this lock, so a poisoned lock means a bug in
+    /// this crate or the engine panicked mid-section: the connection is closed then, so that
+    /// every call fails with a typed error instead of trusting what the panic left.
     pub(crate) fn lock(&self) -> StateGuard<'_> {
-        StateGuard(self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner()))
+        match self.state.lock() {
+            Ok(guard) => StateGuard(guard),
+            Err(poisoned) => {
+                self.state.clear_poison();
+                let mut guard = StateGuard(poisoned.into_inner());
+                tracing::error!("mcp-smol: a panic inside the client left the connection's state locked");
+                guard.engine.transport_error(self.clock.now(), "internal error: a panic inside mcp-smol");
+                guard
+            }
+        }
+    }
+
+    /// Asks whoever the route names (a call driving, else the driver's task) to pump: a command
+    /// queued output. Call it without holding the state's lock.
+    pub(crate) fn wake(&self) {
+        self.route.wake();
+    }
+
+    /// A call was made (its request queued). If it is the only call in flight and no call
+    /// drives, this thread pumps until nothing more progresses, so the request is on the wire
+    /// (or its HTTP exchange started) when the call returns. Otherwise whoever drives is woken,
+    /// and writes it with every other request queued by then: calls made together (a burst, or
+    /// calls made while one of them drives) go out in one write, where one write per call
+    /// would wake the server once per request.
+    pub(crate) fn sent(&self, alone: bool) {
+        if alone && !self.route.caller_driving() {
+            // `None`: someone is pumping, and goes once more for this call.
+            if let Some(pumped) = self.pump.run(self, ROUNDS_PER_PUMP, Pumper::Call) {
+                if pumped.more {
+                    self.wake();
+                }
+            }
+        } else {
+            self.wake();
+        }
     }
 }
 
@@ -371,25 +509,9 @@ impl State {
         self.engine.commands()
     }
 
-    /// Remembers the driver's waker, to wake it after a command queued output.
-    pub(crate) fn set_driver_waker(&mut self, waker: &Waker) {
-        if !self.driver_waker.as_ref().is_some_and(|w| w.will_wake(waker)) {
-            self.driver_waker = Some(waker.clone());
-        }
-    }
-
-    /// Wakes the driver so it writes what a command queued.
-    pub(crate) fn wake_driver(&mut self) {
-        if let Some(waker) = &self.driver_waker {
-            waker.wake_by_ref();
-        }
-    }
-
-    /// Wakes every task waiting on readiness or on the driver's end.
-    pub(crate) fn wake_watchers(&mut self) {
-        for waker in self.watchers.drain(..) {
-            waker.wake();
-        }
+    /// The tasks waiting on readiness or on the driver's end, to wake once the lock is released.
+    pub(crate) fn take_watchers(&mut self, wake: &mut Vec<Waker>) {
+        wake.append(&mut self.watchers);
     }
 
     /// Whether the driver is gone without finishing: calls must fail at once, unsent.
@@ -397,20 +519,18 @@ impl State {
         self.driver == DriverLife::Dropped
     }
 
-    /// The driver ended (finished, or `how` says it was dropped): wakes every call and every
-    /// watcher. A dropped driver also closes the engine, so the status says the connection is
-    /// over and nothing can be queued that no one would write.
-    pub(crate) fn driver_ended(&mut self, how: DriverLife, now: Instant) {
+    /// The driver ended (finished, or `how` says it was dropped): every call and every watcher
+    /// is to be woken (their wakers go into `wake`, for after the lock). A dropped driver also
+    /// closes the engine, so the status says the connection is over and nothing can be queued
+    /// that no one would write.
+    pub(crate) fn driver_ended(&mut self, how: DriverLife, now: Instant, wake: &mut Vec<Waker>) {
         self.driver = how;
         if how == DriverLife::Dropped {
             self.engine.transport_error(now, "the driver was dropped");
         }
-        self.wake_watchers();
-        for slot in self.calls.values_mut() {
-            if let Some(waker) = slot.waker.take() {
-                waker.wake();
-            }
-        }
+        self.inbox.clear();
+        self.take_watchers(wake);
+        wake.extend(self.calls.values_mut().filter_map(|slot| slot.waker.take()));
     }
 
     /// Registers `waker` to be woken on the next readiness or end change.
@@ -418,5 +538,12 @@ impl State {
         if !self.watchers.iter().any(|w| w.will_wake(waker)) {
             self.watchers.push(waker.clone());
         }
+    }
+}
+
+/// Wakes every waker of `wakers`, emptying it (outside every lock).
+pub(crate) fn wake_all(wakers: &mut Vec<Waker>) {
+    for waker in wakers.drain(..) {
+        waker.wake();
     }
 }

@@ -1,34 +1,53 @@
-//! Per-source wakers for the driver: each I/O source the driver polls gets a waker of its own
-//! that records "this source has news" before waking the driver's task. A round then polls only
-//! the sources that have news, because polling an idle pipe is a system call that finds
-//! nothing (`EAGAIN`) — several of them per request otherwise.
+//! Where the connection's wake-ups go ([`TaskWaker`], the route), and per-source wakers
+//! ([`SourceWaker`]).
+//!
+//! Each I/O source a pump polls gets a waker of its own that records "this source has news"
+//! before waking whoever the route names. A pump then polls only the sources that have news,
+//! because polling an idle pipe is a system call that finds nothing (`EAGAIN`), several of them
+//! per request otherwise.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Wake, Waker};
 
-/// Where the wakers of a connection's sources send their wake-ups: to the task polling the
-/// driver, or, while a call is driving the connection itself, to that call's task.
-///
-/// A call waiting for its response drives the connection when it can (see
-/// [`Drive`](crate::driver::Drive)): it names itself here with [`route_to_caller`]
-/// (Self::route_to_caller), so that the news it waits for wakes it directly, with no hop
-/// through the driver's task (a thread hop each way when the driver runs on another thread, as
-/// with `spawn_stdio` under `smol::block_on`). Every source registers a waker of its own that
-/// ends here ([`SourceWaker`], or [`waker`](Self::waker)), never the waker of whoever polled it,
-/// so a change of route needs no source to be polled again.
-#[derive(Default)]
-pub(crate) struct TaskWaker(Mutex<Route>);
+/// Tells apart the calls that may drive the connection: each [`ResponseFuture`]
+/// (crate::call::ResponseFuture) has its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct CallToken(pub(crate) u64);
 
-/// The token of a call handed the route by another ([`TaskWaker::release`]), until it takes it.
-const HANDED_OVER: u64 = u64::MAX;
+/// Where the wakers of a connection's sources send their wake-ups: to the driver's task, or,
+/// while a call is driving the connection itself, to that call's task.
+///
+/// A call waiting for its response drives the connection when nobody else does (see
+/// [`Pump`](crate::driver::Pump)): it names itself here with
+/// [`route_to_caller`](Self::route_to_caller), so that the news it waits for wakes it directly,
+/// with no hop through the driver's task. Every source registers a waker of its own that ends
+/// here ([`SourceWaker`], or [`waker`](Self::waker)), never the waker of whoever polled it, so
+/// a change of route needs no source to be polled again.
+///
+/// The route names a call only from the moment that call asked for it in its own poll, and
+/// only until it ends: [`release`](Self::release) by the same token gives it back to the
+/// driver's task. An ending call does not hand the route to another one; it wakes one that
+/// still waits ([`ResponseFuture`](crate::call::ResponseFuture)), which takes the route in its
+/// next poll. So a call that is never polled again, ends without driving, or is dropped never
+/// holds the route, and the driver's task follows the news meanwhile. The one case left for
+/// the driver's watch ([`check`](Self::check)) is a call that took the route and is then set
+/// aside unpolled while its task is woken.
+///
+/// Lock order: the route's mutex is taken last (after the pump's and the state's); nothing is
+/// locked or woken while it is held.
+pub(crate) struct TaskWaker {
+    route: Mutex<Route>,
+    /// Whether the driver's task keeps a watch on the calls that drive (see [`check`](Self::check)).
+    watch: bool,
+}
 
 #[derive(Default)]
 struct Route {
     /// The waker of the task polling the driver.
     task: Option<Waker>,
     /// The call driving the connection, if any: its token and its task's waker.
-    caller: Option<(u64, Waker)>,
+    caller: Option<(CallToken, Waker)>,
     /// Wake-ups sent to a caller so far, and how many of them a round has followed (a round
     /// looks at every source that has news, so each round start follows all before it).
     to_caller: u64,
@@ -54,9 +73,33 @@ pub(crate) enum Check {
     TakenBack,
 }
 
+/// What [`TaskWaker::release`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Released {
+    /// The call did not hold the route: nothing changed.
+    NotHeld,
+    /// The route is the driver's task's again; no wake-up was left unfollowed.
+    Clean,
+    /// The route is the driver's task's again, and a wake-up that reached the call was not
+    /// followed by a round: the task was woken to follow it.
+    TaskWoken,
+}
+
 impl TaskWaker {
-    fn route(&self) -> std::sync::MutexGuard<'_, Route> {
-        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    /// A route to the driver's task; `watch`: whether the driver keeps a watch on the calls
+    /// that drive (see [`check`](Self::check)).
+    pub(crate) fn new(watch: bool) -> Self {
+        Self { route: Mutex::new(Route::default()), watch }
+    }
+
+    /// The route's state. Every section under it is a few assignments that leave it whole at
+    /// any point and call nothing that could panic, so a poisoned lock (impossible short of a
+    /// bug here) is taken as it is.
+    fn route(&self) -> MutexGuard<'_, Route> {
+        self.route.lock().unwrap_or_else(|poisoned| {
+            self.route.clear_poison();
+            poisoned.into_inner()
+        })
     }
 
     /// Remembers the waker of the task now polling the driver.
@@ -67,16 +110,18 @@ impl TaskWaker {
         }
     }
 
-    // Wakers are called outside the lock: a waker may run anything, even poll its task.
-    fn wake_route(&self) {
+    /// Wakes whoever the route names: the call driving, else the driver's task. Wakers are
+    /// called outside the lock: a waker may run anything, even poll its task.
+    pub(crate) fn wake(&self) {
         let waker = {
             let mut route = self.route();
-            if let Some((_, caller)) = &route.caller {
-                let caller = caller.clone();
-                route.to_caller += 1;
-                Some(caller)
-            } else {
-                route.task.clone()
+            match &route.caller {
+                Some((_, caller)) => {
+                    let caller = caller.clone();
+                    route.to_caller += 1;
+                    Some(caller)
+                }
+                None => route.task.clone(),
             }
         };
         if let Some(waker) = waker {
@@ -98,14 +143,12 @@ impl TaskWaker {
     }
 
     /// Call `token` asks to drive the connection, its task woken with `waker`: granted
-    /// (`Some`) if no other call drives it, or if it was handed the route
-    /// ([`release`](Self::release)). The `bool` says whether the driver's task must be woken to
-    /// start its watch.
-    pub(crate) fn route_to_caller(&self, token: u64, waker: &Waker) -> Option<bool> {
+    /// (`Some`) if no other call drives it. The `bool` says whether the driver's task must be
+    /// woken to start its watch.
+    pub(crate) fn route_to_caller(&self, token: CallToken, waker: &Waker) -> Option<bool> {
         let mut route = self.route();
         match &mut route.caller {
-            Some((t, w)) if *t == token || *t == HANDED_OVER => {
-                *t = token;
+            Some((t, w)) if *t == token => {
                 if !w.will_wake(waker) {
                     *w = waker.clone();
                 }
@@ -114,14 +157,16 @@ impl TaskWaker {
             none => *none = Some((token, waker.clone())),
         }
         route.routed_since_check = true;
-        let start_watch = !route.watching;
-        route.watching = true;
+        let start_watch = self.watch && !route.watching;
+        route.watching |= self.watch;
         Some(start_watch)
     }
 
-    /// Whether call `token` drives the connection.
-    pub(crate) fn drives(&self, token: u64) -> bool {
-        self.route().caller.as_ref().is_some_and(|(t, _)| *t == token)
+    /// Whether call `token` drives the connection and a wake-up reached it that no round
+    /// followed.
+    pub(crate) fn unfollowed(&self, token: CallToken) -> bool {
+        let route = self.route();
+        route.caller.as_ref().is_some_and(|(t, _)| *t == token) && route.followed != route.to_caller
     }
 
     /// Whether a call drives the connection.
@@ -140,29 +185,26 @@ impl TaskWaker {
         route.followed = route.to_caller;
     }
 
-    /// Call `token` stops driving the connection (it has its response, or was dropped). The
-    /// route goes to `successor`, a call still waiting, if there is one (it takes the route
-    /// when next polled), else to the driver's task. If a wake-up reached `token` that no
-    /// round followed, the new holder is woken to follow it.
-    pub(crate) fn release(&self, token: u64, successor: Option<Waker>) {
-        let wake = {
+    /// Call `token` stops driving the connection (it has its response, or was dropped): the
+    /// route is the driver's task's again, and the task is woken if a wake-up reached the call
+    /// that no round followed. Nothing happens if `token` does not hold the route.
+    pub(crate) fn release(&self, token: CallToken) -> Released {
+        let task = {
             let mut route = self.route();
             if route.caller.as_ref().is_none_or(|(t, _)| *t != token) {
-                return;
+                return Released::NotHeld;
             }
-            route.caller = successor.map(|waker| (HANDED_OVER, waker));
+            route.caller = None;
             if route.followed == route.to_caller {
-                return;
+                return Released::Clean;
             }
             route.followed = route.to_caller;
-            match &route.caller {
-                Some((_, waker)) => Some(waker.clone()),
-                None => route.task.clone(),
-            }
+            route.task.clone()
         };
-        if let Some(waker) = wake {
-            waker.wake();
+        if let Some(task) = task {
+            task.wake();
         }
+        Released::TaskWoken
     }
 
     /// Wake-ups go to the driver's task again, whoever drove (the connection is shutting down).
@@ -196,14 +238,13 @@ impl TaskWaker {
 
 impl Wake for TaskWaker {
     fn wake(self: Arc<Self>) {
-        self.wake_route();
+        TaskWaker::wake(&self);
     }
 
     fn wake_by_ref(self: &Arc<Self>) {
-        self.wake_route();
+        TaskWaker::wake(self);
     }
 }
-
 /// One source's waker and its "has news" flag. The flag starts set: a source is polled at
 /// least once before it is known to be idle.
 pub(crate) struct SourceWaker {
@@ -223,7 +264,7 @@ impl Wake for Flag {
 
     fn wake_by_ref(self: &Arc<Self>) {
         self.news.store(true, Ordering::Release);
-        self.task.wake_route();
+        TaskWaker::wake(&self.task);
     }
 }
 
@@ -276,12 +317,15 @@ mod tests {
         count.0.load(Ordering::SeqCst)
     }
 
-    /// The route with a driver's task whose waker is `task`.
+    /// The route with a driver's task whose waker is `task`, and the watch on.
     fn route_with_task(task: &Waker) -> Arc<TaskWaker> {
-        let route = Arc::new(TaskWaker::default());
+        let route = Arc::new(TaskWaker::new(true));
         route.update(&Context::from_waker(task));
         route
     }
+
+    const A: CallToken = CallToken(1);
+    const B: CallToken = CallToken(2);
 
     #[test]
     fn wake_ups_go_to_the_call_that_drives_then_back_to_the_task() {
@@ -293,49 +337,54 @@ mod tests {
         source.wake_by_ref();
         assert_eq!((woken(&task_count), woken(&call_count)), (1, 0), "no call drives: the task");
 
-        assert_eq!(route.route_to_caller(7, &call), Some(true), "the first call starts the watch");
+        assert_eq!(route.route_to_caller(A, &call), Some(true), "the first call starts the watch");
         source.wake_by_ref();
         assert_eq!((woken(&task_count), woken(&call_count)), (1, 1), "the call drives: the call");
+        assert!(route.unfollowed(A));
 
         // The call ran a round after its wake-up: nothing is left to follow, nobody is woken.
         route.round_started();
-        route.release(7, None);
+        assert!(!route.unfollowed(A));
+        assert_eq!(route.release(A), Released::Clean);
         assert_eq!((woken(&task_count), woken(&call_count)), (1, 1));
         source.wake_by_ref();
         assert_eq!(woken(&task_count), 2, "released: the task again");
     }
 
     #[test]
-    fn a_second_call_does_not_take_the_route_and_is_handed_it() {
+    fn only_the_call_holding_the_route_releases_it() {
         let (_task_count, task) = counter();
-        let (first_count, first) = counter();
-        let (second_count, second) = counter();
+        let (_first_count, first) = counter();
+        let (_second_count, second) = counter();
         let route = route_with_task(&task);
-        assert!(route.route_to_caller(1, &first).is_some());
-        assert_eq!(route.route_to_caller(2, &second), None, "another call drives");
+        assert!(route.route_to_caller(A, &first).is_some());
+        assert_eq!(route.route_to_caller(B, &second), None, "another call drives");
+        assert_eq!(route.release(B), Released::NotHeld, "B never held it");
         assert!(route.caller_driving());
-
-        // The first ends and hands the route to the second, which has not taken it yet.
-        route.release(1, Some(second.clone()));
-        route.waker().wake_by_ref();
-        assert_eq!((woken(&first_count), woken(&second_count)), (0, 1));
-        assert_eq!(route.route_to_caller(2, &second), Some(false), "taken; the watch runs already");
-        // A release by a call that does not hold the route changes nothing.
-        route.release(1, None);
-        assert!(route.caller_driving());
+        assert_eq!(route.release(A), Released::Clean);
+        assert!(!route.caller_driving());
+        assert_eq!(route.route_to_caller(B, &second), Some(false), "free again; the watch runs already");
     }
 
     #[test]
-    fn a_wake_up_no_round_followed_is_passed_on_at_release() {
+    fn a_wake_up_no_round_followed_goes_to_the_task_at_release() {
         let (task_count, task) = counter();
         let (_call_count, call) = counter();
         let route = route_with_task(&task);
-        route.route_to_caller(3, &call);
+        route.route_to_caller(A, &call);
         route.round_started();
         route.waker().wake_by_ref();
-        // The call got its response from another driver and ends without a round.
-        route.release(3, None);
+        // The call got its response from another pump and ends without a round.
+        assert_eq!(route.release(A), Released::TaskWoken);
         assert_eq!(woken(&task_count), 1, "the task follows the news the call left");
+    }
+
+    #[test]
+    fn without_the_watch_no_call_starts_it() {
+        let route = Arc::new(TaskWaker::new(false));
+        let (_call_count, call) = counter();
+        assert_eq!(route.route_to_caller(A, &call), Some(false));
+        assert!(!route.watching());
     }
 
     #[test]
@@ -343,7 +392,7 @@ mod tests {
         let (_task_count, task) = counter();
         let (_call_count, call) = counter();
         let route = route_with_task(&task);
-        route.route_to_caller(5, &call);
+        route.route_to_caller(A, &call);
         route.round_started();
         assert_eq!(route.check(), Check::Callers);
         // Woken, and a round follows before the next check: all is well.

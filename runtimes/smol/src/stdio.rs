@@ -323,7 +323,7 @@ pub(crate) struct ServerStdout {
 
 impl ServerStdout {
     fn new(pipe: ChildStdout, exit: BoxFuture) -> Self {
-        let task = Arc::new(TaskWaker::default());
+        let task = Arc::new(TaskWaker::new(false));
         Self { pipe, exit: Some(exit), exit_news: SourceWaker::new(task.clone()), task }
     }
 }

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::{builder, demo_server};
+use common::{builder, demo_server, wait_until};
 use mcp_smol::mcp_sansio::schema::LoggingMessageNotificationParams;
 use mcp_smol::{CallOptions, ClientApi, Error, ListCacheConfig, ListKind, NotificationHandler, RecvError};
 use serde_json::json;
@@ -49,10 +49,16 @@ fn handlers_and_closures_see_every_notification_in_order() {
             .unwrap();
         client.call_tool("notify_changes", json!({})).await.unwrap();
         client.call_tool("log", json!({"level": "warning", "message": "disk almost full"})).await.unwrap();
+        // Handlers run on the driver's task, which a call does not wait for: they have all
+        // four soon after, in order.
+        assert!(
+            wait_until(Duration::from_secs(5), || seen.load(Ordering::SeqCst) >= 4),
+            "the closure saw {} notifications",
+            seen.load(Ordering::SeqCst)
+        );
         assert_eq!(
             *recorder.lists.lock().unwrap(),
-            [ListKind::Tools, ListKind::Resources, ListKind::Prompts],
-            "handlers run before the call that caused them returns"
+            [ListKind::Tools, ListKind::Resources, ListKind::Prompts]
         );
         assert_eq!(recorder.logs.lock().unwrap().len(), 1, "{:?}", recorder.logs.lock().unwrap());
         assert!(recorder.logs.lock().unwrap()[0].contains("disk almost full"));

@@ -7,7 +7,7 @@ mod common;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::{builder, process_gone};
+use common::{builder, process_gone, wait_until};
 use mcp_smol::mcp_sansio::schema::CallToolRequestParams;
 use mcp_smol::mcp_sansio::{InvalidMessage, ProtocolViolation, RequestError, RequestId};
 use mcp_smol::{CallOptions, Client, ClientApi, ClientBuilder, Error, ServerCommand};
@@ -192,6 +192,8 @@ fn every_violation_reaches_the_hook_of_its_connection() {
         let (result, took) = call_bad(&client).await;
         assert!(matches!(result, Err(Error::Request(RequestError::InvalidResponse(_)))), "{result:?}");
         assert!(took < PROMPT, "the failure took {took:?}");
+        // Hooks run on the driver's task, which the call does not wait for.
+        assert!(wait_until(PROMPT, || seen.lock().unwrap().len() >= 3), "{:?}", seen.lock().unwrap());
         let violations = seen.lock().unwrap().clone();
         match &violations[..] {
             [
@@ -201,6 +203,7 @@ fn every_violation_reaches_the_hook_of_its_connection() {
             ] => assert_eq!(excerpt, "Starting the server on port 8080..."),
             other => panic!("{other:?}"),
         }
+        assert!(wait_until(PROMPT, || !quiet.lock().unwrap().is_empty()));
         let quiet = quiet.lock().unwrap().clone();
         assert!(
             matches!(&quiet[..], [ProtocolViolation::Invalid { .. }]),

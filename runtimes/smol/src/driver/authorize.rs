@@ -1,14 +1,16 @@
 //! The driver's side of OAuth: the session's authorization events, the application's
-//! [`AuthorizationHandler`] while the user authorizes, and the [`TokenStore`].
+//! [`AuthorizationHandler`] while the user authorizes, and the [`TokenStore`]. User code: run
+//! by dispatch, on the driver's task only.
 
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::time::Instant;
 
 use mcp_sansio::auth::{AuthEvent, Credentials};
 
 use super::BoxFuture;
-use crate::auth::{AuthorizationHandler, TokenStore, unix_now};
+use super::dispatch::panic_message;
+use crate::auth::{AuthorizationHandler, TokenStore};
 use crate::shared::{Engine, Shared};
 
 /// What the driver does for the session's authorizer.
@@ -17,71 +19,99 @@ pub(crate) struct AuthIo {
     store: Arc<dyn TokenStore>,
     /// The handler's work while the user authorizes.
     pending: Option<BoxFuture<Result<String, String>>>,
-    /// Taken under the lock, acted on after it.
-    events: Vec<AuthEvent>,
-    save: Option<Credentials>,
 }
 
 impl AuthIo {
     pub(crate) fn new(handler: Option<Arc<dyn AuthorizationHandler>>, store: Arc<dyn TokenStore>) -> Self {
-        AuthIo { handler, store, pending: None, events: Vec::new(), save: None }
+        AuthIo { handler, store, pending: None }
     }
 
-    /// Takes the session's authorization events (under the lock).
-    pub(super) fn collect(&mut self, engine: &mut Engine, now: Instant) {
-        let Engine::Http(session) = engine else { return };
-        while let Some(event) = session.poll_auth_event() {
-            if event == AuthEvent::CredentialsChanged {
-                self.save = session.credentials(now, unix_now());
-            }
-            self.events.push(event);
-        }
+    /// Drops the handler's work (the connection is over).
+    pub(super) fn clear(&mut self) {
+        self.pending = None;
     }
 
-    /// Acts on the events (outside the lock) and polls the handler: `true` if anything
-    /// happened.
-    pub(super) fn poll(&mut self, cx: &mut Context<'_>, shared: &Shared, now: Instant) -> bool {
-        let mut progressed = !self.events.is_empty();
-        for event in std::mem::take(&mut self.events) {
-            match event {
-                AuthEvent::AuthorizationRequired { url } => match &self.handler {
-                    Some(handler) => {
-                        tracing::debug!("sending the user to the authorization server");
-                        self.pending = Some(handler.authorize(url));
-                    }
-                    None => with_session(shared, |session| {
-                        session.abandon_authorization(now, "the client has no AuthorizationHandler")
-                    }),
-                },
-                AuthEvent::Authorized => tracing::debug!("authorized"),
-                AuthEvent::Failed(error) => {
-                    tracing::debug!(%error, "authorization failed");
-                    // Whatever the handler still waits for is of no use now.
-                    self.pending = None;
-                }
-                AuthEvent::CredentialsChanged => {}
-                other => tracing::debug!(?other, "unhandled authorization event"),
-            }
-        }
-        if let Some(credentials) = self.save.take() {
-            self.store.save(&credentials);
-        }
-        if let Some(pending) = self.pending.as_mut() {
-            if let Poll::Ready(outcome) = pending.as_mut().poll(cx) {
-                self.pending = None;
-                progressed = true;
-                with_session(shared, |session| match outcome {
-                    Ok(redirect) => {
-                        if let Err(error) = session.handle_authorization_redirect(now, &redirect) {
-                            tracing::debug!(%error, "the authorization redirect was refused");
+    /// Acts on one of the session's events: `true` if the engine got input.
+    pub(super) fn on_event(&mut self, event: AuthEvent, shared: &Shared) -> bool {
+        match event {
+            AuthEvent::AuthorizationRequired { url } => match &self.handler {
+                Some(handler) => {
+                    tracing::debug!("sending the user to the authorization server");
+                    match catch_unwind(AssertUnwindSafe(|| handler.authorize(url))) {
+                        Ok(pending) => {
+                            self.pending = Some(pending);
+                            false
                         }
+                        Err(panic) => abandon(shared, &handler_panicked(&*panic)),
                     }
-                    Err(reason) => session.abandon_authorization(now, &reason),
-                });
+                }
+                None => abandon(shared, "the client has no AuthorizationHandler"),
+            },
+            AuthEvent::Authorized => {
+                tracing::debug!("authorized");
+                false
+            }
+            AuthEvent::Failed(error) => {
+                tracing::debug!(%error, "authorization failed");
+                // Whatever the handler still waits for is of no use now.
+                self.pending = None;
+                false
+            }
+            AuthEvent::CredentialsChanged => false,
+            other => {
+                tracing::debug!(?other, "unhandled authorization event");
+                false
             }
         }
-        progressed
     }
+
+    /// Saves new credentials. A store that panics closes the connection
+    /// ([`CloseReason::Aborted`](mcp_sansio::CloseReason::Aborted)): tokens it failed to keep
+    /// would be lost at the next run, and the next save would likely fail the same way.
+    /// `true` if the engine got input (it closed).
+    pub(super) fn save(&mut self, credentials: &Credentials, shared: &Shared) -> bool {
+        let store = &self.store;
+        let Err(panic) = catch_unwind(AssertUnwindSafe(|| store.save(credentials))) else { return false };
+        let message = panic_message(&*panic);
+        tracing::error!(panic = message, "the token store panicked: closing the connection");
+        shared.lock().engine.abort(format!("the token store panicked: {message}"));
+        self.pending = None;
+        true
+    }
+
+    /// Polls the handler's work: `true` once it ended (the engine got its outcome).
+    pub(super) fn poll(&mut self, cx: &mut Context<'_>, shared: &Shared) -> bool {
+        let Some(pending) = self.pending.as_mut() else { return false };
+        let outcome = match catch_unwind(AssertUnwindSafe(|| pending.as_mut().poll(cx))) {
+            Ok(Poll::Pending) => return false,
+            Ok(Poll::Ready(outcome)) => outcome,
+            Err(panic) => Err(handler_panicked(&*panic)),
+        };
+        self.pending = None;
+        let now = shared.clock.now();
+        with_session(shared, |session| match outcome {
+            Ok(redirect) => {
+                if let Err(error) = session.handle_authorization_redirect(now, &redirect) {
+                    tracing::debug!(%error, "the authorization redirect was refused");
+                }
+            }
+            Err(reason) => session.abandon_authorization(now, &reason),
+        });
+        true
+    }
+}
+
+fn handler_panicked(panic: &(dyn std::any::Any + Send)) -> String {
+    let message = panic_message(panic);
+    tracing::error!(panic = message, "the authorization handler panicked");
+    format!("the authorization handler panicked: {message}")
+}
+
+/// Abandons the authorization with `reason`: `true` (the engine got input).
+fn abandon(shared: &Shared, reason: &str) -> bool {
+    let now = shared.clock.now();
+    with_session(shared, |session| session.abandon_authorization(now, reason));
+    true
 }
 
 fn with_session(shared: &Shared, f: impl FnOnce(&mut mcp_sansio::http::HttpSession)) {

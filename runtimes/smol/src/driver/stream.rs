@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use futures_lite::{AsyncRead, AsyncWrite};
 
-use super::EngineView;
+use super::pump::EngineView;
 use crate::shared::{Engine, Shared};
 use crate::source_waker::{SourceWaker, TaskWaker};
 

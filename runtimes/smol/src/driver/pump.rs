@@ -1,0 +1,531 @@
+//! The pump: transport ↔ engine, the engine's deadlines, responses and progress into the calls'
+//! slots. Run by whoever needs it (a call waiting for its response, a call writing its request,
+//! the driver's task); it never runs user code and never waits for a lock (see `shared.rs`).
+
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
+use std::task::{Context, Poll, Waker};
+use std::time::Instant;
+
+use mcp_sansio::{Event, ProtocolViolation};
+
+#[cfg(feature = "http")]
+use super::exchanges::HttpIo;
+use super::stream::{EXIT_WAIT, End, StreamIo};
+use crate::clock::AsyncTimer;
+use crate::notifications::ListKind;
+use crate::shared::{Engine, MAX_INBOX, Shared, State, Work};
+use crate::source_waker::TaskWaker;
+use crate::stdio::ServerProcess;
+
+/// How many rounds one pump may run before it lets its task yield to the executor, so a
+/// server that floods the client cannot starve the tasks sharing its thread.
+pub(crate) const ROUNDS_PER_PUMP: usize = 32;
+
+/// How many times in a row one pumper goes again for others that found the pump busy, before
+/// it leaves the rest to its next poll (it then says there is [`more`](Pumped::more)).
+const AGAIN_LIMIT: usize = 4;
+
+/// The transport side of a connection, shared by everyone who may pump it.
+///
+/// Nobody waits for it: [`run`](Self::run) takes it if it is free; if it is not, it leaves a
+/// request (`again`) that the pumper holding it honours before it lets go, so no news is lost
+/// to a busy pump.
+pub(crate) struct Pump {
+    /// The pump's state; `None` before the driver is built and once it finished or was dropped.
+    core: Mutex<Option<Core>>,
+    /// Someone found the pump busy since its holder started: the holder goes once more.
+    again: std::sync::atomic::AtomicBool,
+}
+
+/// Who runs a pump.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Pumper {
+    /// The driver's task, which dispatches after it pumps.
+    Task,
+    /// A call (waiting for its response, or writing its request).
+    Call,
+}
+
+/// What a pump did, for whoever ran it.
+#[derive(Default)]
+pub(crate) struct Pumped {
+    /// It stopped at its budget with more to do: its task must come back.
+    pub(crate) more: bool,
+    /// It queued work for the driver's task (which a pumper other than that task must wake).
+    pub(crate) dispatch: bool,
+    /// The connection is over and its transport shut: the driver's task has the rest.
+    pub(crate) over: bool,
+}
+
+impl Pump {
+    pub(crate) fn new() -> Self {
+        Self { core: Mutex::new(None), again: std::sync::atomic::AtomicBool::new(false) }
+    }
+
+    /// The core, if nobody holds it. A poisoned lock (a bug in a round: no user code runs in
+    /// one) closes the connection, since the transport's state may be half-updated.
+    fn try_lock(&self, shared: &Shared) -> Option<MutexGuard<'_, Option<Core>>> {
+        match self.core.try_lock() {
+            Ok(guard) => Some(guard),
+            Err(TryLockError::WouldBlock) => None,
+            Err(TryLockError::Poisoned(poisoned)) => {
+                self.core.clear_poison();
+                tracing::error!("mcp-smol: a panic inside the client's pump");
+                shared
+                    .lock()
+                    .engine
+                    .transport_error(shared.clock.now(), "internal error: a panic inside mcp-smol");
+                Some(poisoned.into_inner())
+            }
+        }
+    }
+
+    /// The core, waiting for whoever holds it (only for the driver, where it must be had).
+    pub(crate) fn lock(&self) -> MutexGuard<'_, Option<Core>> {
+        self.core.lock().unwrap_or_else(|poisoned| {
+            self.core.clear_poison();
+            poisoned.into_inner()
+        })
+    }
+
+    /// Runs the pump, up to `rounds` rounds while they progress, unless someone else is running
+    /// it (then `None`: that pumper goes once more for us). The wakers its rounds gathered are
+    /// called after the lock is released. A pumper other than the driver's task (`by`) wakes
+    /// that task when the pump queued work for it or saw the connection over.
+    pub(crate) fn run(&self, shared: &Shared, rounds: usize, by: Pumper) -> Option<Pumped> {
+        let pumped = self.run_rounds(shared, rounds)?;
+        if by == Pumper::Call && (pumped.dispatch || pumped.over) {
+            shared.route.wake_task();
+        }
+        Some(pumped)
+    }
+
+    fn run_rounds(&self, shared: &Shared, rounds: usize) -> Option<Pumped> {
+        let mut pumped = Pumped::default();
+        let mut wake = Vec::new();
+        for _ in 0..AGAIN_LIMIT {
+            self.again.store(true, Ordering::SeqCst);
+            let mut guard = self.try_lock(shared)?;
+            self.again.store(false, Ordering::SeqCst);
+            match guard.as_mut() {
+                Some(core) => core.pump(shared, rounds, &mut pumped, &mut wake),
+                None => return Some(pumped),
+            }
+            drop(guard);
+            crate::shared::wake_all(&mut wake);
+            if !self.again.load(Ordering::SeqCst) {
+                return Some(pumped);
+            }
+        }
+        // Others keep asking: the rest is for this pumper's next poll (the request stays).
+        pumped.more = true;
+        Some(pumped)
+    }
+
+    /// Installs the core (the driver, when it is built).
+    pub(crate) fn install(&self, core: Core) {
+        *self.lock() = Some(core);
+    }
+}
+
+/// The pump's state: the transport, the timer, the server process (whose exit the stream's
+/// end waits for).
+pub(crate) struct Core {
+    pub(super) io: Io,
+    /// The one timer of the connection's clock, armed at `timer_at` (made at the first
+    /// deadline).
+    timer: Option<std::pin::Pin<Box<dyn AsyncTimer>>>,
+    timer_at: Option<Instant>,
+    /// Where the sources' wake-ups go (the driver's task, or a call driving).
+    task: Arc<TaskWaker>,
+    /// The waker every source polled in a round registers: it wakes through `task`.
+    waker: Waker,
+    pub(super) process: Option<ServerProcess>,
+    /// Set once the connection is over: what the driver's task needs for the shutdown.
+    pub(super) over: Option<Over>,
+    /// The engine's events of a round, sorted in its locked section (reused: no allocation per
+    /// round).
+    events: Vec<Event>,
+    /// The connection's span: every event of the pump (and of the engine, which it calls)
+    /// happens inside it.
+    pub(super) span: tracing::Span,
+}
+
+/// The connection is over: what the shutdown needs.
+pub(crate) struct Over {
+    pub(super) process: Option<ServerProcess>,
+    /// When the pump saw the connection closed (the final flush started).
+    pub(super) closed_at: Instant,
+}
+
+/// The transport side of a pump.
+#[cfg_attr(not(feature = "http"), allow(clippy::large_enum_variant))]
+pub(crate) enum Io {
+    Stream(StreamIo),
+    #[cfg(feature = "http")]
+    Http(HttpIo),
+    /// Shut: the connection is over.
+    Closed,
+}
+
+/// What the engine said in a round's locked section.
+pub(super) struct EngineView {
+    /// When the engine must look at the time again.
+    pub(super) deadline: Option<Instant>,
+    /// The connection closed.
+    pub(super) closed: bool,
+    /// Nothing is left to do, not even the HTTP session's last exchanges.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(super) finished: bool,
+}
+
+impl Core {
+    pub(super) fn new(io: Io, task: Arc<TaskWaker>, span: tracing::Span) -> Self {
+        let waker = task.waker();
+        Core {
+            io,
+            timer: None,
+            timer_at: None,
+            task,
+            waker,
+            process: None,
+            over: None,
+            events: Vec::new(),
+            span,
+        }
+    }
+
+    /// Up to `rounds` rounds while they progress (none once the transport is shut).
+    fn pump(&mut self, shared: &Shared, rounds: usize, pumped: &mut Pumped, wake: &mut Vec<Waker>) {
+        if matches!(self.io, Io::Closed) {
+            pumped.over |= self.over.is_some();
+            return;
+        }
+        let span = self.span.clone();
+        let _entered = span.enter();
+        for _ in 0..rounds {
+            if !self.round(shared, pumped, wake) || matches!(self.io, Io::Closed) {
+                return;
+            }
+        }
+        pumped.more = true;
+    }
+
+    /// One pass over every source of progress; `true` if anything happened. Every source is
+    /// polled with the route's waker, whoever runs the round.
+    fn round(&mut self, shared: &Shared, pumped: &mut Pumped, wake: &mut Vec<Waker>) -> bool {
+        self.task.round_started();
+        let waker = self.waker.clone();
+        let cx = &mut Context::from_waker(&waker);
+        let now = shared.clock.now();
+        // While the driver's task is behind on user code, the server waits (see `MAX_INBOX`).
+        let mut progressed = !shared.inbox_full.load(Ordering::Acquire) && self.io.receive(cx, shared, now);
+        progressed |= self.report_end(cx, shared, now);
+        let (engine, events) = self.exchange(shared, now, pumped, wake);
+        progressed |= events;
+        progressed |= self.io.send(cx, now);
+        // A round can be long (a large queue serialized in a debug build): the moment the close
+        // was seen, from which the shutdown's first step counts, is read afresh.
+        let seen = if engine.closed { shared.clock.now() } else { now };
+        let deadline = self.io.deadline(&engine, seen);
+        progressed |= self.poll_timer(cx, shared, deadline);
+        if self.io.is_done(&engine, now) {
+            self.begin_shutdown(now);
+            pumped.over = true;
+            progressed = true;
+        }
+        progressed
+    }
+
+    /// The stream ended (the server's stdout reached its end, or a read or write failed): tells
+    /// the engine, with the server process's exit status when the process is seen to exit
+    /// within [`EXIT_WAIT`], once everything it wrote was read. A server that closed its pipes
+    /// and lives on must not hold the connection's end back: past the wait, the end is told as
+    /// it came (EOF, or the failure). Without a process, at once. `true` once told.
+    fn report_end(&mut self, cx: &mut Context<'_>, shared: &Shared, now: Instant) -> bool {
+        let Io::Stream(io) = &mut self.io else { return false };
+        let Some(since) = io.ended() else { return false };
+        let exit = match self.process.as_mut() {
+            None => None,
+            Some(process) => {
+                // Asked only once the reader is done: until then it watches the exit itself (the
+                // OS handle holds one waker, and two watchers would keep waking each other).
+                let exit = if io.read_all() { process.poll_exit(cx) } else { Poll::Pending };
+                let settled = exit.is_ready();
+                // Otherwise the timer is armed at the end of the wait (`StreamIo::deadline`).
+                if !settled && now < since + EXIT_WAIT {
+                    return false;
+                }
+                match exit {
+                    Poll::Ready(exit) => exit,
+                    Poll::Pending => None,
+                }
+            }
+        };
+        let end = io.take_end();
+        let mut state = shared.lock();
+        match (exit, end, state.engine.stream_mut()) {
+            (Some(exit), _, Some(conn)) => {
+                if exit.success() {
+                    tracing::debug!(%exit, "the server process ended");
+                } else {
+                    tracing::info!(%exit, "the server process ended");
+                }
+                conn.feed_exit(now, exit);
+            }
+            (_, Some(End::Failed(detail)), _) => state.engine.transport_error(now, detail),
+            (_, _, _) => {
+                tracing::debug!("the server closed its output");
+                state.engine.feed_eof(now);
+            }
+        }
+        true
+    }
+
+    /// The locked section of a round: fires the engine's due deadline, takes its output for
+    /// the transport, and sorts its events (responses and progress into the calls' slots,
+    /// notifications into the list cache and the broadcast, user code into the inbox). Returns
+    /// what the engine looks like now, and whether there were events.
+    fn exchange(
+        &mut self,
+        shared: &Shared,
+        now: Instant,
+        pumped: &mut Pumped,
+        wake: &mut Vec<Waker>,
+    ) -> (EngineView, bool) {
+        let mut state = shared.lock();
+        if state.engine.poll_timeout().is_some_and(|at| at <= now) {
+            state.engine.handle_timeout(now);
+        }
+        self.io.collect(&mut state.engine, now);
+        let queued = state.inbox.len();
+        #[cfg(feature = "http")]
+        collect_auth(&mut state, now);
+        while let Some(event) = state.engine.poll_event() {
+            self.events.push(event);
+        }
+        let any = !self.events.is_empty();
+        for event in self.events.drain(..) {
+            sort(event, &mut state, shared, now, wake);
+        }
+        if state.inbox.len() != queued {
+            pumped.dispatch = true;
+            shared.inbox_full.store(state.inbox.len() >= MAX_INBOX, Ordering::Release);
+        }
+        let engine = EngineView {
+            deadline: state.engine.poll_timeout(),
+            closed: state.engine.is_closed(),
+            finished: state.engine.is_finished(),
+        };
+        (engine, any)
+    }
+
+    /// Arms the timer at `deadline` and polls it; `true` if it fired.
+    fn poll_timer(&mut self, cx: &mut Context<'_>, shared: &Shared, deadline: Option<Instant>) -> bool {
+        let Some(deadline) = deadline else { return false };
+        let timer = match &mut self.timer {
+            Some(timer) => {
+                // Re-arm only for an earlier deadline. Every new request moves the earliest
+                // deadline later, and re-arming an async-io timer wakes its reactor thread
+                // (a cross-thread hop per call); a timer that fires early costs one idle
+                // round, after which it is armed for the engine's real next deadline.
+                if self.timer_at.is_none_or(|armed| deadline < armed) {
+                    timer.as_mut().reset(deadline);
+                    self.timer_at = Some(deadline);
+                }
+                timer
+            }
+            None => {
+                self.timer_at = Some(deadline);
+                self.timer.insert(shared.clock.timer(deadline))
+            }
+        };
+        if timer.as_mut().poll(cx).is_ready() {
+            self.timer_at = None;
+            return true;
+        }
+        false
+    }
+
+    /// The connection is over and everything queued was written: the transport closes (for a
+    /// child, EOF on its stdin and EPIPE on its stdout tell it to exit) and the rest is the
+    /// driver's task's, which the route goes back to.
+    fn begin_shutdown(&mut self, now: Instant) {
+        let mut process = self.process.take();
+        // Whether it exited on its own is known only before its stdin closes.
+        if let Some(process) = process.as_mut() {
+            process.check_exit();
+        }
+        let closed_at = match &self.io {
+            Io::Stream(io) => io.closed_at(),
+            _ => None,
+        };
+        self.io = Io::Closed;
+        self.task.route_to_task();
+        self.timer = None;
+        self.timer_at = None;
+        // The first step counts from the connection's close: the final flush took its share.
+        self.over = Some(Over { process, closed_at: closed_at.unwrap_or(now) });
+    }
+}
+
+/// Sorts one engine event (under the state's lock): what needs no user code happens now, the
+/// rest goes into the inbox. Wakers go into `wake`, to be called after the locks.
+fn sort(event: Event, state: &mut State, shared: &Shared, now: Instant, wake: &mut Vec<Waker>) {
+    let extras = &shared.extras;
+    match event {
+        Event::Response { id, result } => {
+            if let Some(slot) = state.calls.get_mut(&id) {
+                slot.result = Some(result.map_err(Box::new));
+                wake.extend(slot.waker.take());
+            }
+        }
+        Event::Progress { id, params } => {
+            if let Some(slot) = state.calls.get_mut(&id) {
+                if slot.push_progress(params) {
+                    wake.extend(slot.waker.take());
+                }
+            }
+        }
+        Event::Notification(notification) => {
+            log_notification(&notification);
+            // The cache learns of a change first, so that whoever reacts to the notification
+            // reads the new list; the broadcast has it before any response that came after it.
+            if let Some(list) = ListKind::of(&notification) {
+                extras.lists.changed(list, now);
+            }
+            extras.broadcast.send(&notification, wake);
+            if extras.notification_handlers {
+                state.inbox.push(Work::Notification(notification));
+            }
+        }
+        Event::Request { id, request } => state.inbox.push(Work::Request(id, request)),
+        Event::ServerRequestCancelled { id, reason } => {
+            tracing::debug!(%id, ?reason, "server cancelled its request");
+            state.inbox.push(Work::RequestCancelled(id));
+        }
+        Event::ServerRequestRefused { id, method, limit } => {
+            let refused = state.engine.conn().stats().server_requests_refused;
+            // The first, then one in a thousand: a flood must not flood the log too.
+            if refused % 1000 == 1 {
+                tracing::warn!(%id, method, limit, refused, "server request refused: too many open");
+            } else {
+                tracing::debug!(%id, method, limit, "server request refused: too many open");
+            }
+        }
+        Event::ProtocolViolation(violation) => {
+            match &violation {
+                // A late answer is the server being slow, not broken.
+                ProtocolViolation::LateResponse { .. } => {
+                    tracing::debug!(%violation, "protocol violation by the server")
+                }
+                _ => tracing::warn!(%violation, "protocol violation by the server"),
+            }
+            if extras.violation_hooks {
+                state.inbox.push(Work::Violation(violation));
+            }
+        }
+        Event::Ready { protocol_version } => {
+            tracing::debug!(%protocol_version, "connection ready");
+            if let Some(era) = state.era.as_mut() {
+                era.ready(protocol_version);
+            }
+            state.take_watchers(wake);
+        }
+        Event::Closed(reason) => {
+            tracing::debug!(%reason, "connection closed");
+            if let Some(era) = state.era.as_mut() {
+                era.closed();
+            }
+            state.take_watchers(wake);
+        }
+        other => tracing::debug!(?other, "unhandled event"),
+    }
+}
+
+/// The session's authorization events, and the credentials to save when they changed, for the
+/// driver's task (the handler and the store are user code).
+#[cfg(feature = "http")]
+fn collect_auth(state: &mut State, now: Instant) {
+    use mcp_sansio::auth::AuthEvent;
+    let State { engine, inbox, .. } = state;
+    let Engine::Http(session) = engine else { return };
+    while let Some(event) = session.poll_auth_event() {
+        if event == AuthEvent::CredentialsChanged {
+            if let Some(credentials) = session.credentials(now, crate::auth::unix_now()) {
+                inbox.push(Work::SaveCredentials(credentials));
+            }
+        }
+        inbox.push(Work::Auth(event));
+    }
+}
+
+/// Server log messages also go to `tracing`, so they are visible without a subscriber.
+fn log_notification(notification: &mcp_sansio::ServerNotification) {
+    use mcp_sansio::schema::LoggingLevel as L;
+    if let mcp_sansio::ServerNotification::LoggingMessage(message) = notification {
+        let logger = message.logger.as_deref().unwrap_or("");
+        let data = &message.data;
+        match message.level {
+            L::Debug => tracing::debug!(target: "mcp_smol::server_log", logger, %data),
+            L::Info | L::Notice => tracing::info!(target: "mcp_smol::server_log", logger, %data),
+            L::Warning => tracing::warn!(target: "mcp_smol::server_log", logger, %data),
+            _ => tracing::error!(target: "mcp_smol::server_log", logger, %data),
+        }
+    }
+}
+
+impl Io {
+    /// Moves what the transport received into the engine.
+    #[cfg_attr(not(feature = "http"), allow(unused_variables))]
+    fn receive(&mut self, cx: &mut Context<'_>, shared: &Shared, now: Instant) -> bool {
+        match self {
+            Io::Stream(io) => io.read(shared, now),
+            #[cfg(feature = "http")]
+            Io::Http(io) => io.receive(cx, shared, now),
+            Io::Closed => false,
+        }
+    }
+
+    /// Takes the engine's output (under the lock).
+    #[cfg_attr(not(feature = "http"), allow(unused_variables))]
+    fn collect(&mut self, engine: &mut Engine, now: Instant) {
+        match self {
+            Io::Stream(io) => io.collect(engine),
+            #[cfg(feature = "http")]
+            Io::Http(io) => io.collect(engine, now),
+            Io::Closed => {}
+        }
+    }
+
+    /// Sends what was collected: writes the bytes, or starts the exchanges.
+    fn send(&mut self, cx: &mut Context<'_>, now: Instant) -> bool {
+        match self {
+            Io::Stream(io) => io.write(cx, now),
+            #[cfg(feature = "http")]
+            Io::Http(io) => io.send(),
+            Io::Closed => false,
+        }
+    }
+
+    /// When the pump must look again without news from the transport.
+    fn deadline(&mut self, engine: &EngineView, now: Instant) -> Option<Instant> {
+        match self {
+            Io::Stream(io) => io.deadline(engine, now),
+            #[cfg(feature = "http")]
+            Io::Http(_) => engine.deadline,
+            Io::Closed => engine.deadline,
+        }
+    }
+
+    /// Whether the connection is over for this transport: time to shut down.
+    fn is_done(&self, engine: &EngineView, now: Instant) -> bool {
+        match self {
+            Io::Stream(io) => io.is_done(engine, now),
+            #[cfg(feature = "http")]
+            Io::Http(_) => engine.finished,
+            Io::Closed => false,
+        }
+    }
+}
