@@ -4,7 +4,10 @@
 //!
 //! - `echo {"message": s}`: a text result holding `s`;
 //! - `blob {"size": n}`: a text result of `n` bytes (for the 64 KiB workload);
-//! - `hold {}`: never answered (pending-request memory), unless cancelled.
+//! - `hold {}`: never answered (pending-request memory), unless cancelled;
+//! - `ask {"size": n}`: sends `n` `elicitation/create` requests to the client (open
+//!   server-request memory), then answers with an empty text; what the client answers to them
+//!   is read and dropped.
 //!
 //! It reads whole buffers of lines and writes all their answers in one write, so neither a
 //! sequential nor a pipelined client waits on it. Everything it does is the same for the raw
@@ -102,6 +105,16 @@ fn answer(line: &[u8], out: &mut Vec<u8>) {
             let text = match call.name {
                 "echo" => call.arguments.message,
                 "blob" => "x".repeat(call.arguments.size),
+                "ask" => {
+                    for n in 0..call.arguments.size {
+                        writeln!(
+                            out,
+                            r#"{{"jsonrpc":"2.0","id":"q{n}","method":"elicitation/create","params":{{"message":"name?","requestedSchema":{{"type":"object","properties":{{"name":{{"type":"string"}}}}}}}}}}"#
+                        )
+                        .expect("write to a Vec");
+                    }
+                    String::new()
+                }
                 _ => return,
             };
             start(out);

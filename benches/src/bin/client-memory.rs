@@ -5,7 +5,9 @@
 //! - resident memory per pending request (requests the server never answers, held as the
 //!   futures a caller keeps), for 10 000 and 100 000 of them;
 //! - 100, 1 000 and 10 000 requests in flight at once: time per request, which must stay flat
-//!   (no quadratic bookkeeping).
+//!   (no quadratic bookkeeping);
+//! - resident memory per open server request (elicitations a handler never answers), and what
+//!   20 000 of them cost under the default cap on open server requests.
 //!
 //! Usage: `client-memory [--rounds R]`. RSS comes from `/proc/self/status` (4 KiB pages).
 
@@ -117,6 +119,59 @@ fn main() {
             );
         }
         client.close().await;
+
+        server_requests(&command).await;
         println!("peak RSS of the whole run: {:.2} MiB", peak_rss() as f64 / (1024.0 * 1024.0));
     });
+}
+
+/// A handler that never answers an elicitation.
+struct NeverAnswers;
+
+impl mcp_smol::ClientHandler for NeverAnswers {
+    fn elicit(
+        &self,
+        _: mcp_sansio::schema::ElicitRequestParams,
+    ) -> mcp_smol::HandlerFuture<mcp_sansio::schema::ElicitResult> {
+        Box::pin(std::future::pending())
+    }
+}
+
+/// Open server requests: what each costs while its answer is awaited (the cap raised so that
+/// all are open), and what a flood of 20 000 costs under the default cap. (bench-echo writes
+/// them all before it reads the refusals: many more would fill the pipes both ways, as for any
+/// server that writes without reading; the adversary's flood test goes to 100 000.)
+async fn server_requests(command: &ServerCommand) {
+    let capabilities = mcp_sansio::schema::ClientCapabilities {
+        elicitation: Some(Default::default()),
+        ..Default::default()
+    };
+    for (asked, cap) in [(10_000usize, 10_000usize), (20_000, mcp_sansio::DEFAULT_MAX_OPEN_SERVER_REQUESTS)] {
+        let client = ClientBuilder::new(Implementation::new("client-memory", "0.1.0"))
+            .configure(|c| c.with_capabilities(capabilities.clone()).with_max_open_server_requests(cap))
+            .handler(NeverAnswers)
+            .spawn_stdio(command)
+            .await
+            .expect("connect");
+        client.ping().await.expect("ping");
+        settle().await;
+        let base = rss();
+        let received = client.stats().messages_received;
+        let arguments = serde_json::json!({"size": asked});
+        client.call_tool("ask", arguments).await.expect("ask");
+        while client.stats().messages_received < received + asked as u64 {
+            async_io::Timer::after(Duration::from_millis(20)).await;
+        }
+        settle().await;
+        let grown = rss().saturating_sub(base);
+        let refused = client.stats().server_requests_refused;
+        let open = asked - refused as usize;
+        println!(
+            "open server requests: {asked} sent, cap {cap}: {open} open, {refused} refused; RSS +{:.0} KiB = \
+             {:.0} bytes per request sent",
+            kib(grown),
+            grown as f64 / asked as f64,
+        );
+        client.close().await;
+    }
 }

@@ -30,6 +30,7 @@
 //! | `exit_after_handshake` | answers `initialize`, then at once exits with status 3 |
 //! | `killed` | the call is never answered: the server kills itself with SIGKILL |
 //! | `stop_reading` | runs with SIGTERM ignored; the call is answered, then the server never reads its stdin again, nor exits |
+//! | `elicitation_flood` | answers at once, then sends `{"count":N}` (default 100 000) `elicitation/create` requests (ids `e1`, `e2`, …) while it goes on reading; `{"report":true}` answers `refused R answered A`: the error and result responses it has read to them so far |
 
 use std::io::{BufRead, Write};
 use std::os::unix::process::CommandExt;
@@ -63,6 +64,7 @@ pub(crate) const MODES: &[&str] = &[
     "exit_after_handshake",
     "killed",
     "stop_reading",
+    "elicitation_flood",
 ];
 
 /// The protocol versions of the `initialize` era, oldest first.
@@ -89,7 +91,13 @@ pub(crate) fn run(mode: &str) -> i32 {
         eprintln!("could not re-run under sh: {error}");
         return 1;
     }
-    Server { mode, out: Arc::new(Out::default()) }.serve()
+    Server {
+        mode,
+        out: Arc::new(Out::default()),
+        refused: AtomicUsize::new(0),
+        answered: AtomicUsize::new(0),
+    }
+    .serve()
 }
 
 /// Whether this process ignores SIGTERM (bit 15 of `SigIgn` in `/proc/self/status`).
@@ -141,6 +149,9 @@ impl Out {
 struct Server<'a> {
     mode: &'a str,
     out: Arc<Out>,
+    /// `elicitation_flood`: the client's error and result responses to its requests.
+    refused: AtomicUsize,
+    answered: AtomicUsize,
 }
 
 impl Server<'_> {
@@ -158,6 +169,10 @@ impl Server<'_> {
                 Ok(_) => {}
             }
             let Ok(message) = serde_json::from_slice::<Value>(&line) else { continue };
+            if message.get("method").is_none() {
+                let counter = if message.get("error").is_some() { &self.refused } else { &self.answered };
+                counter.fetch_add(1, Ordering::SeqCst);
+            }
             // Notifications (no id) and responses (no method) need no answer.
             let (Some(id), Some(method)) = (message.get("id"), message.get("method").and_then(Value::as_str))
             else {
@@ -243,6 +258,12 @@ impl Server<'_> {
             "ignore_sigterm" => self.answer(id, text(&format!("SIGTERM ignored: {}", sigterm_ignored()))),
             "grandchildren" => self.grandchildren(id, arguments.get("exit") == Some(&Value::Bool(true))),
             "request_flood" => self.request_flood(id, number("ms", 2000)),
+            "elicitation_flood" if arguments.get("report") == Some(&Value::Bool(true)) => {
+                let (refused, answered) =
+                    (self.refused.load(Ordering::SeqCst), self.answered.load(Ordering::SeqCst));
+                self.answer(id, text(&format!("refused {refused} answered {answered}")))
+            }
+            "elicitation_flood" => self.elicitation_flood(id, number("count", 100_000)),
             "killed" => {
                 let _ =
                     rustix::process::kill_process(rustix::process::getpid(), rustix::process::Signal::KILL);
@@ -387,6 +408,30 @@ impl Server<'_> {
         // Not reading meanwhile is the point. (Not joining the thread either: it may be
         // blocked writing to a client that, rightly, stopped reading until we read.)
         std::thread::sleep(Duration::from_millis(ms));
+    }
+
+    fn elicitation_flood(&self, id: &Value, count: u64) {
+        self.answer(id, text("flooding"));
+        let out = self.out.clone();
+        // From a thread of its own: the main loop goes on reading the client's answers.
+        std::thread::spawn(move || {
+            let mut batch = Vec::with_capacity(64 * 1024);
+            let mut sent = 0;
+            while sent < count {
+                batch.clear();
+                for _ in 0..256.min(count - sent) {
+                    sent += 1;
+                    let _ = writeln!(
+                        batch,
+                        r#"{{"jsonrpc":"2.0","id":"e{sent}","method":"elicitation/create","params":{{"message":"name?","requestedSchema":{{"type":"object","properties":{{"name":{{"type":"string"}}}}}}}}}}"#
+                    );
+                }
+                if !out.write_bulk(&batch) {
+                    break;
+                }
+            }
+            eprintln!("flood: sent {sent} requests");
+        });
     }
 
     /// Writes messages numbered from 1, made by `line`, in batches of 256 for `ms`, from a

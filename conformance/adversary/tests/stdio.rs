@@ -610,3 +610,60 @@ fn a_server_flooding_requests_without_reading_the_answers_leaves_memory_bounded(
         assert!(sent < 120_000, "the client read {sent} requests whose answers were not read");
     });
 }
+
+/// A handler that never answers an elicitation (a user who never comes back).
+struct NeverAnswers;
+
+impl mcp_smol::ClientHandler for NeverAnswers {
+    fn elicit(
+        &self,
+        _: mcp_smol::mcp_sansio::schema::ElicitRequestParams,
+    ) -> mcp_smol::HandlerFuture<mcp_smol::mcp_sansio::schema::ElicitResult> {
+        Box::pin(std::future::pending())
+    }
+}
+
+#[test]
+fn unanswered_server_requests_past_the_cap_are_refused_at_once() {
+    const FLOOD: usize = 100_000;
+    const CAP: usize = mcp_smol::mcp_sansio::DEFAULT_MAX_OPEN_SERVER_REQUESTS;
+    case("elicitation_flood", || async {
+        let capabilities = mcp_smol::mcp_sansio::schema::ClientCapabilities {
+            elicitation: Some(Default::default()),
+            ..Default::default()
+        };
+        let client = builder()
+            .configure(|c| c.with_capabilities(capabilities))
+            .handler(NeverAnswers)
+            .spawn_stdio(&command("elicitation_flood"))
+            .await
+            .expect("the handshake succeeds");
+        let rss_before = rss_bytes();
+        assert!(reset_peak_rss(), "the kernel refused to reset the peak RSS");
+        let (result, _) =
+            call(&client, "elicitation_flood", json!({"count": FLOOD}), Duration::from_secs(5)).await;
+        assert_eq!(text(&result.expect("the flood starts")), "flooding");
+        let refused = FLOOD - CAP;
+        assert!(
+            wait_until(Duration::from_secs(60), || client.stats().server_requests_refused as usize
+                == refused),
+            "refused {} of {FLOOD}, expected {refused}",
+            client.stats().server_requests_refused
+        );
+        // Calls still work, and the server read a refusal for every request past the cap.
+        still_answers(&client, "after the flood").await;
+        let start = Instant::now();
+        loop {
+            let (report, _) = call(&client, "elicitation_flood", json!({"report": true}), SHORT * 10).await;
+            let report = text(&report.expect("the report")).to_owned();
+            if report == format!("refused {refused} answered 0") {
+                break;
+            }
+            assert!(start.elapsed() < Duration::from_secs(10), "the server read: {report}");
+            smol::Timer::after(Duration::from_millis(50)).await;
+        }
+        let growth = peak_rss_bytes().saturating_sub(rss_before);
+        assert!(growth < 16 * MIB, "peak RSS grew by {} MiB during the flood", growth / MIB);
+        client.close().await;
+    });
+}

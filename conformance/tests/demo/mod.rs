@@ -88,6 +88,11 @@ impl DemoHttp {
         Self { child, url: url.trim().to_owned(), stderr }
     }
 
+    /// Whether the server process has exited (it is reaped if so).
+    pub(crate) fn exited(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(Some(_)))
+    }
+
     /// What the server wrote to stderr so far.
     pub(crate) fn stderr(&self) -> String {
         self.stderr.lock().unwrap().clone()

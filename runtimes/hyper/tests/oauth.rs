@@ -184,3 +184,47 @@ fn without_oauth_a_protected_server_fails_the_connection_typed() {
         );
     });
 }
+
+/// A token store whose `save` panics.
+struct PanickingStore;
+
+impl mcp_smol::TokenStore for PanickingStore {
+    fn load(&self) -> Option<mcp_smol::mcp_sansio::auth::Credentials> {
+        None
+    }
+
+    fn save(&self, _: &mcp_smol::mcp_sansio::auth::Credentials) {
+        panic!("the disk is on fire");
+    }
+}
+
+#[test]
+fn a_panicking_token_store_closes_the_connection_typed() {
+    let url = server(Options::default().with_oauth_client("svc", "pw"));
+    smol::block_on(async {
+        let oauth = OAuth::new(AuthConfig::client_credentials(ClientInfo::confidential("svc", "pw")))
+            .store(PanickingStore);
+        // The store is called on the driver's task, once the token came; the connection closes
+        // then, whether or not the handshake finished first. This thread never unwinds.
+        let reason = match builder()
+            .oauth(oauth)
+            .spawn_http(HttpConfig::new(url.as_str()), HyperTransport::new())
+            .await
+        {
+            Err(Error::Connect(reason)) => reason,
+            Err(other) => panic!("{other:?}"),
+            Ok(client) => {
+                client.closed().await;
+                match client.status() {
+                    mcp_smol::mcp_sansio::Status::Closed(reason) => reason,
+                    other => panic!("{other:?}"),
+                }
+            }
+        };
+        match &reason {
+            CloseReason::Aborted(detail) => assert!(detail.contains("the disk is on fire"), "{detail}"),
+            other => panic!("{other:?}"),
+        }
+        assert!(!reason.is_retriable());
+    });
+}

@@ -489,7 +489,7 @@ async fn wait_until(child: &mut Child, clock: &dyn Clock, at: Option<Instant>) -
 const MAX_STDERR_LINE: usize = 16 * 1024;
 
 /// Reads the server's stderr line by line into the sink until EOF.
-pub(crate) async fn drain_stderr(mut stderr: ChildStderr, sink: StderrSink, pid: u32) {
+pub(crate) async fn drain_stderr(mut stderr: ChildStderr, mut sink: StderrSink, pid: u32) {
     use futures_lite::AsyncReadExt;
     let mut buf = vec![0u8; 8 * 1024];
     let mut line = Vec::new();
@@ -508,25 +508,34 @@ pub(crate) async fn drain_stderr(mut stderr: ChildStderr, sink: StderrSink, pid:
             truncated |= body.len() > room;
             line.extend_from_slice(&body[..body.len().min(room)]);
             if ends {
-                emit_stderr(&sink, pid, &line, truncated);
+                emit_stderr(&mut sink, pid, &line, truncated);
                 line.clear();
                 truncated = false;
             }
         }
     }
     if !line.is_empty() {
-        emit_stderr(&sink, pid, &line, truncated);
+        emit_stderr(&mut sink, pid, &line, truncated);
     }
 }
 
-fn emit_stderr(sink: &StderrSink, pid: u32, line: &[u8], truncated: bool) {
+/// Hands one stderr line to the sink. A callback that panics is logged and replaced by
+/// `tracing`: the pipe must still be drained, or the server would block writing to it.
+fn emit_stderr(sink: &mut StderrSink, pid: u32, line: &[u8], truncated: bool) {
     let text = String::from_utf8_lossy(line);
     let text = text.trim_end_matches('\r');
     let ellipsis = if truncated { " [...]" } else { "" };
     match sink {
         StderrSink::Tracing => tracing::info!(target: "mcp_smol::stderr", pid, "{text}{ellipsis}"),
-        StderrSink::Callback(f) if truncated => f(&format!("{text}{ellipsis}")),
-        StderrSink::Callback(f) => f(text),
+        StderrSink::Callback(f) => {
+            let f = f.clone();
+            let kept = crate::driver::contained("the stderr callback", || {
+                if truncated { f(&format!("{text}{ellipsis}")) } else { f(text) }
+            });
+            if !kept {
+                *sink = StderrSink::Tracing;
+            }
+        }
         StderrSink::Discard => {}
     }
 }

@@ -214,3 +214,27 @@ fn every_violation_reaches_the_hook_of_its_connection() {
         close(second, second_pid).await;
     });
 }
+
+#[test]
+fn a_panicking_violation_hook_is_dropped_and_the_others_go_on() {
+    let panics = Arc::new(Mutex::new(0));
+    let counted = panics.clone();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = seen.clone();
+    smol::block_on(async {
+        let hooked = builder()
+            .on_protocol_violation(move |_| {
+                *counted.lock().unwrap() += 1;
+                panic!("the hook panicked");
+            })
+            .on_protocol_violation(move |v| sink.lock().unwrap().push(v.clone()));
+        // A log line on stdout, then at every call an answer to an id never issued.
+        let stray = r#"printf '%s\n' '{"jsonrpc":"2.0","id":424242,"result":{}}' "{\"jsonrpc\":\"2.0\",\"id\":$id,\"result\":{}}""#;
+        let (client, pid) = connect(hooked, &server("echo 'listening'", stray)).await;
+        let _ = call_bad(&client).await;
+        assert!(wait_until(PROMPT, || seen.lock().unwrap().len() >= 2), "{:?}", seen.lock().unwrap());
+        still_answers(&client).await;
+        close(client, pid).await;
+    });
+    assert_eq!(*panics.lock().unwrap(), 1, "the panicking hook is called once, then dropped");
+}

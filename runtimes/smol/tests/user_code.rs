@@ -169,3 +169,26 @@ fn a_panicking_progress_callback_is_dropped_and_its_call_goes_on() {
     // The callback ran on the task that awaited the call: this thread.
     assert_eq!(thread.lock().unwrap().as_deref(), Some(thread_name().as_str()));
 }
+
+#[test]
+fn a_panicking_stderr_callback_is_replaced_and_the_pipe_still_drained() {
+    let lines = Arc::new(AtomicUsize::new(0));
+    let count = lines.clone();
+    smol::block_on(async {
+        let command = demo_server().stderr_to(move |_| {
+            count.fetch_add(1, Ordering::SeqCst);
+            panic!("the stderr callback panicked");
+        });
+        let client = builder().spawn_stdio(&command).await.unwrap();
+        // 1 MiB of stderr: more than a pipe holds, so the server blocks unless it is drained.
+        let burst = client.call_tool("stderr_burst", json!({"bytes": 1 << 20}));
+        let result = futures_lite::future::or(async { Some(burst.await) }, async {
+            async_io::Timer::after(LIMIT).await;
+            None
+        })
+        .await;
+        result.expect("the server blocked on its stderr").unwrap();
+        client.close().await;
+    });
+    assert_eq!(lines.load(Ordering::SeqCst), 1, "called once, then replaced by tracing");
+}

@@ -350,3 +350,26 @@ impl Future for Driver {
         Poll::Pending
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use mcp_sansio::schema::Implementation;
+
+    use crate::ClientBuilder;
+
+    #[test]
+    fn the_connection_is_owned_by_the_handles_and_the_driver_only() {
+        let (client, driver) = ClientBuilder::new(Implementation::new("t", "0"))
+            .connect(futures_lite::io::empty(), futures_lite::io::sink());
+        // One reference for the handle, one for the driver: the pump's core holds none (it is
+        // lent `&Shared`), so there is no cycle for a drop to break.
+        assert_eq!(Arc::strong_count(&client.shared), 2);
+        let weak = Arc::downgrade(&client.shared);
+        drop(driver);
+        assert_eq!(weak.strong_count(), 1);
+        drop(client);
+        assert!(weak.upgrade().is_none(), "the connection outlived its handle and its driver");
+    }
+}
