@@ -198,10 +198,10 @@ enum Placement {
     /// Driver and callers are tasks of one executor, run by the bench's thread
     /// (`ClientBuilder::stdio` and `executor.spawn(driver)`): no thread hop per call.
     OneExecutor,
-    /// `spawn_stdio` (driver on smol's global executor) and callers spawned there too.
+    /// `spawn_stdio` (the driver on its own thread) and callers spawned on smol's global
+    /// executor.
     Global,
-    /// `spawn_stdio`, callers in `smol::block_on` on the main thread: the quickstart's shape,
-    /// with two thread hops per call.
+    /// `spawn_stdio`, callers in `smol::block_on` on the main thread: the quickstart's shape.
     BlockOn,
 }
 

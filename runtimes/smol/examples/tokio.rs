@@ -10,7 +10,9 @@
 //! [`Driver`](mcp_smol::Driver), a plain future that any executor can run: here `tokio::spawn`.
 //! The client needs none of tokio's features, not even its I/O or time drivers: the pipes and
 //! timers are async-io's, with their own reactor thread. (Joining the driver with the calls in
-//! one task, `tokio::join!(driver, calls)`, works as well.)
+//! one task, `tokio::join!(driver, calls)`, works as well.) Your handlers run on the driver's
+//! task: spawned on tokio, it polls a `ClientHandler`'s futures in tokio's runtime, so they may
+//! use tokio-based clients (an HTTP call to your model, say).
 //!
 //! With no arguments the example starts the demo server, linked into this same binary
 //! (`--serve` runs it). With arguments, they are the command line of any stdio MCP server.

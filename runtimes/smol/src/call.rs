@@ -4,7 +4,7 @@ use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
 use mcp_sansio::RawResult;
@@ -168,18 +168,18 @@ impl Future for ResponseFuture {
         // and looks again. Its waker is taken out meanwhile, so that its own pump delivering
         // the response does not wake it for nothing; it is put back below, under the same lock
         // as the last look, so a response another pump delivers after that look wakes it.
-        let result = match self.look(&id, None) {
-            Some(result) => result,
+        let (result, successor) = match self.look(&id, None) {
+            Some(ended) => ended,
             None => {
                 self.drive(cx);
                 match self.look(&id, Some(cx)) {
-                    Some(result) => result,
+                    Some(ended) => ended,
                     None => return Poll::Pending,
                 }
             }
         };
         self.id = None;
-        self.leave_route(true);
+        self.leave_route(true, successor);
         if self.trace.is_some() {
             self.finish(outcome(&result));
         }
@@ -190,17 +190,13 @@ impl Future for ResponseFuture {
 /// How a call ended: its raw result, or why it has none.
 type CallOutcome = Result<RawResult, Error>;
 
-/// How many calls an ending call that drove looks at for one still waiting, to wake so that it
-/// takes the route: a bounded look keeps the end of a call O(1) with thousands in flight (found
-/// none: the driver's task follows the news, which costs a hop, not a call).
-const SUCCESSOR_LOOKUP: usize = 16;
-
 impl ResponseFuture {
-    /// The call's outcome if it is known (removing its slot); else `None`, with the slot's
-    /// waker set to `cx`'s, or cleared without one. Progress that came for the call runs its
-    /// callback first, outside the lock.
-    fn look(&mut self, id: &RequestId, cx: Option<&Context<'_>>) -> Option<CallOutcome> {
-        let (progress, outcome) = {
+    /// The call's outcome if it is known (removing its slot), with the waker of a call still
+    /// waiting if this one drives (to take over when this one ends); else `None`, with the
+    /// slot's waker set to `cx`'s, or cleared without one. Progress that came for the call runs
+    /// its callback first, outside the lock.
+    fn look(&mut self, id: &RequestId, cx: Option<&Context<'_>>) -> Option<(CallOutcome, Option<Waker>)> {
+        let (progress, ended) = {
             let mut state = self.shared.lock();
             let driver_dropped = state.driver_dropped();
             // The slot is removed only below and in `drop`, both of which end this future.
@@ -221,15 +217,18 @@ impl ResponseFuture {
                     None
                 }
             };
-            if outcome.is_some() {
+            let ended = outcome.map(|outcome| {
                 state.calls.remove(id);
-            }
-            (progress, outcome)
+                let successor =
+                    if self.shared.route.held_by(self.token) { state.waiting_call() } else { None };
+                (outcome, successor)
+            });
+            (progress, ended)
         };
         if let Some(progress) = progress {
             self.run_progress(&progress);
         }
-        outcome
+        ended
     }
 
     /// Runs the call's progress callback on each notification, in order. A callback that
@@ -264,27 +263,20 @@ impl ResponseFuture {
     }
 
     /// The call ends: if it drove the connection, the route goes back to the driver's task and
-    /// a call still waiting is woken to take it in its next poll. `follow`: a wake-up that
-    /// reached this call and no round followed is followed here, with one more pump (when it
-    /// ends in its own poll; a dropped call leaves it to the driver's task).
-    fn leave_route(&self, follow: bool) {
+    /// `successor`, a call still waiting, is woken to take it in its next poll. `follow`: a
+    /// wake-up that reached this call and no round followed is followed here, with one more
+    /// pump (when it ends in its own poll; a dropped call leaves it to the driver's task).
+    fn leave_route(&self, follow: bool, successor: Option<Waker>) {
         let route = &self.shared.route;
-        if follow && route.unfollowed(self.token) {
+        let mut released = route.release(self.token, follow);
+        if released == Released::Unfollowed {
             let _ = self.shared.pump.run(&self.shared, ROUNDS_PER_PUMP, Pumper::Call);
+            released = route.release(self.token, false);
         }
-        if route.release(self.token) == Released::NotHeld {
-            return;
-        }
-        let successor = {
-            let state = self.shared.lock();
-            state
-                .calls
-                .values()
-                .take(SUCCESSOR_LOOKUP)
-                .find_map(|slot| if slot.result.is_none() { slot.waker.clone() } else { None })
-        };
-        if let Some(successor) = successor {
-            successor.wake();
+        if released != Released::NotHeld {
+            if let Some(successor) = successor {
+                successor.wake();
+            }
         }
     }
 }
@@ -295,13 +287,15 @@ impl Drop for ResponseFuture {
         self.finish("dropped");
         // Synchronous bookkeeping only: whoever pumps next writes the cancellation.
         let now = self.shared.clock.now();
-        let cancelled = {
+        let (cancelled, successor) = {
             let mut state = self.shared.lock();
             state.calls.remove(&id);
-            state.engine.conn().is_pending(&id)
-                && state.commands().cancel(now, &id, Some("the caller dropped the request")).is_ok()
+            let cancelled = state.engine.conn().is_pending(&id)
+                && state.commands().cancel(now, &id, Some("the caller dropped the request")).is_ok();
+            let successor = if self.shared.route.held_by(self.token) { state.waiting_call() } else { None };
+            (cancelled, successor)
         };
-        self.leave_route(false);
+        self.leave_route(false, successor);
         if cancelled {
             self.shared.wake();
         }

@@ -613,9 +613,9 @@ impl Client {
         }
         let id = send(&mut state.commands(), now, options.request)?;
         state.calls.insert(id.clone(), Slot::new(options.on_progress.is_some()));
-        let alone = state.calls.len() == 1;
+        let next = state.writer_for_new_call(&self.shared.route);
         drop(state);
-        self.shared.sent(alone);
+        self.shared.sent(next);
         Ok(ResponseFuture::new(self.shared.clone(), id, method, options.on_progress))
     }
 

@@ -8,12 +8,14 @@
 //!   [`Client::with_options`]) and **cancel-on-drop**: dropping a call's future sends
 //!   `notifications/cancelled`. Tool arguments are anything `Serialize` that makes a JSON
 //!   object.
-//! - [`Driver`]: the future that moves bytes between the transport and the engine. It runs
-//!   on any executor; the `spawn_*` constructors put it on smol's global executor. A call
-//!   waiting for its response runs the driver's rounds itself while no other call does, so
-//!   its response wakes it where it is, with no hop through the driver's task: the simple
-//!   `smol::block_on` + `spawn_stdio` shape is the fast one for most work. Dropped early, the
-//!   driver fails every call with [`Error::DriverGone`] rather than strand it.
+//! - [`Driver`]: the connection's own task. It runs on any executor; the `spawn_*`
+//!   constructors put it on a thread of its own. A call waiting for its response pumps the
+//!   connection itself while no other call does, so its response wakes it where it is, with no
+//!   hop through the driver's task: the simple `smol::block_on` + `spawn_stdio` shape is the
+//!   fast one. Your code (notification handlers, the [`ClientHandler`]'s futures, the OAuth
+//!   handler) runs on the driver's task only, never under a lock of the client, and a panic in
+//!   it is contained; a call's progress callback runs on the call's own task. Dropped early,
+//!   the driver fails every call with [`Error::DriverGone`] rather than strand it.
 //! - [`Clock`]: where a connection gets the time and its timers ([`AsyncIoClock`] by default);
 //!   a manual clock runs a connection on simulated time ([`ClientBuilder::clock`]).
 //! - Transports: any `AsyncRead`/`AsyncWrite` pair ([`ClientBuilder::connect`]), stdio child

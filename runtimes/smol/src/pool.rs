@@ -464,7 +464,7 @@ impl Pool {
     }
 
     /// Adds a stdio server as a member: `builder()` makes a fresh [`ClientBuilder`] for each
-    /// (re)start ([`ClientBuilder::spawn_stdio`], the driver runs on smol's global executor).
+    /// (re)start ([`ClientBuilder::spawn_stdio`], the driver runs on a thread of its own).
     ///
     /// ```no_run
     /// # smol::block_on(async {

@@ -20,7 +20,8 @@
 //! # Locks, and their order
 //!
 //! 1. The pump's core (`Pump::core`): the transport, the timer, the server process. Only ever
-//!    `try_lock`ed while the connection runs; the driver's `Drop` is the one place that waits.
+//!    `try_lock`ed while the connection runs; the driver waits for it only while it is built
+//!    and at its end (finished or dropped).
 //! 2. The connection's state (`Shared::state`, this module's [`State`]): the engine, the calls'
 //!    slots, the dispatch inbox. Taken by the pump, by the commands of [`Client`](crate::Client)
 //!    and the calls, and by dispatch, for short synchronous sections.
@@ -29,7 +30,9 @@
 //!
 //! A lock is only taken while holding locks above it in this list. No user code runs and no
 //! waker is called while any of them is held: wakers are gathered under the locks and called
-//! after. So user code cannot poison them, and cannot deadlock on a client call from a callback.
+//! after. (The runtime's seams are called by the pump: the [`Clock`]'s `now` and `timer`, an
+//! `HttpTransport`'s `send` and its futures, the byte streams. They
+//! must not block, as any future's poll must not.) So user code cannot poison them, and cannot deadlock on a client call from a callback.
 //! A poisoned lock can only come from a bug in this crate or the engine; the state's lock then
 //! closes the connection (every call fails, typed) rather than carry on with what a panic left
 //! half-done, and the route and the ring, whose sections leave them whole at every step, are
@@ -62,7 +65,7 @@ use serde::Serialize;
 
 use crate::cache::ListCache;
 use crate::clock::Clock;
-use crate::driver::{Pump, Pumper, ROUNDS_PER_PUMP};
+use crate::driver::Pump;
 use crate::era::EraMemo;
 use crate::notifications::Broadcast;
 use crate::source_waker::{CallToken, TaskWaker};
@@ -78,6 +81,9 @@ pub(crate) type ViolationFn = Arc<dyn Fn(&mcp_sansio::ProtocolViolation) + Send 
 /// the oldest goes (the newest says the most). A server flooding progress for a call whose
 /// future is not being polled cannot grow the client's memory.
 pub(crate) const MAX_QUEUED_PROGRESS: usize = 64;
+
+/// How many calls' slots are looked at for one still waiting (see [`State::waiting_call`]).
+const WAITING_LOOKUP: usize = 16;
 
 /// Most work items waiting for the driver's task ([`State::inbox`]) before the pump stops
 /// reading from the server until the task has caught up: a notification handler that blocks
@@ -460,24 +466,27 @@ impl Shared {
         self.route.wake();
     }
 
-    /// A call was made (its request queued). If it is the only call in flight and no call
-    /// drives, this thread pumps until nothing more progresses, so the request is on the wire
-    /// (or its HTTP exchange started) when the call returns. Otherwise whoever drives is woken,
-    /// and writes it with every other request queued by then: calls made together (a burst, or
-    /// calls made while one of them drives) go out in one write, where one write per call
-    /// would wake the server once per request.
-    pub(crate) fn sent(&self, alone: bool) {
-        if alone && !self.route.caller_driving() {
-            // `None`: someone is pumping, and goes once more for this call.
-            if let Some(pumped) = self.pump.run(self, ROUNDS_PER_PUMP, Pumper::Call) {
-                if pumped.more {
-                    self.wake();
-                }
-            }
-        } else {
-            self.wake();
+    /// A call was made (its request queued); `next` says who writes it (see
+    /// [`State::writer_for_new_call`]).
+    pub(crate) fn sent(&self, next: NextWriter) {
+        match next {
+            NextWriter::ThisThread => self.pump.send_now(self),
+            NextWriter::Route => self.wake(),
         }
     }
+}
+
+/// Who writes the request of a call just made.
+pub(crate) enum NextWriter {
+    /// The caller's thread, now: no call drives, so it writes the request (`Pump::send_now`),
+    /// which is on the wire when the call returns.
+    /// (Waking the driver's task instead would cost a thread hop per call in the moment
+    /// between a call that drove ending and the next one taking over.)
+    ThisThread,
+    /// The call driving: it writes every request queued by then in one write (calls made
+    /// while one drives go out together, where one write per call would wake the server once
+    /// per request).
+    Route,
 }
 
 impl State {
@@ -507,6 +516,23 @@ impl State {
     /// The connection's commands (through the HTTP session, for HTTP).
     pub(crate) fn commands(&mut self) -> Commands<'_> {
         self.engine.commands()
+    }
+
+    /// Who writes the request of the call just queued: see [`NextWriter`]. `route` is the
+    /// connection's route (taken under this lock, so that a call taking the route meanwhile
+    /// finds the request queued).
+    pub(crate) fn writer_for_new_call(&self, route: &TaskWaker) -> NextWriter {
+        if route.caller_driving() { NextWriter::Route } else { NextWriter::ThisThread }
+    }
+
+    /// The waker of a call still waiting for its response (polled, no result yet), among the
+    /// first [`WAITING_LOOKUP`] slots: a bounded look keeps this O(1) with thousands in flight
+    /// (found none: the driver's task follows the news, which costs a hop, not a call).
+    pub(crate) fn waiting_call(&self) -> Option<Waker> {
+        self.calls
+            .values()
+            .take(WAITING_LOOKUP)
+            .find_map(|slot| if slot.result.is_none() { slot.waker.clone() } else { None })
     }
 
     /// The tasks waiting on readiness or on the driver's end, to wake once the lock is released.

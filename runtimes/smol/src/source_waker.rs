@@ -78,6 +78,9 @@ pub(crate) enum Check {
 pub(crate) enum Released {
     /// The call did not hold the route: nothing changed.
     NotHeld,
+    /// The call holds the route and a wake-up reached it that no round followed: it keeps the
+    /// route, to pump once more before it lets go.
+    Unfollowed,
     /// The route is the driver's task's again; no wake-up was left unfollowed.
     Clean,
     /// The route is the driver's task's again, and a wake-up that reached the call was not
@@ -162,11 +165,9 @@ impl TaskWaker {
         Some(start_watch)
     }
 
-    /// Whether call `token` drives the connection and a wake-up reached it that no round
-    /// followed.
-    pub(crate) fn unfollowed(&self, token: CallToken) -> bool {
-        let route = self.route();
-        route.caller.as_ref().is_some_and(|(t, _)| *t == token) && route.followed != route.to_caller
+    /// Whether call `token` holds the route.
+    pub(crate) fn held_by(&self, token: CallToken) -> bool {
+        self.route().caller.as_ref().is_some_and(|(t, _)| *t == token)
     }
 
     /// Whether a call drives the connection.
@@ -186,18 +187,24 @@ impl TaskWaker {
     }
 
     /// Call `token` stops driving the connection (it has its response, or was dropped): the
-    /// route is the driver's task's again, and the task is woken if a wake-up reached the call
-    /// that no round followed. Nothing happens if `token` does not hold the route.
-    pub(crate) fn release(&self, token: CallToken) -> Released {
+    /// route is the driver's task's again. If a wake-up reached the call that no round
+    /// followed, then: with `follow`, nothing changes and [`Released::Unfollowed`] says the
+    /// call should pump once more first; without, the task is woken to follow it. Nothing
+    /// happens if `token` does not hold the route.
+    pub(crate) fn release(&self, token: CallToken, follow: bool) -> Released {
         let task = {
             let mut route = self.route();
             if route.caller.as_ref().is_none_or(|(t, _)| *t != token) {
                 return Released::NotHeld;
             }
-            route.caller = None;
             if route.followed == route.to_caller {
+                route.caller = None;
                 return Released::Clean;
             }
+            if follow {
+                return Released::Unfollowed;
+            }
+            route.caller = None;
             route.followed = route.to_caller;
             route.task.clone()
         };
@@ -340,12 +347,12 @@ mod tests {
         assert_eq!(route.route_to_caller(A, &call), Some(true), "the first call starts the watch");
         source.wake_by_ref();
         assert_eq!((woken(&task_count), woken(&call_count)), (1, 1), "the call drives: the call");
-        assert!(route.unfollowed(A));
+        assert_eq!(route.release(A, true), Released::Unfollowed, "a wake-up no round followed");
+        assert!(route.held_by(A));
 
         // The call ran a round after its wake-up: nothing is left to follow, nobody is woken.
         route.round_started();
-        assert!(!route.unfollowed(A));
-        assert_eq!(route.release(A), Released::Clean);
+        assert_eq!(route.release(A, true), Released::Clean);
         assert_eq!((woken(&task_count), woken(&call_count)), (1, 1));
         source.wake_by_ref();
         assert_eq!(woken(&task_count), 2, "released: the task again");
@@ -359,9 +366,9 @@ mod tests {
         let route = route_with_task(&task);
         assert!(route.route_to_caller(A, &first).is_some());
         assert_eq!(route.route_to_caller(B, &second), None, "another call drives");
-        assert_eq!(route.release(B), Released::NotHeld, "B never held it");
+        assert_eq!(route.release(B, false), Released::NotHeld, "B never held it");
         assert!(route.caller_driving());
-        assert_eq!(route.release(A), Released::Clean);
+        assert_eq!(route.release(A, false), Released::Clean);
         assert!(!route.caller_driving());
         assert_eq!(route.route_to_caller(B, &second), Some(false), "free again; the watch runs already");
     }
@@ -374,8 +381,8 @@ mod tests {
         route.route_to_caller(A, &call);
         route.round_started();
         route.waker().wake_by_ref();
-        // The call got its response from another pump and ends without a round.
-        assert_eq!(route.release(A), Released::TaskWoken);
+        // The call got its response from another pump and is dropped without a round.
+        assert_eq!(route.release(A, false), Released::TaskWoken);
         assert_eq!(woken(&task_count), 1, "the task follows the news the call left");
     }
 

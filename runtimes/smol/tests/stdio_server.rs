@@ -203,7 +203,7 @@ fn dropping_every_client_handle_shuts_the_server_down() {
         drop(copy);
         pid
     });
-    // The driver (on smol's global executor) notices, closes stdin and reaps the child.
+    // The driver (on its own thread) notices, closes stdin and reaps the child.
     assert!(wait_until(Duration::from_secs(5), || process_gone(pid, false)), "server {pid} left behind");
 }
 

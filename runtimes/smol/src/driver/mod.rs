@@ -217,7 +217,7 @@ impl Driver {
         if !over {
             return None;
         }
-        self.shared.pump.lock().as_mut()?.over.take()
+        self.shared.pump.take_over(&self.shared)
     }
 
     /// The connection is over and the transport shut: shut the server process down.

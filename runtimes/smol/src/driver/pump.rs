@@ -81,7 +81,15 @@ impl Pump {
         }
     }
 
-    /// The core, waiting for whoever holds it (only for the driver, where it must be had).
+    /// What the shutdown needs, once a pump saw the connection over, unless someone is pumping
+    /// (that pumper, a call, sees it over too and wakes the driver's task).
+    pub(crate) fn take_over(&self, shared: &Shared) -> Option<Over> {
+        self.try_lock(shared)?.as_mut()?.over.take()
+    }
+
+    /// The core, waiting for whoever holds it: only while the driver is being built, and at its
+    /// end (finished, or dropped), where the core must be had. A pump is short and runs no user
+    /// code, so the wait is too.
     pub(crate) fn lock(&self) -> MutexGuard<'_, Option<Core>> {
         self.core.lock().unwrap_or_else(|poisoned| {
             self.core.clear_poison();
@@ -121,6 +129,30 @@ impl Pump {
         // Others keep asking: the rest is for this pumper's next poll (the request stays).
         pumped.more = true;
         Some(pumped)
+    }
+
+    /// A call's request was queued and nobody drives: it goes out now, from this thread, unless
+    /// someone is pumping (then that pumper goes once more and writes it). Over a byte stream,
+    /// the engine's output is taken and written until the writer would block; over HTTP, the
+    /// pump runs until nothing more progresses (the exchange is started and its request
+    /// written). Either way the request is on the wire when this returns.
+    pub(crate) fn send_now(&self, shared: &Shared) {
+        self.again.store(true, Ordering::SeqCst);
+        let Some(mut guard) = self.try_lock(shared) else { return };
+        self.again.store(false, Ordering::SeqCst);
+        let wrote_only = match guard.as_mut() {
+            Some(core) => core.write_now(shared),
+            None => return,
+        };
+        drop(guard);
+        // Over HTTP, or someone asked meanwhile: the whole pump, as any pumper would.
+        if !wrote_only || self.again.load(Ordering::SeqCst) {
+            if let Some(pumped) = self.run(shared, ROUNDS_PER_PUMP, Pumper::Call) {
+                if pumped.more {
+                    shared.wake();
+                }
+            }
+        }
     }
 
     /// Installs the core (the driver, when it is built).
@@ -194,6 +226,21 @@ impl Core {
             events: Vec::new(),
             span,
         }
+    }
+
+    /// A byte stream's fast way out for a new request: the engine's output, written until the
+    /// writer would block. `false` for other transports (they need a whole pump). A failed
+    /// write is noted for the next round, which the driver's task is woken to run.
+    fn write_now(&mut self, shared: &Shared) -> bool {
+        let Io::Stream(io) = &mut self.io else { return false };
+        let _entered = self.span.enter();
+        io.collect(&mut shared.lock().engine);
+        let waker = self.waker.clone();
+        io.write(&mut Context::from_waker(&waker), shared.clock.now());
+        if io.ended().is_some() {
+            self.task.wake_task();
+        }
+        true
     }
 
     /// Up to `rounds` rounds while they progress (none once the transport is shut).
