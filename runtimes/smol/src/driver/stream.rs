@@ -44,6 +44,10 @@ pub(super) enum End {
 /// it, which only a server with thousands of requests (or megabytes of answers) unread does.
 const MAX_QUEUED_ANSWERS: usize = 4 * 1024 * 1024;
 
+/// How much of the write queue may have been written while the rest waits before the written
+/// part is dropped from the queue's front (a move of what is left, so not for every write).
+const COMPACT_AT: usize = 64 * 1024;
+
 /// Size of the read buffer: one read takes at most this much.
 const READ_BUFFER: usize = 64 * 1024;
 
@@ -210,6 +214,15 @@ impl StreamIo {
             }
             self.answer_marks.pop_front();
             self.queued_answers -= len;
+        }
+        if failure.is_none() && self.out_pos < self.out.len() && self.out_pos >= COMPACT_AT {
+            // A reader that never quite catches up would otherwise keep every byte ever written
+            // in `out`: what was written goes, what is left moves to the front.
+            self.out.drain(..self.out_pos);
+            for (end, _) in &mut self.answer_marks {
+                *end -= self.out_pos;
+            }
+            self.out_pos = 0;
         }
         if failure.is_none() && self.out_pos >= self.out.len() {
             self.out.clear();
