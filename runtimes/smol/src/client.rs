@@ -324,8 +324,13 @@ impl ClientBuilder {
         Ok((client, driver.with_process(server.process).with_background(pump)))
     }
 
-    /// Starts a stdio server, runs its driver on a thread of its own (see [`spawn_driver`]),
-    /// and waits for the handshake.
+    /// Starts a stdio server, runs its driver on a thread of its own, and waits for the
+    /// handshake.
+    ///
+    /// The thread, `mcp-driver`, parks between wake-ups and never holds async-io's reactor, so
+    /// the reactor stays with the thread that waits for a call. Your handlers run there, in no
+    /// executor's runtime (see [`Driver`]): make the connection with [`stdio`](Self::stdio) and
+    /// spawn the driver yourself if they need one.
     pub async fn spawn_stdio(self, command: &ServerCommand) -> Result<Client, Error> {
         let (client, driver) = self.stdio(command)?;
         spawn_driver(driver);
@@ -378,8 +383,8 @@ impl ClientBuilder {
         (Client::from_shared(shared), driver)
     }
 
-    /// Connects over HTTP, runs the driver on a thread of its own (see [`spawn_driver`]), and
-    /// waits for the handshake.
+    /// Connects over HTTP, runs the driver on a thread of its own (as
+    /// [`spawn_stdio`](Self::spawn_stdio) does), and waits for the handshake.
     ///
     /// ```no_run
     /// # smol::block_on(async {
@@ -403,8 +408,8 @@ impl ClientBuilder {
         Ok(client)
     }
 
-    /// Connects over byte streams, runs the driver on a thread of its own (see
-    /// [`spawn_driver`]), and waits for the handshake.
+    /// Connects over byte streams, runs the driver on a thread of its own (as
+    /// [`spawn_stdio`](Self::spawn_stdio) does), and waits for the handshake.
     pub async fn spawn_connect(
         self,
         reader: impl AsyncRead + Send + 'static,

@@ -262,6 +262,8 @@ pub(crate) struct SourceWaker {
 struct Flag {
     news: AtomicBool,
     task: Arc<TaskWaker>,
+    /// Wakes the driver's task whatever the route (a source only that task polls).
+    task_only: bool,
 }
 
 impl Wake for Flag {
@@ -271,13 +273,23 @@ impl Wake for Flag {
 
     fn wake_by_ref(self: &Arc<Self>) {
         self.news.store(true, Ordering::Release);
-        TaskWaker::wake(&self.task);
+        if self.task_only { self.task.wake_task() } else { TaskWaker::wake(&self.task) }
     }
 }
 
 impl SourceWaker {
+    /// A source any pump polls: its news wakes whoever the route names.
     pub(crate) fn new(task: Arc<TaskWaker>) -> Self {
-        let flag = Arc::new(Flag { news: AtomicBool::new(true), task });
+        Self::with(task, false)
+    }
+
+    /// A source only the driver's task polls (a handler's future): its news wakes that task.
+    pub(crate) fn for_task(task: Arc<TaskWaker>) -> Self {
+        Self::with(task, true)
+    }
+
+    fn with(task: Arc<TaskWaker>, task_only: bool) -> Self {
+        let flag = Arc::new(Flag { news: AtomicBool::new(true), task, task_only });
         let waker = Waker::from(flag.clone());
         Self { flag, waker }
     }

@@ -15,8 +15,8 @@
 use std::any::Any;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::task::{Context, Poll, Wake, Waker};
+use std::sync::atomic::Ordering;
+use std::task::{Context, Poll};
 
 use mcp_sansio::{ErrorObject, RequestId, ServerRequest};
 use serde::Serialize;
@@ -28,7 +28,7 @@ use super::authorize::AuthIo;
 use crate::handler::{ClientHandler, HandlerFuture};
 use crate::notifications::NotificationHandler;
 use crate::shared::{MAX_INBOX, Shared, ViolationFn, Work};
-use crate::source_waker::TaskWaker;
+use crate::source_waker::{SourceWaker, TaskWaker};
 
 /// What one dispatch did.
 #[derive(Debug, Default, Clone, Copy)]
@@ -59,24 +59,7 @@ struct Answer {
     id: RequestId,
     future: BoxFuture<Result<Box<RawValue>, ErrorObject>>,
     /// Set when the future woke the task: it is polled only then.
-    news: Arc<AnswerNews>,
-}
-
-/// One answer's waker: marks it and wakes the driver's task.
-struct AnswerNews {
-    woken: AtomicBool,
-    task: Arc<TaskWaker>,
-}
-
-impl Wake for AnswerNews {
-    fn wake(self: Arc<Self>) {
-        self.wake_by_ref();
-    }
-
-    fn wake_by_ref(self: &Arc<Self>) {
-        self.woken.store(true, Ordering::Release);
-        self.task.wake_task();
-    }
+    news: SourceWaker,
 }
 
 impl Dispatch {
@@ -157,8 +140,7 @@ impl Dispatch {
                 let handler = &self.handler;
                 match catch_unwind(AssertUnwindSafe(|| handler_future(handler.as_ref(), request))) {
                     Ok(future) => {
-                        let news =
-                            Arc::new(AnswerNews { woken: AtomicBool::new(true), task: self.task.clone() });
+                        let news = SourceWaker::for_task(self.task.clone());
                         self.answers.push(Answer { id, future, news });
                     }
                     Err(panic) => {
@@ -190,13 +172,12 @@ impl Dispatch {
         let mut i = 0;
         while i < self.answers.len() {
             let answer = &mut self.answers[i];
-            if !answer.news.woken.swap(false, Ordering::AcqRel) {
+            if !answer.news.take() {
                 i += 1;
                 continue;
             }
-            let waker = Waker::from(answer.news.clone());
-            let mut cx = Context::from_waker(&waker);
-            let polled = catch_unwind(AssertUnwindSafe(|| answer.future.as_mut().poll(&mut cx)));
+            let (future, news) = (&mut answer.future, &answer.news);
+            let polled = catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(&mut news.context())));
             let outcome = match polled {
                 Ok(Poll::Pending) => {
                     i += 1;
