@@ -280,3 +280,46 @@ fn server_requests_and_client_requests_do_not_share_ids() {
     h.conn.respond(&RequestId::Number(1), Ok(&ListRootsResult::new(vec![]))).unwrap();
     assert_eq!(h.sent().len(), 1);
 }
+
+#[test]
+fn server_requests_past_the_cap_are_refused_at_once_counted_and_reported() {
+    let mut h =
+        Harness::new(config().with_capabilities(all_client_capabilities()).with_max_open_server_requests(2));
+    h.ready("2025-11-25");
+    for id in ["a", "b", "c", "d"] {
+        h.server(&request_line(id, "roots/list", json!({})));
+    }
+    let events = h.events();
+    let opened: Vec<_> = events.iter().filter(|e| matches!(e, Event::Request { .. })).collect();
+    assert_eq!(opened.len(), 2, "{events:?}");
+    let refused: Vec<_> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ServerRequestRefused { id, method, limit } => Some((id.clone(), method.clone(), *limit)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        refused,
+        [
+            (RequestId::from("c"), "roots/list".to_owned(), 2),
+            (RequestId::from("d"), "roots/list".to_owned(), 2)
+        ]
+    );
+    assert_eq!(h.conn.stats().server_requests_refused, 2);
+    let sent = h.sent_lines();
+    assert_eq!(sent.len(), 2, "{sent:?}");
+    for (line, id) in sent.iter().zip(["c", "d"]) {
+        let answer: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert_eq!(answer["id"], id);
+        assert_eq!(answer["error"]["code"], -32603);
+        assert_eq!(answer["error"]["data"]["limit"], 2);
+    }
+    // An answer frees a place; ping never takes one.
+    h.conn.respond(&RequestId::from("a"), Ok(&ListRootsResult::new(vec![]))).unwrap();
+    h.server(r#"{"jsonrpc":"2.0","id":"p","method":"ping"}"#);
+    h.server(&request_line("e", "roots/list", json!({})));
+    let events = h.events();
+    assert!(matches!(events.as_slice(), [Event::Request { .. }]), "{events:?}");
+    assert_eq!(h.conn.stats().server_requests_refused, 2);
+}
