@@ -739,6 +739,28 @@ fn plain_http_to_a_remote_host_is_refused_before_anything_is_sent() {
     );
 }
 
+#[test]
+fn an_endpoint_that_is_not_http_is_refused_naming_its_scheme() {
+    for (base, scheme) in
+        [("javascript:alert(1)", "javascript"), ("file:///etc", "file"), ("data:text/plain,x", "data")]
+    {
+        let setup = Setup { endpoints_base: base.to_owned(), ..Setup::default() };
+        let mut net = Net::new(setup, interactive());
+        net.run();
+        let Some(error @ AuthError::InsecureEndpoint(url)) = net.failed() else {
+            panic!("{base}: {:?}", net.failed())
+        };
+        assert!(url.starts_with(base), "{url}");
+        let message = error.to_string();
+        assert!(message.contains(&format!("{scheme}:")), "{message}");
+        assert!(!message.contains("plain http"), "{message}");
+        assert!(net.world.authorizations.is_empty());
+    }
+    // Plain http to a remote host is still called that.
+    let error = AuthError::InsecureEndpoint("http://as.example/token".to_owned());
+    assert!(error.to_string().contains("over plain http"), "{error}");
+}
+
 // ----- client identity -----
 
 #[test]

@@ -38,8 +38,10 @@ pub enum AuthError {
     /// require.
     #[error("the authorization server does not support PKCE S256")]
     PkceUnsupported,
-    /// An endpoint would carry credentials over plain `http` to a host other than loopback.
-    #[error("refusing to send credentials to {0:?} over plain http")]
+    /// An endpoint would carry credentials in clear or to no web server at all: plain `http` to
+    /// a host other than loopback, or another scheme (`javascript:`, `file:`, `data:`, …). The
+    /// message names the scheme.
+    #[error("refusing to send credentials to {0:?} {how}", how = insecure_scheme(.0))]
     InsecureEndpoint(String),
     /// The authorization server has no way for this client to be identified: no
     /// pre-registered client, no registration endpoint, no Client ID Metadata Document support.
@@ -143,6 +145,19 @@ impl AuthError {
     /// happen again: `false`.
     pub fn is_retriable(&self) -> bool {
         matches!(self, AuthError::Transport { .. } | AuthError::AuthorizationTimeout(_))
+    }
+}
+
+/// Why a URL may not carry credentials, by its scheme: plain `http` (the host is not loopback),
+/// or a scheme that is neither `https` nor `http`.
+fn insecure_scheme(url: &str) -> String {
+    let scheme = url.split_once(':').map(|(scheme, _)| scheme.trim()).filter(|s| {
+        !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.'))
+    });
+    match scheme {
+        Some(s) if s.eq_ignore_ascii_case("http") => "over plain http".to_owned(),
+        Some(s) => format!("over {}: (only https, or http to loopback)", s.to_ascii_lowercase()),
+        None => "without a scheme (only https, or http to loopback)".to_owned(),
     }
 }
 
