@@ -27,7 +27,7 @@ struct Setup {
     prm_in_header: bool,
     /// Where the resource metadata is served (a path on the MCP origin), if anywhere.
     prm_path: Option<&'static str>,
-    /// The metadata's `resource`.
+    /// The metadata's `resource` (left out when empty).
     prm_resource: String,
     prm_scopes: Option<Vec<&'static str>>,
     /// The authorization server's issuer (no metadata when `metadata_path` is `None`).
@@ -210,6 +210,9 @@ impl World {
         let s = self.setup.clone();
         if origin == "https://mcp.test" && Some(url.path()) == s.prm_path {
             let mut prm = json!({"resource": s.prm_resource, "authorization_servers": [s.issuer]});
+            if s.prm_resource.is_empty() {
+                prm.as_object_mut().unwrap().remove("resource");
+            }
             if let Some(scopes) = &s.prm_scopes {
                 prm["scopes_supported"] = json!(scopes);
             }
@@ -698,6 +701,26 @@ fn a_resource_mismatch_stops_before_anything_is_sent_to_the_authorization_server
     assert!(matches!(net.closed(), Some(CloseReason::Unauthorized(AuthError::ResourceMismatch { .. }))));
     assert_eq!(net.world.count("auth.test"), 0, "{:#?}", net.world.log);
     assert!(net.world.authorizations.is_empty());
+}
+
+#[test]
+fn resource_metadata_without_a_resource_is_not_used() {
+    // RFC 9728 §2: `resource` is required; without it nothing shows the metadata is this
+    // server's, and its authorization server (here a foreign one) gets nothing.
+    let setup = Setup {
+        prm_resource: String::new(),
+        issuer: "https://foreign.test".to_owned(),
+        endpoints_base: "https://foreign.test".to_owned(),
+        ..Setup::default()
+    };
+    let mut net = Net::new(setup, interactive());
+    net.run();
+    assert_eq!(net.world.count("foreign.test"), 0, "{:#?}", net.world.log);
+    let prm = "https://mcp.test/.well-known/oauth-protected-resource/mcp";
+    assert_eq!(net.failed(), Some(&AuthError::ResourceMissing { url: prm.to_owned() }));
+    assert!(net.failed().unwrap().to_string().contains("names no resource"));
+    assert!(matches!(net.closed(), Some(CloseReason::Unauthorized(AuthError::ResourceMissing { .. }))));
+    assert!(net.world.authorizations.is_empty() && net.world.token_requests.is_empty());
 }
 
 #[test]

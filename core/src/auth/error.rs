@@ -25,6 +25,16 @@ pub enum AuthError {
         /// The metadata's `resource`.
         found: String,
     },
+    /// The protected resource metadata has no `resource`, which RFC 9728 §2 requires: nothing
+    /// shows it is this server's, so nothing is sent to the authorization servers it names
+    /// (RFC 9728 §3.3).
+    #[error(
+        "the protected resource metadata at {url:?} names no resource (RFC 9728 §2 requires one): not used"
+    )]
+    ResourceMissing {
+        /// Where the metadata was found.
+        url: String,
+    },
     /// The authorization server metadata names another issuer than the one it was fetched for
     /// (RFC 8414 §3.3).
     #[error("the authorization server metadata is for issuer {found:?}, not {expected:?}")]

@@ -250,21 +250,24 @@ impl Authorizer {
         status: u16,
         body: &[u8],
     ) {
-        self.step = Step::Resource { candidates, next };
-        if !(200..300).contains(&status) {
-            return self.next_candidate(now);
-        }
-        let Ok(prm) = serde_json::from_slice::<ResourceMetadata>(body) else {
+        let parsed = (200..300)
+            .contains(&status)
+            .then(|| serde_json::from_slice::<ResourceMetadata>(body).ok())
+            .flatten();
+        let Some(prm) = parsed else {
+            self.step = Step::Resource { candidates, next };
             return self.next_candidate(now);
         };
-        self.step = Step::Idle;
-        if let Some(resource) = &prm.resource {
-            if !metadata::resource_matches(resource, &self.server) {
-                return self.fail(AuthError::ResourceMismatch {
-                    expected: self.server.as_str().to_owned(),
-                    found: resource.clone(),
-                });
-            }
+        // RFC 9728 §3.3: metadata that is not shown to be this server's is not used.
+        let Some(resource) = &prm.resource else {
+            let url = candidates.get(next).map(Url::to_string).unwrap_or_default();
+            return self.fail(AuthError::ResourceMissing { url });
+        };
+        if !metadata::resource_matches(resource, &self.server) {
+            return self.fail(AuthError::ResourceMismatch {
+                expected: self.server.as_str().to_owned(),
+                found: resource.clone(),
+            });
         }
         self.resource_metadata = Discovered::Found(prm);
         self.proceed(now);
