@@ -660,7 +660,8 @@ fn server_metadata_with_a_path_tries_the_inserted_then_the_appended_forms() {
 
 #[test]
 fn without_resource_metadata_the_server_origin_is_the_authorization_server() {
-    // 2025-03-26: metadata at the server's origin, its own issuer taken as is.
+    // 2025-03-26: metadata at the server's origin; its own issuer, at that origin under a path,
+    // is taken as is (the official runner 0.1.16's back-compat scenario serves such metadata).
     let setup = Setup {
         prm_in_header: false,
         prm_path: None,
@@ -674,6 +675,29 @@ fn without_resource_metadata_the_server_origin_is_the_authorization_server() {
     let net = authorizes(setup, interactive());
     assert_eq!(net.world.count("POST https://mcp.test/oauth/register"), 1);
     assert_eq!(net.world.authorizations[0]["resource"], MCP);
+}
+
+#[test]
+fn without_resource_metadata_server_metadata_for_another_origin_is_refused() {
+    // RFC 8414 §3.3: metadata fetched for the issuer https://mcp.test that names another issuer
+    // is not used. (One at the same origin under a path is kept for the 2025-03-26 rules, as
+    // the test above shows.)
+    let setup = Setup {
+        prm_in_header: false,
+        prm_path: None,
+        issuer: "https://mcp.test".to_owned(),
+        metadata_issuer: Some("https://evil.test".to_owned()),
+        endpoints_base: "https://evil.test".to_owned(),
+        send_iss: false,
+        ..Setup::default()
+    };
+    let mut net = Net::new(setup, interactive());
+    net.run();
+    let mismatch =
+        AuthError::IssuerMismatch { expected: "https://mcp.test".into(), found: "https://evil.test".into() };
+    assert_eq!(net.world.count("evil.test"), 0, "{:#?}", net.world.log);
+    assert_eq!(net.failed(), Some(&mismatch));
+    assert!(net.world.authorizations.is_empty());
 }
 
 #[test]

@@ -13,6 +13,21 @@ use super::jose;
 use super::metadata::{self, ResourceMetadata, ServerMetadata};
 use super::*;
 
+/// Whether server metadata found for `guessed`, the MCP server's origin, may name `stated` as its
+/// issuer although RFC 8414 §3.3 says it must not be used: only on the 2025-03-26 path (no
+/// resource metadata, the issuer guessed from the server's origin) and only for an issuer at that
+/// same origin, under a path.
+///
+/// The official conformance runner 0.1.16 needs it: its `auth/2025-03-26-oauth-metadata-backcompat`
+/// scenario serves metadata at `http://HOST/.well-known/oauth-authorization-server` stating the
+/// issuer `http://HOST/oauth`. The same party runs both, so no other server can be impersonated;
+/// an issuer at another origin is refused like any mismatch.
+fn legacy_issuer(resource_metadata: &Discovered<ResourceMetadata>, guessed: &str, stated: &str) -> bool {
+    let origin = |url: &str| Url::parse(url).ok().map(|u| u.origin());
+    matches!(resource_metadata, Discovered::Absent)
+        && origin(guessed).is_some_and(|o| Some(o) == origin(stated))
+}
+
 /// RFC 8693 token types of enterprise-managed authorization.
 const ID_TOKEN_TYPE: &str = "urn:ietf:params:oauth:token-type:id_token";
 const ID_JAG_TYPE: &str = "urn:ietf:params:oauth:token-type:id-jag";
@@ -290,11 +305,8 @@ impl Authorizer {
             return self.next_candidate(now);
         };
         let Step::Server { issuer, .. } = std::mem::replace(&mut self.step, Step::Idle) else { return };
-        // RFC 8414 §3.3: the metadata must be the issuer's own, compared as strings. Without
-        // resource metadata (2025-03-26) the issuer was only guessed from the server's origin,
-        // and that spec had no such rule: the metadata's own `issuer` stands.
-        let legacy = matches!(self.resource_metadata, Discovered::Absent);
-        if server.issuer != issuer && !legacy {
+        // RFC 8414 §3.3: the metadata must be the issuer's own, compared as strings.
+        if server.issuer != issuer && !legacy_issuer(&self.resource_metadata, &issuer, &server.issuer) {
             return self.fail(AuthError::IssuerMismatch { expected: issuer, found: server.issuer.clone() });
         }
         if matches!(self.config.grant, Grant::AuthorizationCode { .. })
