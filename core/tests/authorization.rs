@@ -54,6 +54,8 @@ struct Setup {
     as_scopes: Option<Vec<&'static str>>,
     /// The most the authorization server grants, whatever is asked.
     grantable: Option<Vec<&'static str>>,
+    /// The `access_token` every token response carries, instead of a fresh one.
+    access_token: Option<&'static str>,
 }
 
 impl Default for Setup {
@@ -78,6 +80,7 @@ impl Default for Setup {
             clients: BTreeMap::new(),
             as_scopes: None,
             grantable: None,
+            access_token: None,
         }
     }
 }
@@ -319,7 +322,7 @@ impl World {
             "client_credentials" => scopes(form.get("scope")),
             _ => return reply(400, json!({"error": "unsupported_grant_type"})),
         };
-        let access = self.fresh("token");
+        let access = self.setup.access_token.map_or_else(|| self.fresh("token"), str::to_owned);
         let expires = self.setup.token_ttl.map(|s| now + Duration::from_secs(s));
         self.tokens.insert(access.clone(), Issued { scope: granted.clone(), expires });
         let mut body = json!({"access_token": access, "token_type": "Bearer"});
@@ -965,6 +968,57 @@ fn step_ups_stop_at_the_limit() {
     let id = net.call("echo");
     net.run();
     assert_eq!(net.outcome(&id), Some(Ok(())));
+}
+
+// ----- token responses -----
+
+#[test]
+fn an_access_token_that_cannot_go_in_a_header_is_refused_at_the_token_response() {
+    // RFC 6750 §2.1: b64token. A CR or LF would split the header; a space or a byte outside
+    // ASCII makes an invalid one (hyper refuses it, later, as a retriable transport error).
+    for bad in ["tok\r\nX-Injected: 1", "tok en", "t\u{f6}k", "=abc", "tok\"en"] {
+        let setup = Setup { access_token: Some(bad), ..Setup::default() };
+        let mut net = Net::new(setup, interactive());
+        net.run();
+        let failed = net.failed().cloned();
+        let Some(AuthError::InvalidResponse { endpoint, detail }) = &failed else {
+            panic!("{bad:?}: {failed:?}\n{:#?}", net.world.log)
+        };
+        assert_eq!(*endpoint, "the token endpoint");
+        assert!(detail.contains("b64token"), "{detail}");
+        assert!(!detail.contains(bad), "the token is a secret: {detail}");
+        assert!(!failed.as_ref().unwrap().is_retriable());
+        assert!(matches!(net.closed(), Some(CloseReason::Unauthorized(AuthError::InvalidResponse { .. }))));
+        // Only the first initialize, without a token, went to the server.
+        assert_eq!(net.world.count("POST https://mcp.test/mcp"), 1, "{bad:?}: {:#?}", net.world.log);
+        assert_eq!(net.world.token_requests.len(), 1);
+    }
+    // Padding is part of b64token.
+    let net = authorizes(Setup { access_token: Some("a-b.c_d~e+f/g=="), ..Setup::default() }, interactive());
+    assert!(net.failed().is_none());
+}
+
+#[test]
+fn an_empty_access_token_is_refused_saying_so() {
+    let setup = Setup { access_token: Some(""), ..Setup::default() };
+    let mut net = Net::new(setup, interactive());
+    net.run();
+    let Some(AuthError::InvalidResponse { detail, .. }) = net.failed() else { panic!("{:?}", net.failed()) };
+    assert!(detail.contains("empty access_token"), "{detail}");
+    assert_eq!(net.world.count("POST https://mcp.test/mcp"), 1, "{:#?}", net.world.log);
+}
+
+#[test]
+fn a_stored_access_token_that_cannot_go_in_a_header_is_not_used() {
+    let mut first = authorizes(Setup::default(), interactive());
+    let mut credentials = first.session.credentials(first.now, 1_000_000).unwrap();
+    let tokens = credentials.tokens.as_mut().unwrap();
+    tokens.access_token = mcp_sansio::auth::Secret::new("tok\r\nX-Injected: 1");
+    let world = std::mem::replace(&mut first.world, World::new(Setup::default()));
+    let mut net = Net::with_credentials(Setup::default(), interactive(), Some(credentials));
+    net.world = world;
+    let Some(HttpAction::Send(init)) = net.session.poll_action(net.now) else { panic!() };
+    assert_eq!(init.header("authorization"), None, "the corrupt token is not sent");
 }
 
 // ----- tokens: expiry and refresh -----

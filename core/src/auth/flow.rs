@@ -659,20 +659,11 @@ impl Authorizer {
             return self.on_id_jag(now, body);
         }
         let dpop = call.proof.is_some();
-        let response = match serde_json::from_slice::<TokenResponse>(body) {
-            Ok(r) if r.token_type.eq_ignore_ascii_case("bearer") && !r.access_token.is_empty() => r,
-            Ok(r) if dpop && r.token_type.eq_ignore_ascii_case("dpop") && !r.access_token.is_empty() => r,
-            Ok(r) => {
-                return self.fail(AuthError::InvalidResponse {
-                    endpoint: Endpoint::Token.as_str(),
-                    detail: format!("unsupported token type {:?}", r.token_type),
-                });
-            }
-            Err(e) => {
-                return self.fail(AuthError::InvalidResponse {
-                    endpoint: Endpoint::Token.as_str(),
-                    detail: e.to_string(),
-                });
+        let response = serde_json::from_slice::<TokenResponse>(body).map_err(|e| e.to_string());
+        let response = match response.and_then(|r| r.unusable(dpop).map_or(Ok(r), Err)) {
+            Ok(response) => response,
+            Err(detail) => {
+                return self.fail(AuthError::InvalidResponse { endpoint: Endpoint::Token.as_str(), detail });
             }
         };
         let lifetime = response.lifetime();

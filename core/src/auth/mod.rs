@@ -431,7 +431,11 @@ impl Authorizer {
                 self.client = Some(client);
             }
         }
-        if let Some(stored) = credentials.tokens.filter(|t| t.token_type.eq_ignore_ascii_case("bearer")) {
+        // A stored token that could not go in a header (a corrupt store) is no token.
+        let usable = |t: &StoredTokens| {
+            t.token_type.eq_ignore_ascii_case("bearer") && exchange::is_b64token(t.access_token.expose())
+        };
+        if let Some(stored) = credentials.tokens.filter(usable) {
             let expires_at = stored.expires_at.map(|at| {
                 crate::connection::deadline_after(now, Duration::from_secs(at.saturating_sub(now_unix)))
             });
