@@ -116,6 +116,8 @@ struct World {
     silent: Option<&'static str>,
     /// This path answers 200 with a body of a megabyte.
     huge: Option<&'static str>,
+    /// The authorization server forgets every client it registered once the user authorized it.
+    forgetful: bool,
 }
 
 /// Where the user's browser goes instead of approving, given the authorization URL.
@@ -170,6 +172,7 @@ impl World {
             registration_redirect: None,
             silent: None,
             huge: None,
+            forgetful: false,
         }
     }
 
@@ -259,24 +262,24 @@ impl World {
         }
     }
 
-    /// The authorization page: the user approves, the server redirects.
-    fn authorize(&mut self, url: &str) -> String {
+    /// The authorization page: the user approves, the server redirects. A client the server
+    /// does not know gets an error page and no redirect (RFC 6749 §4.1.2.1): `None`.
+    fn authorize(&mut self, url: &str) -> Option<String> {
         self.log.push(format!("GET {url}"));
         let q = query_of(url);
         self.authorizations.push(q.clone());
         if let Some(tamper) = &self.tamper {
-            return tamper(url);
+            return Some(tamper(url));
         }
         assert_eq!(q["response_type"], "code");
         assert_eq!(q["code_challenge_method"], "S256");
         assert_eq!(q["redirect_uri"], self.registration_redirect.unwrap_or(REDIRECT));
-        let client = &q["client_id"];
-        assert!(
-            self.registered.contains_key(client)
-                || self.setup.clients.contains_key(client)
-                || client.starts_with("https://"),
-            "unknown client {client}"
-        );
+        if !self.knows(&q["client_id"]) {
+            return None;
+        }
+        if self.forgetful {
+            self.registered.clear();
+        }
         let code = self.fresh("code");
         let mut granted = scopes(q.get("scope"));
         if let Some(cap) = &self.setup.grantable {
@@ -288,7 +291,15 @@ impl World {
         if self.setup.send_iss {
             redirect.query_pairs_mut().append_pair("iss", &self.setup.issuer);
         }
-        redirect.into()
+        Some(redirect.into())
+    }
+
+    /// Whether the authorization server knows this client: registered, pre-registered, or a
+    /// metadata document URL.
+    fn knows(&self, client: &str) -> bool {
+        self.registered.contains_key(client)
+            || self.setup.clients.contains_key(client)
+            || client.starts_with("https://")
     }
 
     fn token(&mut self, now: Instant, req: &HttpRequest) -> Reply {
@@ -303,6 +314,8 @@ impl World {
             if self.setup.clients.get(id).map(String::as_str) != Some(secret) {
                 return reply(401, json!({"error": "invalid_client"}));
             }
+        } else if form.get("client_id").is_some_and(|id| !self.knows(id)) {
+            return reply(401, json!({"error": "invalid_client"}));
         }
         let granted = match grant.as_str() {
             "authorization_code" => {
@@ -519,9 +532,10 @@ impl Net {
             while let Some(event) = self.session.poll_auth_event() {
                 moved = true;
                 if let (AuthEvent::AuthorizationRequired { url }, true) = (&event, self.user_returns) {
-                    let redirect = self.world.authorize(url);
-                    let outcome = self.session.handle_authorization_redirect(self.now, &redirect);
-                    self.redirects.push(outcome);
+                    if let Some(redirect) = self.world.authorize(url) {
+                        let outcome = self.session.handle_authorization_redirect(self.now, &redirect);
+                        self.redirects.push(outcome);
+                    }
                 }
                 self.auth_events.push(event);
             }
@@ -1153,7 +1167,7 @@ fn a_user_slower_than_the_handshake_timeout_is_waited_for() {
     // authorization timeout. The held `initialize` does not time out meanwhile.
     net.advance(Duration::from_secs(300));
     assert!(net.closed().is_none(), "{:?}", net.closed());
-    let redirect = net.world.authorize(&url);
+    let redirect = net.world.authorize(&url).unwrap();
     net.session.handle_authorization_redirect(net.now, &redirect).unwrap();
     net.run();
     assert!(net.ready());
@@ -1202,6 +1216,38 @@ fn a_stored_registration_is_not_used_with_another_redirect_uri() {
     net.run();
     assert!(net.ready(), "{:?} {:?}", net.closed(), net.failed());
     assert_eq!(net.world.count("/register"), 2);
+}
+
+#[test]
+fn a_registration_the_server_forgot_is_dropped_and_made_again_once() {
+    let mut first = authorizes(Setup::default(), interactive());
+    let credentials = first.session.credentials(first.now, 1_000_000).unwrap();
+    let old_client = credentials.client.clone().unwrap().client_id;
+    // The authorization server lost its database: clients, tokens, refresh tokens.
+    let mut net = Net::with_credentials(Setup::default(), interactive(), Some(credentials));
+    net.world.next = first.world.next;
+    net.run();
+    assert!(net.ready(), "{:?} {:?}\n{:#?}", net.closed(), net.failed(), net.world.log);
+    // The refresh was refused with invalid_client: the registration was dropped (and the
+    // application told to store that), a new one made, and the user sent with it.
+    assert_eq!(net.world.token_requests[0].0, "refresh_token");
+    assert_eq!(net.world.count("POST https://auth.test/register"), 1, "{:#?}", net.world.log);
+    let new_client = net.session.credentials(net.now, 1_000_000).unwrap().client.unwrap().client_id;
+    assert_ne!(new_client, old_client);
+    assert_eq!(net.world.authorizations.len(), 1);
+    assert_eq!(net.world.authorizations[0]["client_id"], new_client);
+    let changed = net.auth_events.iter().filter(|e| matches!(e, AuthEvent::CredentialsChanged)).count();
+    assert!(changed >= 2, "{:?}", net.auth_events);
+
+    // A server that forgets every client at once: registered again once, then the refusal
+    // stands (no registration loop).
+    let mut net = Net::new(Setup::default(), interactive());
+    net.world.forgetful = true;
+    net.run();
+    let Some(AuthError::TokenRefused { error, .. }) = net.failed() else { panic!("{:?}", net.failed()) };
+    assert_eq!(error, "invalid_client");
+    assert_eq!(net.world.count("POST https://auth.test/register"), 2, "{:#?}", net.world.log);
+    assert_eq!(net.world.token_requests.len(), 2);
 }
 
 #[test]

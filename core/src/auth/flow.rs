@@ -641,6 +641,10 @@ impl Authorizer {
                     return self.send_token(now, call);
                 }
             }
+            if error == "invalid_client" && grant != TokenGrant::TokenExchange && self.forget_registration() {
+                // The server forgot the client it registered (RFC 6749 §5.2): register anew.
+                return self.authorize(now);
+            }
             if grant == TokenGrant::Refresh {
                 // The refresh token is spent or revoked: authorize from scratch.
                 tracing::debug!(%error, "refresh refused: authorizing again");
@@ -682,10 +686,30 @@ impl Authorizer {
         });
         self.generation = self.generation.saturating_add(1);
         self.fresh = true;
+        self.reregistrations = 0;
         self.step = Step::Idle;
         tracing::debug!(grant = grant.name(), dpop = bound, "token obtained");
         self.events.push_back(AuthEvent::CredentialsChanged);
         self.events.push_back(AuthEvent::Authorized);
+    }
+
+    /// Drops the client registration the authorization server no longer knows, with the tokens
+    /// issued to it, so that the next authorization registers again (and the application's
+    /// store forgets it: [`AuthEvent::CredentialsChanged`]). Only a registration made (or
+    /// restored) by the authorizer, and once until a token is obtained again: a server that
+    /// forgets every client is not registered with in a loop. Returns whether it was dropped.
+    fn forget_registration(&mut self) -> bool {
+        let registered = self.config.client.is_none()
+            && self.client.as_ref().is_some_and(|c| Some(&c.client_id) != self.config.metadata_url.as_ref());
+        if !registered || self.reregistrations >= MAX_REREGISTRATIONS {
+            return false;
+        }
+        tracing::debug!("the authorization server forgot the client: registering again");
+        self.reregistrations += 1;
+        self.client = None;
+        self.tokens = None;
+        self.events.push_back(AuthEvent::CredentialsChanged);
+        true
     }
 
     /// The identity provider answered the token exchange: the ID-JAG, presented to the

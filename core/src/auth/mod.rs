@@ -73,6 +73,9 @@ use config::Grant;
 
 /// How long before its expiry an access token is refreshed rather than used.
 const EXPIRY_MARGIN: Duration = Duration::from_secs(30);
+/// How often a client registration the authorization server forgot (`invalid_client`) is
+/// dropped and made again before a token is obtained.
+const MAX_REREGISTRATIONS: u32 = 1;
 /// The most of a response body the authorizer reads (metadata documents are small).
 pub const MAX_RESPONSE_BODY: usize = 256 * 1024;
 
@@ -294,6 +297,8 @@ pub struct Authorizer {
     refresh_after_discovery: bool,
     /// Full authorizations since a request last succeeded.
     attempts: u32,
+    /// Registrations dropped after `invalid_client` since a token was last obtained.
+    reregistrations: u32,
     step: Step,
     outbox: Option<AuthRequest>,
     in_flight: Option<Endpoint>,
@@ -377,6 +382,7 @@ impl Authorizer {
             refreshes: 0,
             refresh_after_discovery: false,
             attempts: 0,
+            reregistrations: 0,
             step: Step::Idle,
             outbox: None,
             in_flight: None,
