@@ -118,6 +118,10 @@ struct World {
     huge: Option<&'static str>,
     /// The authorization server forgets every client it registered once the user authorized it.
     forgetful: bool,
+    /// Each 403 for the `admin` tool asks for another scope (`admin1`, `admin2`, …).
+    escalating: bool,
+    /// The 403s sent for the `admin` tool.
+    scope_refusals: u32,
 }
 
 /// Where the user's browser goes instead of approving, given the authorization URL.
@@ -173,6 +177,8 @@ impl World {
             silent: None,
             huge: None,
             forgetful: false,
+            escalating: false,
+            scope_refusals: 0,
         }
     }
 
@@ -387,7 +393,13 @@ impl World {
         }
         let name = message["params"]["name"].as_str().unwrap_or("");
         if let (Some(admin), "tools/call", "admin") = (self.setup.admin_scope, method.as_str(), name) {
-            if !issued.scope.contains(admin) {
+            let admin = if self.escalating {
+                format!("{admin}{}", self.scope_refusals + 1)
+            } else {
+                admin.to_owned()
+            };
+            if !issued.scope.contains(&admin) {
+                self.scope_refusals += 1;
                 let scope = format!("{} {admin}", required.unwrap_or(""));
                 return Reply {
                     status: 403,
@@ -966,9 +978,10 @@ fn insufficient_scope_steps_up_with_the_union_and_retries_once() {
 
 #[test]
 fn step_ups_stop_at_the_limit() {
-    // The server never grants `admin`: every step-up brings the same 403.
-    let setup = Setup { admin_scope: Some("admin"), grantable: Some(vec!["mcp"]), ..Setup::default() };
+    // Every 403 asks for a scope never asked for before: each is a step-up, up to the limit.
+    let setup = Setup { admin_scope: Some("admin"), ..Setup::default() };
     let mut net = authorizes(setup, interactive().max_step_ups(2));
+    net.world.escalating = true;
     let id = net.call("admin");
     net.run();
     let outcome = net.outcome(&id).unwrap();
@@ -1033,6 +1046,29 @@ fn a_stored_access_token_that_cannot_go_in_a_header_is_not_used() {
     net.world = world;
     let Some(HttpAction::Send(init)) = net.session.poll_action(net.now) else { panic!() };
     assert_eq!(init.header("authorization"), None, "the corrupt token is not sent");
+}
+
+#[test]
+fn a_step_up_that_did_not_help_is_not_repeated() {
+    // The server never grants `admin`. The first admin call steps up once; the 403 that comes
+    // back asks for nothing the client has not asked for, so the call fails. Later admin calls
+    // fail the same way at once, successes in between or not: no authorization runs again.
+    let setup = Setup { admin_scope: Some("admin"), grantable: Some(vec!["mcp"]), ..Setup::default() };
+    let mut net = authorizes(setup, interactive());
+    for round in 0..3 {
+        let id = net.call("admin");
+        net.run();
+        let outcome = net.outcome(&id).unwrap();
+        assert!(
+            matches!(&outcome, Err(RequestError::Unauthorized(AuthError::InsufficientScope { scope: Some(s), .. })) if s == "mcp admin"),
+            "round {round}: {outcome:?}"
+        );
+        let id = net.call("echo");
+        net.run();
+        assert_eq!(net.outcome(&id), Some(Ok(())));
+    }
+    // The first authorization and one step-up (7 before: two step-ups per call).
+    assert_eq!(net.world.authorizations.len(), 2, "{:#?}", net.world.authorizations);
 }
 
 // ----- tokens: expiry and refresh -----

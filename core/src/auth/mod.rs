@@ -620,17 +620,25 @@ impl Authorizer {
         if challenge.resource_metadata.is_some() {
             self.metadata_hint = challenge.resource_metadata.clone();
         }
-        if challenge.scope.is_some() {
-            self.challenge_scope = challenge.scope.clone();
-        }
         if status == 403 {
-            // Step-up: authorize again for the union of what was asked and what is needed.
-            if self.step_ups >= self.config.max_step_ups {
+            // Step-up: authorize again for the union of what was asked and what is needed, when
+            // something is needed that was not asked for: a step-up that did not help is not
+            // run again (MCP 2025-11-25, scope challenge handling).
+            let asked = union(
+                self.requested_scope().as_deref(),
+                self.tokens.as_ref().and_then(|t| t.scope.as_deref()),
+            );
+            let asked: Vec<&str> =
+                asked.as_deref().map(|a| a.split_whitespace().collect()).unwrap_or_default();
+            let new =
+                challenge.scope.as_deref().is_some_and(|s| s.split_whitespace().any(|s| !asked.contains(&s)));
+            if !new || self.step_ups >= self.config.max_step_ups {
                 return Verdict::Fail(AuthError::InsufficientScope {
                     scope: challenge.scope,
                     attempts: self.step_ups,
                 });
             }
+            self.challenge_scope = challenge.scope.clone();
             self.step_ups += 1;
             let previous =
                 self.tokens.as_ref().and_then(|t| t.scope.clone()).or_else(|| self.requested_scope());
@@ -639,6 +647,9 @@ impl Authorizer {
             self.tokens = None;
             self.authorize(now);
             return Verdict::Wait;
+        }
+        if challenge.scope.is_some() {
+            self.challenge_scope = challenge.scope.clone();
         }
         let had_token = sent.is_some() && self.tokens.is_some();
         // A refused token is refreshed, twice at most before a request succeeds again (a token
