@@ -1256,7 +1256,7 @@ fn a_stored_registration_is_not_used_with_another_redirect_uri() {
 
 #[test]
 fn a_registration_the_server_forgot_is_dropped_and_made_again_once() {
-    let mut first = authorizes(Setup::default(), interactive());
+    let first = authorizes(Setup::default(), interactive());
     let credentials = first.session.credentials(first.now, 1_000_000).unwrap();
     let old_client = credentials.client.clone().unwrap().client_id;
     // The authorization server lost its database: clients, tokens, refresh tokens.

@@ -135,10 +135,14 @@ pub enum AuthError {
     /// [`Authorizer::set_wall_clock`](super::Authorizer::set_wall_clock).
     #[error("a signed JWT needs the wall-clock time, and none was given (Authorizer::set_wall_clock)")]
     NoWallClock,
-    /// The MCP server refused the DPoP nonce it had just asked for (`use_dpop_nonce` again with
-    /// the same nonce).
-    #[error("the server refused its own DPoP nonce")]
-    DpopNonceRejected,
+    /// A server refused the DPoP nonce it had just asked for (`use_dpop_nonce` again, with the
+    /// same nonce or yet another): the request was sent again once with the nonce it gave, and
+    /// is not sent again.
+    #[error("{endpoint} refused the DPoP nonce it had asked for (use_dpop_nonce again): not asked again")]
+    DpopNonceRejected {
+        /// `the MCP server`, or the token endpoint that asked.
+        endpoint: &'static str,
+    },
     /// A request to an authorization endpoint failed (connection refused, reset, timeout).
     #[error("request to {endpoint} failed: {detail}")]
     Transport {

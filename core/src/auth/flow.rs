@@ -630,16 +630,18 @@ impl Authorizer {
         if !(200..300).contains(&status) {
             let (error, description) = ErrorResponse::of(status, body);
             // RFC 9449 §8: the authorization server wants a nonce in the proof; the request
-            // goes again with a new proof (a new `jti`) carrying it. Once per new nonce.
+            // goes again with a new proof (a new `jti`) carrying it. Once: a server that refuses
+            // the nonce it gave is not asked again.
             if let (Some(sent), "use_dpop_nonce") = (&call.proof, error.as_str()) {
                 if self.dpop.server_nonce.is_some()
                     && self.dpop.server_nonce != *sent
-                    && call.nonce_retries < 2
+                    && call.nonce_retries < MAX_NONCE_RETRIES
                 {
                     tracing::debug!(grant = grant.name(), "the authorization server asks for a DPoP nonce");
                     call.nonce_retries += 1;
                     return self.send_token(now, call);
                 }
+                return self.fail(AuthError::DpopNonceRejected { endpoint: Endpoint::Token.as_str() });
             }
             if error == "invalid_client" && grant != TokenGrant::TokenExchange && self.forget_registration() {
                 // The server forgot the client it registered (RFC 6749 §5.2): register anew.

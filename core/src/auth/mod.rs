@@ -73,9 +73,15 @@ use config::Grant;
 
 /// How long before its expiry an access token is refreshed rather than used.
 const EXPIRY_MARGIN: Duration = Duration::from_secs(30);
+/// How often one request (to the MCP server, or to a token endpoint) is sent again for a DPoP
+/// nonce the server asked for (RFC 9449 §8, §9): once per new nonce, and a server that refuses
+/// the nonce it gave with another one is not asked again.
+const MAX_NONCE_RETRIES: u8 = 1;
 /// How often a client registration the authorization server forgot (`invalid_client`) is
 /// dropped and made again before a token is obtained.
 const MAX_REREGISTRATIONS: u32 = 1;
+/// What errors call the MCP server, beside the authorizer's [`Endpoint`]s.
+const RESOURCE_SERVER: &str = "the MCP server";
 /// The most of a response body the authorizer reads (metadata documents are small).
 pub const MAX_RESPONSE_BODY: usize = 256 * 1024;
 
@@ -121,6 +127,8 @@ pub struct Stamp {
     generation: u32,
     /// How many DPoP nonces of the MCP server the authorizer had seen.
     nonce: u32,
+    /// How often the request was sent again with a newer nonce than it had carried.
+    nonce_retries: u8,
 }
 
 /// The credentials for one request to the MCP server (see [`Authorizer::authorization`]).
@@ -246,7 +254,7 @@ struct TokenCall {
     /// Whether the request carried a DPoP proof, and with which nonce.
     proof: Option<Option<String>>,
     /// Requests sent again for a new nonce.
-    nonce_retries: u32,
+    nonce_retries: u8,
 }
 
 /// An authorization request the user has not come back from.
@@ -483,17 +491,27 @@ impl Authorizer {
     /// header, a proof made for this request alone (`method`, `url`, a fresh `jti`, the
     /// server's nonce). Call it for every request, each retry included; give the
     /// [`Stamp`] back with the response ([`challenge`](Self::challenge),
-    /// [`accepted`](Self::accepted)).
+    /// [`accepted`](Self::accepted)). `refused` is the stamp of the request's previous send when
+    /// it goes again after the server refused it ([`Verdict::Wait`], [`Verdict::Retry`]): what
+    /// the authorizer counts per request (the nonces it was sent again for) goes on from there.
     ///
     /// `None` for a `url` that is neither `https` nor loopback: a token never travels in clear,
     /// not even one [restored](Self::restore) for a server whose URL says `http`.
-    pub fn authorization(&mut self, now: Instant, method: HttpMethod, url: &str) -> Option<Authorization> {
+    pub fn authorization(
+        &mut self,
+        now: Instant,
+        method: HttpMethod,
+        url: &str,
+        refused: Option<Stamp>,
+    ) -> Option<Authorization> {
         let tokens = self.tokens.as_ref()?;
         if !Url::parse(url).is_ok_and(|u| metadata::is_secure(&u)) {
             tracing::warn!(url, "no credentials for a request that would carry them in clear");
             return None;
         }
-        let stamp = Stamp { generation: self.generation, nonce: self.dpop.epoch };
+        let epoch = self.dpop.epoch;
+        let nonce_retries = refused.map_or(0, |r| r.nonce_retries.saturating_add(u8::from(r.nonce < epoch)));
+        let stamp = Stamp { generation: self.generation, nonce: epoch, nonce_retries };
         if !tokens.dpop {
             let header = Secret::new(format!("Bearer {}", tokens.access.expose()));
             return Some(Authorization { header, dpop: None, stamp });
@@ -606,12 +624,12 @@ impl Authorizer {
                     self.handle_resource_nonce(nonce);
                 }
                 // Sent again once per new nonce: a server that refuses the nonce it just gave
-                // is not asked forever.
-                if sent.nonce < self.dpop.epoch {
+                // (with another one, or the same) is not asked again.
+                if sent.nonce < self.dpop.epoch && sent.nonce_retries < MAX_NONCE_RETRIES {
                     tracing::debug!("the server asks for a DPoP nonce: sending the request again");
                     return Verdict::Retry;
                 }
-                return Verdict::Fail(AuthError::DpopNonceRejected);
+                return Verdict::Fail(AuthError::DpopNonceRejected { endpoint: RESOURCE_SERVER });
             }
         }
         if self.is_busy() {

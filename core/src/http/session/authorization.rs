@@ -85,8 +85,9 @@ impl HttpSession {
         method: HttpMethod,
         url: &str,
         headers: &mut Vec<(Cow<'static, str>, String)>,
+        refused: Option<Stamp>,
     ) -> Option<Stamp> {
-        let authorization = self.auth.as_mut()?.authorization(now, method, url)?;
+        let authorization = self.auth.as_mut()?.authorization(now, method, url, refused)?;
         headers.retain(|(name, _)| {
             !name.eq_ignore_ascii_case("authorization") && !name.eq_ignore_ascii_case("dpop")
         });
@@ -178,9 +179,15 @@ impl HttpSession {
         let Some(s) = self.streams.remove(&stream) else { return false };
         self.actions.push_back(HttpAction::Abort(stream));
         match s.role {
-            Role::Post { out, .. } => match verdict {
-                Verdict::Wait => self.hold_for_auth(now, out),
-                Verdict::Retry => self.resend(now, out),
+            Role::Post { mut out, .. } => match verdict {
+                Verdict::Wait => {
+                    out.refused = s.token;
+                    self.hold_for_auth(now, out)
+                }
+                Verdict::Retry => {
+                    out.refused = s.token;
+                    self.resend(now, out)
+                }
                 Verdict::Fail(error) => match out.id().filter(|&id| self.awaits(id)) {
                     Some(id) => self.fail(now, id, RequestError::Unauthorized(error)),
                     None => tracing::warn!(%error, "a message to the server was refused: unauthorized"),
@@ -190,7 +197,7 @@ impl HttpSession {
             Role::Get { .. } => {
                 self.standalone = match verdict {
                     Verdict::Fail(_) => Standalone::Off,
-                    _ => Standalone::Idle,
+                    _ => Standalone::Idle { refused: s.token },
                 };
             }
             _ => {}

@@ -51,7 +51,7 @@ impl HttpSession {
             self.actions.push_back(HttpAction::Abort(id));
         }
         self.reconnects.retain(|r| !matches!(r.kind, GetKind::Standalone));
-        self.standalone = Standalone::Idle;
+        self.standalone = Standalone::Idle { refused: None };
         if self.gate.is_some_and(|(id, _)| !self.streams.contains_key(&id)) {
             self.gate = None;
         }

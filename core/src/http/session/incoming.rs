@@ -73,7 +73,7 @@ impl HttpSession {
             Role::Post { out, answered, initialize } => {
                 self.finish_post(now, s.status, s.body, s.decoder, out, answered, initialize, end)
             }
-            Role::Get { kind, attempts } => {
+            Role::Get { kind, attempts, .. } => {
                 // Set when the GET opened.
                 let decoder =
                     s.decoder.unwrap_or_else(|| SseDecoder::new(self.conn.config().max_message_size));

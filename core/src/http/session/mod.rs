@@ -79,6 +79,9 @@ struct Outgoing {
     retried: bool,
     /// 2026-07-28: already re-sent once after a `-32020` header mismatch and a fresh tool list.
     refreshed: bool,
+    /// The credentials of its last send, which the server refused (401, 403): the authorizer
+    /// counts what it allows per request from there.
+    refused: Option<Stamp>,
 }
 
 /// Which transport the session speaks.
@@ -99,8 +102,9 @@ enum Mode {
 /// The stream for server-initiated messages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Standalone {
-    /// Not opened yet (or to be re-opened after a re-initialization).
-    Idle,
+    /// Not opened yet (or to be re-opened after a re-initialization, or after the server refused
+    /// the credentials it carried: `refused`, as for [`Outgoing::refused`]).
+    Idle { refused: Option<Stamp> },
     /// In flight or scheduled to reconnect: never two at once.
     Active,
     /// The server does not offer one (405), or it failed for good.
@@ -143,6 +147,8 @@ enum Role {
         kind: GetKind,
         /// Consecutive re-opens without a message in between.
         attempts: u32,
+        /// The credentials the previous `GET` of the stream carried, refused by the server.
+        refused: Option<Stamp>,
     },
     /// The `initialize` re-sent after the session expired.
     Reinitialize,
@@ -339,7 +345,7 @@ impl HttpSession {
             held: VecDeque::new(),
             one_way: VecDeque::new(),
             reconnects: Vec::new(),
-            standalone: Standalone::Idle,
+            standalone: Standalone::Idle { refused: None },
             gate: None,
             reinit: None,
             closing: false,

@@ -33,7 +33,10 @@ impl HttpSession {
                     continue;
                 }
                 _ => {
-                    self.dispatch(now, Outgoing { body, request: None, retried: false, refreshed: false });
+                    self.dispatch(
+                        now,
+                        Outgoing { body, request: None, retried: false, refreshed: false, refused: None },
+                    );
                     continue;
                 }
             };
@@ -45,7 +48,8 @@ impl HttpSession {
             if modern && request.method() == "tools/list" && !self.refreshes.contains_key(&call) {
                 self.tool_lists.insert(call);
             }
-            let out = Outgoing { body, request: Some(request), retried: false, refreshed: false };
+            let out =
+                Outgoing { body, request: Some(request), retried: false, refreshed: false, refused: None };
             if initialize && !self.auth_ready(now) {
                 self.hold_for_auth(now, out);
             } else if initialize {
@@ -107,7 +111,7 @@ impl HttpSession {
                 self.post(now, out, false);
             }
         }
-        if self.standalone == Standalone::Idle
+        if matches!(self.standalone, Standalone::Idle { .. })
             && !modern
             && self.config.standalone_stream
             && matches!(self.mode, Mode::Streamable)
@@ -186,10 +190,15 @@ impl HttpSession {
         method: HttpMethod,
     ) -> StreamId {
         let foreign = sent.as_ref().is_some_and(|sent| sent.foreign);
+        let refused = match &role {
+            Role::Post { out, .. } => out.refused,
+            Role::Get { refused, .. } => *refused,
+            _ => None,
+        };
         let token = if matches!(role, Role::Auth) || foreign {
             None
         } else {
-            self.authorize_exchange(now, method, &url, &mut headers)
+            self.authorize_exchange(now, method, &url, &mut headers, refused)
         };
         let stream = self.new_stream(role, deadline, token);
         if let Some(s) = self.streams.get_mut(&stream) {
@@ -331,11 +340,15 @@ impl HttpSession {
         if self.closing || !matches!(self.mode, Mode::Streamable) {
             return;
         }
+        let mut refused = None;
         if matches!(kind, GetKind::Standalone) {
             if self.reinit.is_some() {
                 // Re-opened with the new session.
-                self.standalone = Standalone::Idle;
+                self.standalone = Standalone::Idle { refused: None };
                 return;
+            }
+            if let Standalone::Idle { refused: stamp } = self.standalone {
+                refused = stamp;
             }
             self.standalone = Standalone::Active;
         }
@@ -347,7 +360,7 @@ impl HttpSession {
             matches!(kind, GetKind::Standalone).then(|| deadline_after(now, self.config.connect_timeout));
         let url = self.config.url.clone();
         let fresh = matches!(kind, GetKind::Standalone) && attempts == 0;
-        let role = Role::Get { kind, attempts };
+        let role = Role::Get { kind, attempts, refused };
         let stream = self.start_exchange(now, HttpMethod::Get, url, headers, Vec::new(), role, deadline);
         if let Some(s) = self.streams.get_mut(&stream) {
             s.decoder = Some(decoder);
