@@ -120,6 +120,10 @@ struct World {
     forgetful: bool,
     /// Each 403 for the `admin` tool asks for another scope (`admin1`, `admin2`, …).
     escalating: bool,
+    /// `initialize` answers with an `Mcp-Session-Id`.
+    session_ids: bool,
+    /// Tool calls get no answer at all.
+    hang_calls: bool,
     /// The 403s sent for the `admin` tool.
     scope_refusals: u32,
 }
@@ -178,6 +182,8 @@ impl World {
             huge: None,
             forgetful: false,
             escalating: false,
+            session_ids: false,
+            hang_calls: false,
             scope_refusals: 0,
         }
     }
@@ -192,7 +198,9 @@ impl World {
     }
 
     fn respond(&mut self, now: Instant, req: &HttpRequest) -> Option<Reply> {
-        if self.silent.is_some_and(|prefix| req.url().starts_with(prefix)) {
+        let call = String::from_utf8_lossy(req.body()).contains("\"tools/call\"");
+        let silent = self.silent.is_some_and(|prefix| req.url().starts_with(prefix));
+        if silent || (self.hang_calls && call) {
             self.log.push(format!("{} {} (no answer)", req.method(), req.url()));
             return None;
         }
@@ -415,9 +423,13 @@ impl World {
         let id = message["id"].clone();
         let result = match method.as_str() {
             "initialize" => {
+                let mut headers = vec![("Content-Type".into(), "application/json".into())];
+                if self.session_ids {
+                    headers.push(("Mcp-Session-Id".into(), self.fresh("session")));
+                }
                 return Reply {
                     status: 200,
-                    headers: vec![("Content-Type".into(), "application/json".into())],
+                    headers,
                     body: init_result("2025-11-25", json!({"tools": {}})),
                     ends: true,
                 };
@@ -1143,6 +1155,42 @@ fn credentials_survive_a_restart() {
     net.run();
     assert!(net.ready());
     assert_eq!(net.world.log.len(), 2, "{:#?}", net.world.log);
+}
+
+// ----- with a session that expires -----
+
+#[test]
+fn a_request_held_for_a_token_during_a_re_initialization_keeps_its_deadline() {
+    let mut net = Net::new(Setup::default(), interactive());
+    net.world.session_ids = true;
+    net.run();
+    assert!(net.ready());
+    assert!(net.session.session_id().is_some());
+    let a = net.call("echo");
+    let b = net.call("echo");
+    let sends: Vec<HttpRequest> = std::iter::from_fn(|| net.session.poll_action(net.now))
+        .filter_map(|action| match action {
+            HttpAction::Send(request) => Some(request),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(sends.len(), 2);
+    // At once, the server forgets the session (a: 404) and refuses b's token (401): b waits for
+    // a refresh (its deadline suspended meanwhile) while the session is re-initialized.
+    net.session.handle_response_head(net.now, sends[0].stream(), 404, Vec::<(&str, &[u8])>::new());
+    net.session.handle_response_end(net.now, sends[0].stream());
+    let challenge: Vec<(&str, &[u8])> = vec![("WWW-Authenticate", b"Bearer error=\"invalid_token\"")];
+    net.session.handle_response_head(net.now, sends[1].stream(), 401, challenge);
+    net.session.handle_response_end(net.now, sends[1].stream());
+    // The refresh and the new session succeed; both calls go again, and the server never answers.
+    net.world.hang_calls = true;
+    net.run();
+    assert_eq!(net.world.token_requests.last().unwrap().0, "refresh_token");
+    assert_eq!(net.world.count("POST https://mcp.test/mcp (no answer)"), 2, "{:#?}", net.world.log);
+    // Both fail at their deadlines: b's started again when it was sent again.
+    net.advance(Duration::from_secs(61));
+    assert!(matches!(net.outcome(&a), Some(Err(RequestError::Timeout(_)))), "{:?}", net.outcome(&a));
+    assert!(matches!(net.outcome(&b), Some(Err(RequestError::Timeout(_)))), "{:?}", net.outcome(&b));
 }
 
 // ----- without an authorizer -----

@@ -125,8 +125,10 @@ impl HttpSession {
                 self.post(now, out, false);
             }
         }
+        // What was held meanwhile, for the new session or for a token, goes the way every held
+        // message does: a request held for a token gets its deadline back.
         while let Some(out) = self.held.pop_front() {
-            self.post(now, out, false);
+            self.resend(now, out);
         }
         self.sync(now);
     }
