@@ -612,6 +612,37 @@ fn a_request_refused_for_its_version_is_sent_again_once() {
 }
 
 #[test]
+fn a_version_refusal_in_the_middle_of_a_multi_round_request_keeps_the_users_answers() {
+    let mut h = modern_ready(mrtr_config());
+    let id = call(&mut h, "book_flight");
+    let first = h.sent().remove(0);
+    h.server(&input_required(
+        first["id"].as_i64().unwrap(),
+        json!({"where": {"method": "roots/list"}}),
+        Some("s1"),
+    ));
+    let events = h.events();
+    let [Event::Request { id: input, request: ServerRequest::ListRoots }] = &events[..] else {
+        panic!("{events:?}")
+    };
+    h.conn.respond(input, Ok(&ListRootsResult::new(vec![Root::new("file:///w")]))).unwrap();
+    let round = h.sent().remove(0);
+    assert_eq!(round["params"]["requestState"], "s1");
+    // The server was upgraded between the rounds: -32022, naming a version the client speaks.
+    let refusal = json!({"supported": ["2026-07-28"], "requested": "2026-07-28"});
+    h.server(&error_line(round["id"].as_i64().unwrap(), -32022, refusal));
+    assert!(h.events().is_empty(), "the user is not asked again");
+    let again = h.sent().remove(0);
+    assert_ne!(again["id"], round["id"], "a new request");
+    assert_eq!(again["params"]["requestState"], "s1");
+    assert_eq!(again["params"]["inputResponses"], round["params"]["inputResponses"]);
+    assert_eq!(again["params"]["inputResponses"]["where"]["roots"][0]["uri"], "file:///w");
+    assert_eq!(again["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"], "2026-07-28");
+    h.server(&result_line(again["id"].as_i64().unwrap(), json!({"resultType": "complete", "content": []})));
+    assert!(matches!(&h.events()[..], [Event::Response { id: got, result: Ok(_) }] if *got == id));
+}
+
+#[test]
 fn the_discover_result_is_fresh_for_its_ttl_and_discovering_again_updates_the_server() {
     let mut h = modern_ready(dual());
     assert!(h.conn.discover_is_fresh(h.now), "ttlMs 60000");

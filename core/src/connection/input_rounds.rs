@@ -65,6 +65,16 @@ impl Retry {
     }
 }
 
+/// `params` (an object with the request's `_meta`) with the protocol version in `_meta` set to
+/// `version`; `None` if they are not an object.
+fn with_version(params: &[u8], version: ProtocolVersion) -> Option<Vec<u8>> {
+    let mut params = serde_json::from_slice::<schema::JsonObject>(params).ok()?;
+    if let Some(serde_json::Value::Object(meta)) = params.get_mut("_meta") {
+        meta.insert(schema::META_PROTOCOL_VERSION.into(), version.as_str().into());
+    }
+    serde_json::to_vec(&params).ok()
+}
+
 impl ClientConnection {
     /// An answer arrived for the application's request `id` (out of the table): a 2026-07-28
     /// request may go on instead of finishing. Returns the request back when it finishes with
@@ -265,20 +275,18 @@ impl ClientConnection {
             offered_versions(error).iter().filter_map(|v| v.parse().ok()).collect();
         let Some(version) = self.switch_version(&supported) else { return Some(pending) };
         let Some(retry) = pending.retry.as_mut() else { return Some(pending) };
-        let Ok(mut params) = serde_json::from_slice::<schema::JsonObject>(&retry.params) else {
-            return Some(pending);
-        };
-        if let Some(serde_json::Value::Object(meta)) = params.get_mut("_meta") {
-            meta.insert(schema::META_PROTOCOL_VERSION.into(), version.as_str().into());
-        }
-        match serde_json::to_vec(&params) {
-            Ok(params) => retry.params = params,
-            Err(_) => return Some(pending),
+        // The round that was refused goes again as it was (with the answers the user gave and
+        // the state to echo, if it had them), under the new version: nobody is asked again.
+        let Some(params) = with_version(&retry.params, version) else { return Some(pending) };
+        retry.params = params;
+        if let Some(round) = &retry.round_params {
+            let Some(round) = with_version(round, version) else { return Some(pending) };
+            retry.round_params = Some(round);
         }
         pending.reissues += 1;
         pending.park();
         self.pending.insert(n, pending);
-        self.send_round(n);
+        self.send_latest_round(n);
         None
     }
 
