@@ -643,6 +643,51 @@ fn a_version_refusal_in_the_middle_of_a_multi_round_request_keeps_the_users_answ
 }
 
 #[test]
+fn input_request_ids_never_clash_with_the_servers_request_ids() {
+    let roots = || ListRootsResult::new(vec![Root::new("file:///w")]);
+    // The engine's id first: a server request reusing it is refused as any reused id is.
+    let mut h = modern_ready(mrtr_config());
+    call(&mut h, "a");
+    let wire = h.sent().remove(0)["id"].as_i64().unwrap();
+    h.server(&input_required(wire, json!({"k": {"method": "roots/list"}}), None));
+    let events = h.events();
+    let [Event::Request { id: input, .. }] = &events[..] else { panic!("{events:?}") };
+    h.server(&common::request_line(json!(input.clone()), "roots/list", json!({})));
+    let events = h.events();
+    assert!(
+        matches!(&events[..], [Event::ProtocolViolation(mcp_sansio::ProtocolViolation::Invalid { .. })]),
+        "{events:?}"
+    );
+    h.conn.respond(input, Ok(&roots())).unwrap();
+    let sent = h.sent();
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    assert_eq!(sent[0]["method"], "tools/call", "the answer went into the retry, not to the server");
+
+    // The server's id first: the engine makes another one for its input request.
+    let mut h = modern_ready(mrtr_config());
+    call(&mut h, "b");
+    let wire = h.sent().remove(0)["id"].as_i64().unwrap();
+    let taken = format!("input/{wire}/k");
+    h.server(&common::request_line(json!(taken), "roots/list", json!({})));
+    let events = h.events();
+    let [Event::Request { id: servers, .. }] = &events[..] else { panic!("{events:?}") };
+    assert_eq!(servers, &RequestId::String(taken.clone()));
+    h.server(&input_required(wire, json!({"k": {"method": "roots/list"}}), None));
+    let events = h.events();
+    let [Event::Request { id: input, .. }] = &events[..] else { panic!("{events:?}") };
+    assert_ne!(input, servers);
+    // Each answer goes where it belongs.
+    h.conn.respond(servers, Ok(&roots())).unwrap();
+    let sent = h.sent();
+    assert_eq!((sent.len(), &sent[0]["id"]), (1, &json!(taken)), "{sent:?}");
+    assert!(sent[0].get("result").is_some());
+    h.conn.respond(input, Ok(&roots())).unwrap();
+    let sent = h.sent();
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    assert_eq!(sent[0]["params"]["inputResponses"]["k"]["roots"][0]["uri"], "file:///w");
+}
+
+#[test]
 fn the_discover_result_is_fresh_for_its_ttl_and_discovering_again_updates_the_server() {
     let mut h = modern_ready(dual());
     assert!(h.conn.discover_is_fresh(h.now), "ttlMs 60000");

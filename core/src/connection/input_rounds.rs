@@ -168,7 +168,7 @@ impl ClientConnection {
         }
         let retry = pending.retry.as_mut()?;
         for (key, request) in requests {
-            let id = RequestId::String(format!("input/{}/{key}", n.0));
+            let id = self.input_id(n, &key);
             retry.waiting.insert(key.clone());
             self.inputs.insert(id.clone(), (n, key));
             self.events.push_back(Event::Request { id, request });
@@ -288,6 +288,21 @@ impl ClientConnection {
         self.pending.insert(n, pending);
         self.send_latest_round(n);
         None
+    }
+
+    /// A fresh id for input request `key` of request `n`: `input/<n>/<key>`, or, when the server
+    /// has a request open under that id (ids are the server's to choose), the first of
+    /// `input/<n>/<key>/1`, `/2`, … that is free. The loop ends within one step more than there
+    /// are requests open.
+    fn input_id(&self, n: CallId, key: &str) -> RequestId {
+        let base = format!("input/{}/{key}", n.0);
+        let mut id = RequestId::String(base.clone());
+        let mut suffix = 0u64;
+        while self.id_in_use(&id) {
+            suffix += 1;
+            id = RequestId::String(format!("{base}/{suffix}"));
+        }
+        id
     }
 
     /// Drops the input requests of request `id` (now finished).

@@ -335,6 +335,13 @@ impl ClientConnection {
         }
     }
 
+    /// Whether `id` names a request the application may answer: the server's, or an input
+    /// request the engine made. The two share one space of ids, so neither may take one the
+    /// other holds.
+    fn id_in_use(&self, id: &RequestId) -> bool {
+        self.server_requests.contains_key(id) || self.inputs.contains_key(id)
+    }
+
     /// The session, or why commands cannot be sent now.
     fn ready_session(&self) -> Result<&Session, UsageError> {
         match &self.phase {
