@@ -518,6 +518,10 @@ pub(crate) fn encode_notification(out: &mut Vec<u8>, method: &str, params: Optio
     out.extend_from_slice(b"}\n");
 }
 
+/// The `notifications/initialized` message that completes a handshake, without a newline (an
+/// HTTP body as it is; a line on stdio with one).
+pub(crate) const INITIALIZED: &[u8] = br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+
 /// Appends a response line, with a result or an error.
 pub(crate) fn encode_response(out: &mut Vec<u8>, id: &RequestId, outcome: Result<&RawValue, &ErrorObject>) {
     out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
@@ -754,6 +758,9 @@ mod tests {
         encode_request(&mut out, &RequestId::Number(3), "tools/call", Some(br#"{"name":"echo"}"#));
         encode_notification(&mut out, "notifications/initialized", None);
         encode_response(&mut out, &RequestId::from("s\"1"), Err(&ErrorObject::method_not_found("x")));
+        let mut initialized = Vec::new();
+        encode_notification(&mut initialized, "notifications/initialized", None);
+        assert_eq!(initialized.strip_suffix(b"\n"), Some(INITIALIZED));
         assert_eq!(
             String::from_utf8(out).unwrap(),
             concat!(

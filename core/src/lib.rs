@@ -139,6 +139,7 @@ mod base64;
 mod capability;
 mod config;
 mod connection;
+mod deadline;
 mod error;
 mod event;
 pub mod framing;

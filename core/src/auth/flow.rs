@@ -435,7 +435,7 @@ impl Authorizer {
                 query.append_pair("scope", scope);
             }
         }
-        let deadline = crate::connection::deadline_after(now, self.config.authorization_timeout);
+        let deadline = crate::deadline::deadline_after(now, self.config.authorization_timeout);
         self.step = Step::Redirect(Box::new(Pending { state, verifier, deadline, code: None }));
         self.events.push_back(AuthEvent::AuthorizationRequired { url: url.into() });
     }
@@ -683,7 +683,7 @@ impl Authorizer {
                 .map(Secret::new)
                 .or(old_refresh.filter(|_| grant == TokenGrant::Refresh)),
             scope: response.scope.or_else(|| self.requested_scope()),
-            expires_at: lifetime.map(|s| crate::connection::deadline_after(now, Duration::from_secs(s))),
+            expires_at: lifetime.map(|s| crate::deadline::deadline_after(now, Duration::from_secs(s))),
             dpop: bound,
         });
         self.generation = self.generation.saturating_add(1);

@@ -451,7 +451,7 @@ impl Authorizer {
         };
         if let Some(stored) = credentials.tokens.filter(usable) {
             let expires_at = stored.expires_at.map(|at| {
-                crate::connection::deadline_after(now, Duration::from_secs(at.saturating_sub(now_unix)))
+                crate::deadline::deadline_after(now, Duration::from_secs(at.saturating_sub(now_unix)))
             });
             self.tokens = Some(Tokens {
                 access: stored.access_token,
@@ -545,7 +545,7 @@ impl Authorizer {
                 .tokens
                 .as_ref()
                 .and_then(|t| t.expires_at)
-                .is_some_and(|at| at <= crate::connection::deadline_after(now, EXPIRY_MARGIN));
+                .is_some_and(|at| at <= crate::deadline::deadline_after(now, EXPIRY_MARGIN));
         if expiring {
             if self.tokens.as_ref().is_some_and(|t| t.refresh.is_some()) {
                 tracing::debug!("the access token expires: refreshing it");

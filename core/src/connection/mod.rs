@@ -16,7 +16,7 @@ mod subscriptions;
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, VecDeque};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde::Serialize;
 use serde_json::value::RawValue;
@@ -181,14 +181,6 @@ fn request_transmit(
     let mut bytes = Vec::with_capacity(64 + method.len() + params.map_or(0, <[u8]>::len));
     jsonrpc::encode_request(&mut bytes, &RequestId::Number(wire.get()), &method, params);
     Transmit::request(bytes, wire.get(), call.0, method, route)
-}
-
-/// `now + duration`, saturating: a deadline past what [`Instant`] can hold is a century away.
-pub(crate) fn deadline_after(now: Instant, duration: Duration) -> Instant {
-    const CENTURY: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
-    now.checked_add(duration.min(CENTURY))
-        .or_else(|| now.checked_add(Duration::from_secs(3600)))
-        .unwrap_or(now)
 }
 
 impl ClientConnection {
@@ -629,11 +621,7 @@ impl ClientConnection {
         if version.is_modern() && matches!(&*method, "resources/subscribe" | "resources/unsubscribe") {
             return self.modern_subscribe(now, params, method == "resources/subscribe", &options);
         }
-        let timing = Timing {
-            timeout: options.timeout.unwrap_or(self.config.request_timeout),
-            max_total: options.max_total.unwrap_or(self.config.max_total),
-            reset_on_progress: options.reset_on_progress.unwrap_or(true),
-        };
+        let timing = Timing::for_request(&options, &self.config);
         // The progress token is the request's own id (no second table to map tokens).
         let token = options.progress.then(|| self.pending.next_id());
         let pending = Pending::new(kind, now, Some(timing));

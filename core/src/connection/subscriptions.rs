@@ -82,7 +82,7 @@ impl Listen {
         }
         if self.current.as_ref().is_some_and(|s| s.id == id) {
             self.current = None;
-            self.again_at = Some(super::deadline_after(now, delay(self.failures)));
+            self.again_at = Some(crate::deadline::deadline_after(now, delay(self.failures)));
             self.failures += 1;
         }
     }
@@ -219,11 +219,8 @@ impl ClientConnection {
     ) -> Result<RequestId, UsageError> {
         let params: schema::SubscribeRequestParams = serde_json::from_slice(params.unwrap_or(b"{}"))
             .map_err(|e| UsageError::InvalidParams(e.to_string()))?;
-        let timing = Timing {
-            timeout: options.timeout.unwrap_or(self.config.request_timeout),
-            max_total: options.max_total.unwrap_or(self.config.max_total),
-            reset_on_progress: false,
-        };
+        // Nothing of it is on the wire: no progress can be for it.
+        let timing = Timing { reset_on_progress: false, ..Timing::for_request(options, &self.config) };
         // Nothing goes on the wire for it: the listen stream carries the change.
         self.stats.requests_tracked += 1;
         let id = self.pending.start_local(Pending::new(PendingKind::User, now, Some(timing)));

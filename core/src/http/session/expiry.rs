@@ -109,11 +109,7 @@ impl HttpSession {
         let headers = self.post_headers();
         let url = self.config.url.clone();
         let deadline = Some(deadline_after(now, self.config.connect_timeout));
-        let mut body = Vec::new();
-        crate::jsonrpc::encode_notification(&mut body, "notifications/initialized", None);
-        if body.last() == Some(&b'\n') {
-            body.pop();
-        }
+        let body = crate::jsonrpc::INITIALIZED.to_vec();
         self.start_exchange(now, HttpMethod::Post, url, headers, body, Role::ReinitializedNotice, deadline);
     }
 

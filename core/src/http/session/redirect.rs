@@ -93,14 +93,7 @@ impl HttpSession {
         let body = match &s.role {
             Role::Post { out, .. } => out.body.clone(),
             Role::Reinitialize => self.initialize.as_ref().map(|(_, body)| body.clone()).unwrap_or_default(),
-            Role::ReinitializedNotice => {
-                let mut body = Vec::new();
-                crate::jsonrpc::encode_notification(&mut body, "notifications/initialized", None);
-                if body.last() == Some(&b'\n') {
-                    body.pop();
-                }
-                body
-            }
+            Role::ReinitializedNotice => crate::jsonrpc::INITIALIZED.to_vec(),
             Role::Get { .. } | Role::LegacyGet | Role::Delete | Role::Auth => Vec::new(),
         };
         let (method, url, headers) = (sent.method, sent.url.clone(), sent.headers.clone());
