@@ -587,7 +587,7 @@ fn without_list_changes_a_stream_is_open_only_while_resources_are_subscribed() {
         (Some("notifications/cancelled"), &listen["id"])
     );
     // Closing fails nothing on behalf of a listen stream.
-    h.conn.close(h.now);
+    h.conn.close();
     assert!(matches!(&h.events()[..], [Event::Closed(CloseReason::Local)]));
 }
 

@@ -119,7 +119,8 @@ enum ServerRequestState {
 ///   [`wire_version`](Self::wire_version) and [`awaits`](Self::awaits).
 /// - **Inputs**: [`feed`](Self::feed) (stdio bytes), [`feed_message`](Self::feed_message) (one
 ///   framed message), [`feed_eof`](Self::feed_eof), [`feed_exit`](Self::feed_exit) (the
-///   server process ended), [`handle_timeout`](Self::handle_timeout),
+///   server process ended), [`transport_error`](Self::transport_error) (the driver's transport
+///   failed), [`handle_timeout`](Self::handle_timeout),
 ///   [`handle_transport`](Self::handle_transport) (what a transport layer learnt).
 /// - **Commands**, checked, returning [`UsageError`] when refused (nothing is sent then):
 ///   [`send`](Self::send) / [`send_request`](Self::send_request), [`notify`](Self::notify),
@@ -459,9 +460,19 @@ impl ClientConnection {
             | TransportEvent::Held { .. }
             | TransportEvent::Released { .. } => {}
             TransportEvent::Oversized { len } => self.on_frame_oversized(len),
-            TransportEvent::Closed { detail } => self.transport_error(now, detail),
+            TransportEvent::Closed { detail } => self.transport_error(detail),
         }
         self.pending.check();
+    }
+
+    /// The driver's transport failed (a write error, a broken pipe): closes like
+    /// [`feed_eof`](Self::feed_eof) but with the driver's explanation, and drops what was
+    /// queued (nothing more can be written).
+    pub fn transport_error(&mut self, detail: impl Into<String>) {
+        if !self.is_closed() {
+            self.transmits.clear();
+            self.shut(CloseReason::Transport(detail.into()));
+        }
     }
 
     /// The transport lost request `wire`: the request fails with `error`. Losing `initialize`
@@ -712,8 +723,7 @@ impl ClientConnection {
 
     /// Cancels a pending request: sends `notifications/cancelled` and reports the request as
     /// [`RequestError::Cancelled`]. A response that still arrives is ignored.
-    pub fn cancel(&mut self, now: Instant, id: &RequestId, reason: Option<&str>) -> Result<(), UsageError> {
-        let _ = now;
+    pub fn cancel(&mut self, id: &RequestId, reason: Option<&str>) -> Result<(), UsageError> {
         if let Phase::Closed(reason) = &self.phase {
             return Err(UsageError::Closed(reason.clone()));
         }
@@ -734,19 +744,8 @@ impl ClientConnection {
     /// Closes the connection: every pending request fails with
     /// [`CloseReason::Local`], and [`Event::Closed`] follows. Transmits queued before stay
     /// available so the driver can flush them. Closing twice does nothing.
-    pub fn close(&mut self, now: Instant) {
-        let _ = now;
+    pub fn close(&mut self) {
         self.shut(CloseReason::Local);
-    }
-
-    /// The driver's transport failed (a write error, a broken pipe): closes like
-    /// [`feed_eof`](Self::feed_eof) but with the driver's explanation.
-    pub fn transport_error(&mut self, now: Instant, detail: impl Into<String>) {
-        let _ = now;
-        if !self.is_closed() {
-            self.transmits.clear();
-            self.shut(CloseReason::Transport(detail.into()));
-        }
     }
 
     // ----- outputs -----

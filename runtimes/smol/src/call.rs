@@ -234,13 +234,12 @@ impl Drop for ResponseFuture {
         let Some(id) = self.id.take() else { return };
         self.finish("dropped");
         // Synchronous bookkeeping only: the driver writes the cancellation.
-        let now = self.shared.clock.now();
         let mut state = self.shared.lock();
         state.calls.remove(&id);
         let successor = self.successor(&state);
         self.shared.drive.release(self.token, successor);
         if state.engine.conn().is_pending(&id) {
-            let _ = state.commands().cancel(now, &id, Some("the caller dropped the request"));
+            let _ = state.commands().cancel(&id, Some("the caller dropped the request"));
             state.wake_driver();
         }
     }

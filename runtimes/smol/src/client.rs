@@ -390,11 +390,10 @@ impl Clone for Client {
 
 impl Drop for Client {
     fn drop(&mut self) {
-        let now = self.shared.clock.now();
         let mut state = self.shared.lock();
         state.handles -= 1;
         if state.handles == 0 && !state.engine.conn().is_closed() {
-            state.commands().close(now);
+            state.commands().close();
             state.wake_driver();
         }
     }
@@ -710,9 +709,8 @@ impl Client {
     /// returns at once).
     pub async fn close(&self) -> Option<ServerEnd> {
         {
-            let now = self.shared.clock.now();
             let mut state = self.shared.lock();
-            state.commands().close(now);
+            state.commands().close();
             state.wake_driver();
         }
         self.closed().await;

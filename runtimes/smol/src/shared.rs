@@ -162,7 +162,11 @@ impl Engine {
 
     /// The transport failed: closes the connection with `detail`.
     pub(crate) fn transport_error(&mut self, now: Instant, detail: impl Into<String>) {
-        self.commands().transport_error(now, detail);
+        match self {
+            Engine::Stream(conn) => conn.transport_error(detail),
+            #[cfg(feature = "http")]
+            Engine::Http(session) => session.transport_error(now, detail),
+        }
     }
 
     /// Byte streams: bytes read from the server.

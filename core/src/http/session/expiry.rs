@@ -164,10 +164,9 @@ impl HttpSession {
                     }
                 }
             }
-            _ => self.conn.transport_error(
-                now,
-                format!("the HTTP+SSE endpoint {reference:?} is not on the server's origin; refused"),
-            ),
+            _ => self.conn.transport_error(format!(
+                "the HTTP+SSE endpoint {reference:?} is not on the server's origin; refused"
+            )),
         }
     }
 

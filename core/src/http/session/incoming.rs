@@ -98,7 +98,7 @@ impl HttpSession {
                 } else {
                     format!("the HTTP+SSE event stream ended: {why}")
                 };
-                self.conn.transport_error(now, detail);
+                self.conn.transport_error(detail);
             }
             Role::Delete => {}
             Role::Auth => {

@@ -695,7 +695,13 @@ impl HttpSession {
         self.sync(now);
     }
 
-    // ----- internals -----
+    /// The driver cannot go on (its HTTP client is gone, say): the connection closes with
+    /// `detail` as its reason, every exchange is aborted, and a session is ended with `DELETE`
+    /// as on any close.
+    pub fn transport_error(&mut self, now: Instant, detail: impl Into<String>) {
+        self.conn.transport_error(detail);
+        self.sync(now);
+    }
 }
 
 /// The number of an id the engine issued (it issues no string ids).
