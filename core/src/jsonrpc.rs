@@ -280,6 +280,31 @@ pub(crate) fn decode<'a>(bytes: &'a [u8], on_message: &mut dyn FnMut(Result<Mess
     }
 }
 
+/// Decodes one message that is not a batch (an HTTP body the transport reads before the
+/// connection does): what [`decode`] gives for it.
+pub(crate) fn decode_single(bytes: &[u8]) -> Result<Message<'_>, InvalidMessage> {
+    let text = std::str::from_utf8(bytes).map_err(|e| InvalidMessage::Json(format!("not UTF-8: {e}")))?;
+    decode_one(text)
+}
+
+impl Message<'_> {
+    /// The id of a response, valid or not.
+    pub(crate) fn response_id(&self) -> Option<&RequestId> {
+        match self {
+            Message::Response { id, .. } | Message::InvalidResponse { id, .. } => Some(id),
+            Message::Request { .. } | Message::Notification { .. } => None,
+        }
+    }
+}
+
+/// The method and params of a request as a 2026-07-28 `input_required` result carries it
+/// (`{"method": …, "params": …}`, without `jsonrpc` or an id), read with the envelope's rules.
+pub(crate) fn decode_call(text: &str) -> Result<(Cow<'_, str>, Option<&RawValue>), InvalidMessage> {
+    let env: Envelope<'_> = serde_json::from_str(text).map_err(|e| InvalidMessage::Json(e.to_string()))?;
+    let method = env.method.ok_or(InvalidMessage::Envelope("no method"))?;
+    Ok((method, env.params))
+}
+
 fn decode_one(text: &str) -> Result<Message<'_>, InvalidMessage> {
     let env: Envelope<'_> = serde_json::from_str(text).map_err(|e| {
         if e.is_data() {

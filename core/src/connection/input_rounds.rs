@@ -7,7 +7,7 @@
 //! whole exchange.
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::time::Instant;
 
 use serde_json::value::RawValue;
@@ -19,7 +19,7 @@ use super::{ClientConnection, request_transmit};
 use crate::capability;
 use crate::error::UsageError;
 use crate::event::{Event, RequestError};
-use crate::jsonrpc::{ErrorObject, error_codes};
+use crate::jsonrpc::{self, ErrorObject, error_codes};
 use crate::transmit::Route;
 use crate::{ProtocolVersion, RequestId, schema};
 
@@ -108,22 +108,7 @@ impl ClientConnection {
     /// application (as [`Event::Request`]s) and retries once they are all answered. Returns the
     /// pending request back when the result is not `input_required` after all.
     fn on_input_required(&mut self, n: CallId, mut pending: Pending, raw: &RawValue) -> Option<Pending> {
-        #[derive(serde::Deserialize)]
-        struct InputRequired<'a> {
-            #[serde(rename = "resultType")]
-            result_type: Option<&'a str>,
-            #[serde(rename = "inputRequests", borrow, default)]
-            input_requests: Option<BTreeMap<String, &'a RawValue>>,
-            #[serde(rename = "requestState", borrow, default)]
-            request_state: Option<&'a RawValue>,
-        }
-        #[derive(serde::Deserialize)]
-        struct Input<'a> {
-            method: String,
-            #[serde(borrow, default)]
-            params: Option<&'a RawValue>,
-        }
-        let parsed = match serde_json::from_str::<InputRequired<'_>>(raw.get()) {
+        let parsed = match serde_json::from_str::<schema::InputRequired<'_>>(raw.get()) {
             Ok(parsed) if parsed.result_type == Some("input_required") => parsed,
             _ => return Some(pending),
         };
@@ -141,26 +126,26 @@ impl ClientConnection {
         for (key, raw_input) in parsed.input_requests.unwrap_or_default() {
             let invalid =
                 |why: String| RequestError::InvalidInputRequest(format!("input request {key:?}{why}"));
-            let input = match serde_json::from_str::<Input<'_>>(raw_input.get()) {
-                Ok(input) => input,
+            let (method, params) = match jsonrpc::decode_call(raw_input.get()) {
+                Ok(call) => call,
                 Err(e) => {
                     self.finish(n, pending, Err(invalid(format!(": {e}"))));
                     return None;
                 }
             };
-            if !capability::client_declared(&input.method, &self.config.capabilities) {
-                let why = format!(" is {}, a capability the client did not declare", input.method);
+            if !capability::client_declared(&method, &self.config.capabilities) {
+                let why = format!(" is {method}, a capability the client did not declare");
                 self.finish(n, pending, Err(invalid(why)));
                 return None;
             }
-            match server_request(&input.method, input.params) {
+            match server_request(&method, params) {
                 Some(Ok(request)) => requests.push((key, request)),
                 Some(Err(e)) => {
                     self.finish(n, pending, Err(invalid(format!(": {e}"))));
                     return None;
                 }
                 None => {
-                    let why = format!(": unknown kind {}", input.method);
+                    let why = format!(": unknown kind {method}");
                     self.finish(n, pending, Err(invalid(why)));
                     return None;
                 }

@@ -73,14 +73,8 @@ impl HttpSession {
     }
 
     pub(super) fn on_reinitialize_result(&mut self, now: Instant, message: &[u8]) {
-        #[derive(Deserialize)]
-        struct Response<'a> {
-            #[serde(borrow)]
-            result: Option<&'a RawValue>,
-            error: Option<crate::ErrorObject>,
-        }
-        let outcome = match serde_json::from_slice::<Response<'_>>(message) {
-            Ok(Response { result: Some(raw), .. }) => {
+        let outcome = match jsonrpc::decode_single(message) {
+            Ok(Message::Response { result: Ok(raw), .. }) => {
                 match serde_json::from_str::<InitializeResult>(raw.get()) {
                     Ok(init)
                         if Some(init.protocol_version.as_str())
@@ -94,7 +88,7 @@ impl HttpSession {
                     Err(e) => Err(format!("invalid initialize result: {e}")),
                 }
             }
-            Ok(Response { error: Some(error), .. }) => Err(format!("initialize refused: {error}")),
+            Ok(Message::Response { result: Err(error), .. }) => Err(format!("initialize refused: {error}")),
             _ => Err("invalid initialize response".to_owned()),
         };
         if let Err(why) = outcome {

@@ -22,9 +22,6 @@ mod tool_headers;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::time::{Duration, Instant};
 
-use serde::Deserialize;
-use serde_json::value::RawValue;
-
 use std::borrow::Cow;
 
 use self::authorization::AuthResponse;
@@ -35,6 +32,7 @@ use crate::auth::{AuthEvent, Authorizer, Stamp};
 use crate::connection::{ClientConnection, Status};
 use crate::deadline::deadline_after;
 use crate::event::{Event, RequestError};
+use crate::jsonrpc::{self, Message};
 use crate::schema::InitializeResult;
 use crate::transmit::{OutgoingRequest, TransmitKind};
 use crate::transport::{Commands, TransportEvent};
@@ -714,16 +712,10 @@ fn wire_number(id: &RequestId) -> Option<i64> {
 
 /// Whether an error body is the JSON-RPC error `-32020` (header mismatch).
 fn header_mismatch(body: &[u8]) -> bool {
-    #[derive(Deserialize)]
-    struct Error {
-        code: i64,
-    }
-    #[derive(Deserialize)]
-    struct Response {
-        error: Option<Error>,
-    }
-    serde_json::from_slice::<Response>(body)
-        .is_ok_and(|r| r.error.is_some_and(|e| e.code == crate::jsonrpc::error_codes::HEADER_MISMATCH))
+    matches!(
+        jsonrpc::decode_single(body),
+        Ok(Message::Response { result: Err(error), .. }) if error.code == jsonrpc::error_codes::HEADER_MISMATCH
+    )
 }
 
 /// A header value as 2026-07-28 sends it (`Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`): as is when
@@ -756,19 +748,10 @@ fn session_gone(status: u16, body: &[u8]) -> bool {
     status == 404 || (status == 400 && String::from_utf8_lossy(body).to_ascii_lowercase().contains("session"))
 }
 
-/// Whether `message` is a JSON-RPC response (or error) with integer id `id`.
+/// Whether `message` is a JSON-RPC response (or error, or an invalid response) with integer id
+/// `id`.
 fn is_response_to(message: &[u8], id: i64) -> bool {
-    #[derive(Deserialize)]
-    struct Envelope<'a> {
-        #[serde(borrow)]
-        id: Option<&'a RawValue>,
-        #[serde(borrow, default)]
-        method: Option<&'a RawValue>,
-    }
-    match serde_json::from_slice::<Envelope<'_>>(message) {
-        Ok(Envelope { id: Some(raw), method: None }) => raw.get().trim().parse::<i64>().ok() == Some(id),
-        _ => false,
-    }
+    jsonrpc::decode_single(message).is_ok_and(|m| m.response_id() == Some(&RequestId::Number(id)))
 }
 
 /// The start of a body, for an error message.
