@@ -36,7 +36,7 @@ impl Authorizer {
     /// Starts (or continues) a full authorization: whatever is not known yet is discovered, the
     /// client identified, then the grant runs.
     pub(super) fn authorize(&mut self, now: Instant) {
-        self.attempts += 1;
+        self.budget.authorization();
         self.proceed(now);
     }
 
@@ -106,7 +106,7 @@ impl Authorizer {
         }
         // Restored tokens whose refresh waited for the token endpoint to be known.
         if std::mem::take(&mut self.refresh_after_discovery)
-            && self.tokens.as_ref().is_some_and(|t| t.refresh.is_some())
+            && self.held.tokens().is_some_and(|t| t.refresh.is_some())
         {
             return self.refresh(now);
         }
@@ -492,7 +492,7 @@ impl Authorizer {
 
     /// Refreshes the access token (one refresh at a time: callers check `is_busy`).
     pub(super) fn refresh(&mut self, now: Instant) {
-        let Some(refresh) = self.tokens.as_ref().and_then(|t| t.refresh.clone()) else { return };
+        let Some(refresh) = self.held.tokens().and_then(|t| t.refresh.clone()) else { return };
         let params = vec![
             ("grant_type", TokenGrant::Refresh.name().to_owned()),
             ("refresh_token", refresh.expose().to_owned()),
@@ -650,7 +650,7 @@ impl Authorizer {
             if grant == TokenGrant::Refresh {
                 // The refresh token is spent or revoked: authorize from scratch.
                 tracing::debug!(%error, "refresh refused: authorizing again");
-                self.tokens = None;
+                self.held = Held::None;
                 return self.authorize(now);
             }
             let error = AuthError::TokenRefused { grant: grant.name(), error, description };
@@ -675,8 +675,8 @@ impl Authorizer {
         let lifetime = response.lifetime();
         let bound = response.token_type.eq_ignore_ascii_case("dpop");
         // A refresh that brings no new refresh token keeps the old one (RFC 6749 §6).
-        let old_refresh = self.tokens.take().and_then(|t| t.refresh);
-        self.tokens = Some(Tokens {
+        let old_refresh = self.held.take().and_then(|t| t.refresh);
+        self.held = Held::Fresh(Tokens {
             access: Secret::new(response.access_token),
             refresh: response
                 .refresh_token
@@ -687,8 +687,7 @@ impl Authorizer {
             dpop: bound,
         });
         self.generation = self.generation.saturating_add(1);
-        self.fresh = true;
-        self.reregistrations = 0;
+        self.budget.token_obtained();
         self.step = Step::Idle;
         tracing::debug!(grant = grant.name(), dpop = bound, "token obtained");
         self.events.push_back(AuthEvent::CredentialsChanged);
@@ -703,13 +702,12 @@ impl Authorizer {
     fn forget_registration(&mut self) -> bool {
         let registered = self.config.client.is_none()
             && self.client.as_ref().is_some_and(|c| Some(&c.client_id) != self.config.metadata_url.as_ref());
-        if !registered || self.reregistrations >= MAX_REREGISTRATIONS {
+        if !registered || !self.budget.reregistration() {
             return false;
         }
         tracing::debug!("the authorization server forgot the client: registering again");
-        self.reregistrations += 1;
         self.client = None;
-        self.tokens = None;
+        self.held = Held::None;
         self.events.push_back(AuthEvent::CredentialsChanged);
         true
     }
@@ -746,7 +744,7 @@ impl Authorizer {
         self.step = Step::Idle;
         self.outbox = None;
         self.in_flight = None;
-        self.attempts = 0;
+        self.budget.flow_failed();
         self.refresh_after_discovery = false;
         self.events.push_back(AuthEvent::Failed(error));
     }
