@@ -214,8 +214,9 @@ impl HttpSession {
         self.held.push_back(out);
     }
 
-    /// Sends a held message again (held because of authorization, a gate, a re-initialization);
-    /// a request's deadline starts again if authorization had stopped it.
+    /// Sends a message again: one held (for authorization, a gate, a new session, the legacy
+    /// endpoint), or one the server refused (401, 403) that is to go again now. A request's
+    /// deadline starts again if authorization had stopped it; one no longer awaited is dropped.
     pub(super) fn resend(&mut self, now: Instant, out: Outgoing) {
         if out.id().is_some_and(|id| !self.awaits(id)) {
             return;
@@ -223,8 +224,7 @@ impl HttpSession {
         if let Some(id) = out.id() {
             self.conn.handle_transport(now, TransportEvent::Released { id: RequestId::Number(id) });
         }
-        let initialize = out.method() == Some("initialize");
-        self.post(now, out, initialize);
+        self.send(now, out);
     }
 
     /// The end of one of the authorizer's exchanges.

@@ -80,7 +80,8 @@ impl HttpSession {
                 self.finish_get(now, s.status, s.body, kind, attempts, decoder, end)
             }
             Role::Reinitialize => {
-                if self.reinit.as_ref().is_some_and(|r| !r.answered) && !self.conn.is_closed() {
+                let unanswered = matches!(&self.phase, Phase::Reinitializing(reinit) if !reinit.answered);
+                if unanswered && !self.conn.is_closed() {
                     let why = describe_failure(s.status, &s.body, &end);
                     let detail = format!("the server forgot the session and re-initializing failed: {why}");
                     self.conn.handle_transport(now, TransportEvent::Closed { detail });
@@ -284,7 +285,7 @@ impl HttpSession {
     /// Schedules re-opening a stream: after the server's `retry` delay if it gave one, else
     /// after the configured backoff.
     pub(super) fn schedule(&mut self, now: Instant, kind: GetKind, attempts: u32, decoder: SseDecoder) {
-        if self.closing {
+        if matches!(self.phase, Phase::Closing) {
             return;
         }
         // The server's `retry` is honoured up to the configured ceiling: a server asking for

@@ -53,8 +53,9 @@ impl HttpSession {
                 tracing::warn!(%error, "redirect not followed");
                 // As if no response came: the role decides what the failure means.
                 s.status = None;
-                if self.gate.is_some_and(|(id, _)| id == stream) {
-                    self.gate = None;
+                if matches!(self.standalone, Standalone::Opening { stream: opening, .. } if opening == stream)
+                {
+                    self.standalone = Standalone::Active;
                 }
                 self.finish_stream(now, s, End::Failed(error));
             }
@@ -102,8 +103,10 @@ impl HttpSession {
         if let Some(new) = self.streams.get_mut(&stream) {
             new.decoder = decoder;
         }
-        if let Some((gate, _)) = self.gate.as_mut().filter(|(id, _)| *id == old) {
-            *gate = stream;
+        if let Standalone::Opening { stream: opening, .. } = &mut self.standalone {
+            if *opening == old {
+                *opening = stream;
+            }
         }
     }
 }
