@@ -855,27 +855,38 @@ fn a_server_that_asks_for_a_new_dpop_nonce_with_every_refusal_gets_one_retry_per
     });
 }
 
-#[test]
-fn an_access_token_with_a_line_break_fails_the_connection_typed_and_at_once() {
+/// Connects to the `oauth_*` server `mode`, which must refuse the connection at once with an
+/// error that `expected` accepts; `saw` checks what the servers saw.
+fn refused_connection(
+    mode: &'static str,
+    expected: impl Fn(&Error) -> bool,
+    saw: impl Fn(&serde_json::Value),
+) {
     let _guard = common::serial();
     let warm = Server::start("none");
-    let server = Server::start("oauth_token_crlf");
-    leak_checked("token with CR LF", &warm.url, RSS_LIMIT, || async {
-        // It used to reach the Authorization header, where hyper refused it: a retriable
-        // transport error, again at every try.
+    let server = Server::start(mode);
+    leak_checked(mode, &warm.url, RSS_LIMIT, || async {
         let (result, elapsed) = timed(connect_oauth(&server.url)).await;
         let error = result.err().expect("the connection fails");
-        assert_prompt("oauth_token_crlf", elapsed);
-        assert!(
-            matches!(
-                &error,
-                Error::Connect(CloseReason::Unauthorized(AuthError::InvalidResponse { detail, .. }))
-                    if detail.contains("b64token")
-            ),
-            "{error:?}"
-        );
-        assert!(!error.is_retriable(), "{error:?}");
-        let stats = oauth_stats(&server.url);
+        assert_prompt(mode, elapsed);
+        assert!(expected(&error), "{mode}: {error:?}");
+        assert!(!error.is_retriable(), "{mode}: {error:?}");
+        saw(&oauth_stats(&server.url));
+    });
+}
+
+#[test]
+fn an_access_token_with_a_line_break_fails_the_connection_typed_and_at_once() {
+    // It used to reach the Authorization header, where hyper refused it: a retriable transport
+    // error, again at every try.
+    let expected = |error: &Error| {
+        matches!(
+            error,
+            Error::Connect(CloseReason::Unauthorized(AuthError::InvalidResponse { detail, .. }))
+                if detail.contains("b64token")
+        )
+    };
+    refused_connection("oauth_token_crlf", expected, |stats| {
         assert_eq!(stats["token_requests"], 1, "{stats}");
         assert_eq!(stats["authorized_mcp_requests"], 0, "the token was never sent: {stats}");
     });
@@ -883,18 +894,10 @@ fn an_access_token_with_a_line_break_fails_the_connection_typed_and_at_once() {
 
 #[test]
 fn resource_metadata_without_a_resource_sends_nothing_to_the_authorization_server_it_names() {
-    let _guard = common::serial();
-    let warm = Server::start("none");
-    let server = Server::start("oauth_prm_without_resource");
-    leak_checked("resource metadata without resource", &warm.url, RSS_LIMIT, || async {
-        let (result, elapsed) = timed(connect_oauth(&server.url)).await;
-        let error = result.err().expect("the connection fails");
-        assert_prompt("oauth_prm_without_resource", elapsed);
-        assert!(
-            matches!(&error, Error::Connect(CloseReason::Unauthorized(AuthError::ResourceMissing { .. }))),
-            "{error:?}"
-        );
-        let stats = oauth_stats(&server.url);
+    let expected = |error: &Error| {
+        matches!(error, Error::Connect(CloseReason::Unauthorized(AuthError::ResourceMissing { .. })))
+    };
+    refused_connection("oauth_prm_without_resource", expected, |stats| {
         assert_eq!(stats["foreign_requests"], 0, "the other origin got nothing: {stats}");
         assert_eq!(stats["authorized_mcp_requests"], 0, "{stats}");
     });
