@@ -282,11 +282,13 @@ pub(crate) fn decode<'a>(bytes: &'a [u8], on_message: &mut dyn FnMut(Result<Mess
 
 /// Decodes one message that is not a batch (an HTTP body the transport reads before the
 /// connection does): what [`decode`] gives for it.
+#[cfg(feature = "http")]
 pub(crate) fn decode_single(bytes: &[u8]) -> Result<Message<'_>, InvalidMessage> {
     let text = std::str::from_utf8(bytes).map_err(|e| InvalidMessage::Json(format!("not UTF-8: {e}")))?;
     decode_one(text)
 }
 
+#[cfg(feature = "http")]
 impl Message<'_> {
     /// The id of a response, valid or not.
     pub(crate) fn response_id(&self) -> Option<&RequestId> {

@@ -867,7 +867,7 @@ fn refused_connection(
     let server = Server::start(mode);
     leak_checked(mode, &warm.url, RSS_LIMIT, || async {
         let (result, elapsed) = timed(connect_oauth(&server.url)).await;
-        let error = result.err().expect("the connection fails");
+        let error = result.expect_err("the connection fails");
         assert_prompt(mode, elapsed);
         assert!(expected(&error), "{mode}: {error:?}");
         assert!(!error.is_retriable(), "{mode}: {error:?}");

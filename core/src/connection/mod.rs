@@ -139,7 +139,7 @@ enum ServerRequestState {
 /// Every `now` comes from the driver's clock and must not go backwards. A `now` earlier than
 /// one already given is not an error and never panics: deadlines are compared with it as they
 /// are, so a clock stepping back only delays what was due. Durations saturate: a timeout of
-/// [`Duration::MAX`] is a deadline a century away, not an overflow.
+/// [`Duration::MAX`](std::time::Duration::MAX) is a deadline a century away, not an overflow.
 ///
 /// The connection starts the handshake in [`new`](Self::new): the first transmit is the
 /// `server/discover` or `initialize` request. Requests can be sent after [`Event::Ready`].
