@@ -161,6 +161,8 @@ impl Engine {
     }
 
     /// The transport failed: closes the connection with `detail`.
+    // (`now` is for the HTTP session, which ends its session with a `DELETE`.)
+    #[cfg_attr(not(feature = "http"), allow(unused_variables))]
     pub(crate) fn transport_error(&mut self, now: Instant, detail: impl Into<String>) {
         match self {
             Engine::Stream(conn) => conn.transport_error(detail),
