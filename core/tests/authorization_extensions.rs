@@ -55,6 +55,8 @@ struct Setup {
     /// to [`CHURN_LIMIT`] times, then with a 500).
     as_churn: bool,
     rs_churn: bool,
+    /// The client opens the stream for server-initiated messages (`GET`).
+    standalone: bool,
     /// The MCP server lets `initialize` and notifications through without a token (as the
     /// conformance runner's custom middlewares do), and wants one for everything else.
     open_handshake: bool,
@@ -429,7 +431,7 @@ struct Net {
 impl Net {
     fn new(setup: Setup, auth: AuthConfig) -> Self {
         let now = epoch();
-        let http = HttpConfig::new(MCP).standalone_stream(false);
+        let http = HttpConfig::new(MCP).standalone_stream(setup.standalone);
         let mut authorizer = Authorizer::new(MCP, auth, counter_random());
         authorizer.set_wall_clock(now, UNIX);
         let session = HttpSession::new(http, config(), now).with_authorizer(authorizer);
@@ -445,7 +447,8 @@ impl Net {
 
     /// Runs until nothing moves, answering every request and approving every authorization.
     fn run(&mut self) {
-        loop {
+        // A session that never settles (a loop against the servers) fails the test, not hangs it.
+        for _ in 0..1000 {
             let mut batch = Vec::new();
             while let Some(action) = self.session.poll_action(self.now) {
                 if let HttpAction::Send(request) = action {
@@ -477,6 +480,10 @@ impl Net {
                 return;
             }
         }
+        panic!(
+            "the session does not settle: {:#?}",
+            &self.world.log[self.world.log.len().saturating_sub(20)..]
+        );
     }
 
     fn advance(&mut self, by: Duration) {
@@ -586,6 +593,21 @@ fn an_mcp_server_that_gives_a_new_nonce_with_every_refusal_gets_one_retry_per_re
     let authorizations =
         net.auth_events.iter().filter(|e| matches!(e, AuthEvent::AuthorizationRequired { .. })).count();
     assert_eq!(authorizations, 1);
+}
+
+#[test]
+fn the_stream_for_server_messages_gets_one_retry_for_a_new_nonce_too() {
+    // The standalone GET is a request like the others: refused for a new nonce, it is opened
+    // again once with it, then given up (a server that churns nonces gets two GETs).
+    let setup =
+        Setup { dpop: true, rs_churn: true, open_handshake: true, standalone: true, ..Setup::default() };
+    let mut net = Net::new(setup, interactive());
+    net.run();
+    assert!(net.ready());
+    net.advance(Duration::from_secs(5));
+    let gets_with_token = net.world.log.iter().filter(|l| l.starts_with("GET https://mcp.test/mcp")).count();
+    assert_eq!(net.world.rs_nonce_challenges, 2, "{:#?}", net.world.log);
+    assert_eq!(gets_with_token, 3, "one without a token, two with: {:#?}", net.world.log);
 }
 
 #[test]
