@@ -869,7 +869,7 @@ impl<'t> Replay<'t> {
                     return self.change_subscriptions(index);
                 }
                 let reason = params.and_then(|p| p.get("reason")).and_then(Value::as_str);
-                match self.conn.cancel(self.now, &RequestId::Number(engine), reason) {
+                match self.conn.cancel(&RequestId::Number(engine), reason) {
                     Ok(()) => Outcome::Acted(None),
                     Err(e) => {
                         Outcome::Refused(format!("the engine refused to cancel its request {engine}: {e}"))

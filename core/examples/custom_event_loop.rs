@@ -84,7 +84,7 @@ impl Driver {
             match input {
                 Some(Input::Bytes(bytes)) => self.conn.feed(now, &bytes),
                 Some(Input::Eof) => self.conn.feed_eof(now),
-                Some(Input::Failed(error)) => self.conn.transport_error(now, error.to_string()),
+                Some(Input::Failed(error)) => self.conn.transport_error(error.to_string()),
                 // The deadline passed: the engine fails what is overdue (or pings, or re-listens).
                 None => self.conn.handle_timeout(now),
             }
@@ -101,7 +101,7 @@ impl Driver {
         while let Some(transmit) = self.conn.poll_transmit() {
             if let Err(error) = stdin.write_all(transmit.bytes()) {
                 // The server is gone: tell the engine, which fails every pending request.
-                self.conn.transport_error(Instant::now(), format!("writing to the server: {error}"));
+                self.conn.transport_error(format!("writing to the server: {error}"));
                 return Ok(());
             }
             wrote = true;
@@ -210,7 +210,7 @@ fn main() -> Result<(), Box<dyn Error>> {
 
     // Close: the engine fails whatever is pending and reports `Closed`; then closing stdin tells
     // the server to exit.
-    driver.conn.close(Instant::now());
+    driver.conn.close();
     driver.flush()?;
     while let Some(event) = driver.conn.poll_event() {
         report(&event);

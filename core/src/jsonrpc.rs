@@ -280,6 +280,33 @@ pub(crate) fn decode<'a>(bytes: &'a [u8], on_message: &mut dyn FnMut(Result<Mess
     }
 }
 
+/// Decodes one message that is not a batch (an HTTP body the transport reads before the
+/// connection does): what [`decode`] gives for it.
+#[cfg(feature = "http")]
+pub(crate) fn decode_single(bytes: &[u8]) -> Result<Message<'_>, InvalidMessage> {
+    let text = std::str::from_utf8(bytes).map_err(|e| InvalidMessage::Json(format!("not UTF-8: {e}")))?;
+    decode_one(text)
+}
+
+#[cfg(feature = "http")]
+impl Message<'_> {
+    /// The id of a response, valid or not.
+    pub(crate) fn response_id(&self) -> Option<&RequestId> {
+        match self {
+            Message::Response { id, .. } | Message::InvalidResponse { id, .. } => Some(id),
+            Message::Request { .. } | Message::Notification { .. } => None,
+        }
+    }
+}
+
+/// The method and params of a request as a 2026-07-28 `input_required` result carries it
+/// (`{"method": …, "params": …}`, without `jsonrpc` or an id), read with the envelope's rules.
+pub(crate) fn decode_call(text: &str) -> Result<(Cow<'_, str>, Option<&RawValue>), InvalidMessage> {
+    let env: Envelope<'_> = serde_json::from_str(text).map_err(|e| InvalidMessage::Json(e.to_string()))?;
+    let method = env.method.ok_or(InvalidMessage::Envelope("no method"))?;
+    Ok((method, env.params))
+}
+
 fn decode_one(text: &str) -> Result<Message<'_>, InvalidMessage> {
     let env: Envelope<'_> = serde_json::from_str(text).map_err(|e| {
         if e.is_data() {
@@ -518,6 +545,10 @@ pub(crate) fn encode_notification(out: &mut Vec<u8>, method: &str, params: Optio
     out.extend_from_slice(b"}\n");
 }
 
+/// The `notifications/initialized` message that completes a handshake, without a newline (an
+/// HTTP body as it is; a line on stdio with one).
+pub(crate) const INITIALIZED: &[u8] = br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+
 /// Appends a response line, with a result or an error.
 pub(crate) fn encode_response(out: &mut Vec<u8>, id: &RequestId, outcome: Result<&RawValue, &ErrorObject>) {
     out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
@@ -754,6 +785,9 @@ mod tests {
         encode_request(&mut out, &RequestId::Number(3), "tools/call", Some(br#"{"name":"echo"}"#));
         encode_notification(&mut out, "notifications/initialized", None);
         encode_response(&mut out, &RequestId::from("s\"1"), Err(&ErrorObject::method_not_found("x")));
+        let mut initialized = Vec::new();
+        encode_notification(&mut initialized, "notifications/initialized", None);
+        assert_eq!(initialized.strip_suffix(b"\n"), Some(INITIALIZED));
         assert_eq!(
             String::from_utf8(out).unwrap(),
             concat!(

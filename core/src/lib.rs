@@ -54,7 +54,7 @@
 //!                     let raw = result.map_err(std::io::Error::other)?;
 //!                     let tools: ListToolsResult = serde_json::from_str(raw.get())?;
 //!                     names.extend(tools.tools.into_iter().map(|t| t.name));
-//!                     conn.close(Instant::now());
+//!                     conn.close();
 //!                 }
 //!                 Event::Closed(_) => return Ok(names),
 //!                 _ => {}
@@ -139,6 +139,7 @@ mod base64;
 mod capability;
 mod config;
 mod connection;
+mod deadline;
 mod error;
 mod event;
 pub mod framing;

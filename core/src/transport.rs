@@ -145,22 +145,17 @@ impl<'a> Commands<'a> {
     }
 
     /// [`ClientConnection::cancel`].
-    pub fn cancel(&mut self, now: Instant, id: &RequestId, reason: Option<&str>) -> Result<(), UsageError> {
-        self.conn.cancel(now, id, reason)
+    pub fn cancel(&mut self, id: &RequestId, reason: Option<&str>) -> Result<(), UsageError> {
+        self.conn.cancel(id, reason)
     }
 
     /// [`ClientConnection::close`].
-    pub fn close(&mut self, now: Instant) {
-        self.conn.close(now)
+    pub fn close(&mut self) {
+        self.conn.close()
     }
 
     /// [`ClientConnection::abort`]: the application's own code failed.
     pub fn abort(&mut self, detail: impl Into<String>) {
         self.conn.abort(detail)
-    }
-
-    /// [`ClientConnection::transport_error`]: the driver's side of the transport failed.
-    pub fn transport_error(&mut self, now: Instant, detail: impl Into<String>) {
-        self.conn.transport_error(now, detail)
     }
 }

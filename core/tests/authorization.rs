@@ -27,7 +27,7 @@ struct Setup {
     prm_in_header: bool,
     /// Where the resource metadata is served (a path on the MCP origin), if anywhere.
     prm_path: Option<&'static str>,
-    /// The metadata's `resource`.
+    /// The metadata's `resource` (left out when empty).
     prm_resource: String,
     prm_scopes: Option<Vec<&'static str>>,
     /// The authorization server's issuer (no metadata when `metadata_path` is `None`).
@@ -54,6 +54,8 @@ struct Setup {
     as_scopes: Option<Vec<&'static str>>,
     /// The most the authorization server grants, whatever is asked.
     grantable: Option<Vec<&'static str>>,
+    /// The `access_token` every token response carries, instead of a fresh one.
+    access_token: Option<&'static str>,
 }
 
 impl Default for Setup {
@@ -78,6 +80,7 @@ impl Default for Setup {
             clients: BTreeMap::new(),
             as_scopes: None,
             grantable: None,
+            access_token: None,
         }
     }
 }
@@ -113,6 +116,16 @@ struct World {
     silent: Option<&'static str>,
     /// This path answers 200 with a body of a megabyte.
     huge: Option<&'static str>,
+    /// The authorization server forgets every client it registered once the user authorized it.
+    forgetful: bool,
+    /// Each 403 for the `admin` tool asks for another scope (`admin1`, `admin2`, …).
+    escalating: bool,
+    /// `initialize` answers with an `Mcp-Session-Id`.
+    session_ids: bool,
+    /// Tool calls get no answer at all.
+    hang_calls: bool,
+    /// The 403s sent for the `admin` tool.
+    scope_refusals: u32,
 }
 
 /// Where the user's browser goes instead of approving, given the authorization URL.
@@ -167,6 +180,11 @@ impl World {
             registration_redirect: None,
             silent: None,
             huge: None,
+            forgetful: false,
+            escalating: false,
+            session_ids: false,
+            hang_calls: false,
+            scope_refusals: 0,
         }
     }
 
@@ -180,7 +198,9 @@ impl World {
     }
 
     fn respond(&mut self, now: Instant, req: &HttpRequest) -> Option<Reply> {
-        if self.silent.is_some_and(|prefix| req.url().starts_with(prefix)) {
+        let call = String::from_utf8_lossy(req.body()).contains("\"tools/call\"");
+        let silent = self.silent.is_some_and(|prefix| req.url().starts_with(prefix));
+        if silent || (self.hang_calls && call) {
             self.log.push(format!("{} {} (no answer)", req.method(), req.url()));
             return None;
         }
@@ -210,6 +230,9 @@ impl World {
         let s = self.setup.clone();
         if origin == "https://mcp.test" && Some(url.path()) == s.prm_path {
             let mut prm = json!({"resource": s.prm_resource, "authorization_servers": [s.issuer]});
+            if s.prm_resource.is_empty() {
+                prm.as_object_mut().unwrap().remove("resource");
+            }
             if let Some(scopes) = &s.prm_scopes {
                 prm["scopes_supported"] = json!(scopes);
             }
@@ -253,24 +276,24 @@ impl World {
         }
     }
 
-    /// The authorization page: the user approves, the server redirects.
-    fn authorize(&mut self, url: &str) -> String {
+    /// The authorization page: the user approves, the server redirects. A client the server
+    /// does not know gets an error page and no redirect (RFC 6749 §4.1.2.1): `None`.
+    fn authorize(&mut self, url: &str) -> Option<String> {
         self.log.push(format!("GET {url}"));
         let q = query_of(url);
         self.authorizations.push(q.clone());
         if let Some(tamper) = &self.tamper {
-            return tamper(url);
+            return Some(tamper(url));
         }
         assert_eq!(q["response_type"], "code");
         assert_eq!(q["code_challenge_method"], "S256");
         assert_eq!(q["redirect_uri"], self.registration_redirect.unwrap_or(REDIRECT));
-        let client = &q["client_id"];
-        assert!(
-            self.registered.contains_key(client)
-                || self.setup.clients.contains_key(client)
-                || client.starts_with("https://"),
-            "unknown client {client}"
-        );
+        if !self.knows(&q["client_id"]) {
+            return None;
+        }
+        if self.forgetful {
+            self.registered.clear();
+        }
         let code = self.fresh("code");
         let mut granted = scopes(q.get("scope"));
         if let Some(cap) = &self.setup.grantable {
@@ -282,7 +305,15 @@ impl World {
         if self.setup.send_iss {
             redirect.query_pairs_mut().append_pair("iss", &self.setup.issuer);
         }
-        redirect.into()
+        Some(redirect.into())
+    }
+
+    /// Whether the authorization server knows this client: registered, pre-registered, or a
+    /// metadata document URL.
+    fn knows(&self, client: &str) -> bool {
+        self.registered.contains_key(client)
+            || self.setup.clients.contains_key(client)
+            || client.starts_with("https://")
     }
 
     fn token(&mut self, now: Instant, req: &HttpRequest) -> Reply {
@@ -297,6 +328,8 @@ impl World {
             if self.setup.clients.get(id).map(String::as_str) != Some(secret) {
                 return reply(401, json!({"error": "invalid_client"}));
             }
+        } else if form.get("client_id").is_some_and(|id| !self.knows(id)) {
+            return reply(401, json!({"error": "invalid_client"}));
         }
         let granted = match grant.as_str() {
             "authorization_code" => {
@@ -316,7 +349,7 @@ impl World {
             "client_credentials" => scopes(form.get("scope")),
             _ => return reply(400, json!({"error": "unsupported_grant_type"})),
         };
-        let access = self.fresh("token");
+        let access = self.setup.access_token.map_or_else(|| self.fresh("token"), str::to_owned);
         let expires = self.setup.token_ttl.map(|s| now + Duration::from_secs(s));
         self.tokens.insert(access.clone(), Issued { scope: granted.clone(), expires });
         let mut body = json!({"access_token": access, "token_type": "Bearer"});
@@ -368,7 +401,13 @@ impl World {
         }
         let name = message["params"]["name"].as_str().unwrap_or("");
         if let (Some(admin), "tools/call", "admin") = (self.setup.admin_scope, method.as_str(), name) {
-            if !issued.scope.contains(admin) {
+            let admin = if self.escalating {
+                format!("{admin}{}", self.scope_refusals + 1)
+            } else {
+                admin.to_owned()
+            };
+            if !issued.scope.contains(&admin) {
+                self.scope_refusals += 1;
                 let scope = format!("{} {admin}", required.unwrap_or(""));
                 return Reply {
                     status: 403,
@@ -384,9 +423,13 @@ impl World {
         let id = message["id"].clone();
         let result = match method.as_str() {
             "initialize" => {
+                let mut headers = vec![("Content-Type".into(), "application/json".into())];
+                if self.session_ids {
+                    headers.push(("Mcp-Session-Id".into(), self.fresh("session")));
+                }
                 return Reply {
                     status: 200,
-                    headers: vec![("Content-Type".into(), "application/json".into())],
+                    headers,
                     body: init_result("2025-11-25", json!({"tools": {}})),
                     ends: true,
                 };
@@ -513,9 +556,10 @@ impl Net {
             while let Some(event) = self.session.poll_auth_event() {
                 moved = true;
                 if let (AuthEvent::AuthorizationRequired { url }, true) = (&event, self.user_returns) {
-                    let redirect = self.world.authorize(url);
-                    let outcome = self.session.handle_authorization_redirect(self.now, &redirect);
-                    self.redirects.push(outcome);
+                    if let Some(redirect) = self.world.authorize(url) {
+                        let outcome = self.session.handle_authorization_redirect(self.now, &redirect);
+                        self.redirects.push(outcome);
+                    }
                 }
                 self.auth_events.push(event);
             }
@@ -657,7 +701,8 @@ fn server_metadata_with_a_path_tries_the_inserted_then_the_appended_forms() {
 
 #[test]
 fn without_resource_metadata_the_server_origin_is_the_authorization_server() {
-    // 2025-03-26: metadata at the server's origin, its own issuer taken as is.
+    // 2025-03-26: metadata at the server's origin; its own issuer, at that origin under a path,
+    // is taken as is (the official runner 0.1.16's back-compat scenario serves such metadata).
     let setup = Setup {
         prm_in_header: false,
         prm_path: None,
@@ -671,6 +716,29 @@ fn without_resource_metadata_the_server_origin_is_the_authorization_server() {
     let net = authorizes(setup, interactive());
     assert_eq!(net.world.count("POST https://mcp.test/oauth/register"), 1);
     assert_eq!(net.world.authorizations[0]["resource"], MCP);
+}
+
+#[test]
+fn without_resource_metadata_server_metadata_for_another_origin_is_refused() {
+    // RFC 8414 §3.3: metadata fetched for the issuer https://mcp.test that names another issuer
+    // is not used. (One at the same origin under a path is kept for the 2025-03-26 rules, as
+    // the test above shows.)
+    let setup = Setup {
+        prm_in_header: false,
+        prm_path: None,
+        issuer: "https://mcp.test".to_owned(),
+        metadata_issuer: Some("https://evil.test".to_owned()),
+        endpoints_base: "https://evil.test".to_owned(),
+        send_iss: false,
+        ..Setup::default()
+    };
+    let mut net = Net::new(setup, interactive());
+    net.run();
+    let mismatch =
+        AuthError::IssuerMismatch { expected: "https://mcp.test".into(), found: "https://evil.test".into() };
+    assert_eq!(net.world.count("evil.test"), 0, "{:#?}", net.world.log);
+    assert_eq!(net.failed(), Some(&mismatch));
+    assert!(net.world.authorizations.is_empty());
 }
 
 #[test]
@@ -698,6 +766,26 @@ fn a_resource_mismatch_stops_before_anything_is_sent_to_the_authorization_server
     assert!(matches!(net.closed(), Some(CloseReason::Unauthorized(AuthError::ResourceMismatch { .. }))));
     assert_eq!(net.world.count("auth.test"), 0, "{:#?}", net.world.log);
     assert!(net.world.authorizations.is_empty());
+}
+
+#[test]
+fn resource_metadata_without_a_resource_is_not_used() {
+    // RFC 9728 §2: `resource` is required; without it nothing shows the metadata is this
+    // server's, and its authorization server (here a foreign one) gets nothing.
+    let setup = Setup {
+        prm_resource: String::new(),
+        issuer: "https://foreign.test".to_owned(),
+        endpoints_base: "https://foreign.test".to_owned(),
+        ..Setup::default()
+    };
+    let mut net = Net::new(setup, interactive());
+    net.run();
+    assert_eq!(net.world.count("foreign.test"), 0, "{:#?}", net.world.log);
+    let prm = "https://mcp.test/.well-known/oauth-protected-resource/mcp";
+    assert_eq!(net.failed(), Some(&AuthError::ResourceMissing { url: prm.to_owned() }));
+    assert!(net.failed().unwrap().to_string().contains("names no resource"));
+    assert!(matches!(net.closed(), Some(CloseReason::Unauthorized(AuthError::ResourceMissing { .. }))));
+    assert!(net.world.authorizations.is_empty() && net.world.token_requests.is_empty());
 }
 
 #[test]
@@ -737,6 +825,28 @@ fn plain_http_to_a_remote_host_is_refused_before_anything_is_sent() {
             .any(|e| matches!(e, Event::Closed(CloseReason::Unauthorized(AuthError::InsecureEndpoint(_))))),
         "{events:?}"
     );
+}
+
+#[test]
+fn an_endpoint_that_is_not_http_is_refused_naming_its_scheme() {
+    for (base, scheme) in
+        [("javascript:alert(1)", "javascript"), ("file:///etc", "file"), ("data:text/plain,x", "data")]
+    {
+        let setup = Setup { endpoints_base: base.to_owned(), ..Setup::default() };
+        let mut net = Net::new(setup, interactive());
+        net.run();
+        let Some(error @ AuthError::InsecureEndpoint(url)) = net.failed() else {
+            panic!("{base}: {:?}", net.failed())
+        };
+        assert!(url.starts_with(base), "{url}");
+        let message = error.to_string();
+        assert!(message.contains(&format!("{scheme}:")), "{message}");
+        assert!(!message.contains("plain http"), "{message}");
+        assert!(net.world.authorizations.is_empty());
+    }
+    // Plain http to a remote host is still called that.
+    let error = AuthError::InsecureEndpoint("http://as.example/token".to_owned());
+    assert!(error.to_string().contains("over plain http"), "{error}");
 }
 
 // ----- client identity -----
@@ -880,9 +990,10 @@ fn insufficient_scope_steps_up_with_the_union_and_retries_once() {
 
 #[test]
 fn step_ups_stop_at_the_limit() {
-    // The server never grants `admin`: every step-up brings the same 403.
-    let setup = Setup { admin_scope: Some("admin"), grantable: Some(vec!["mcp"]), ..Setup::default() };
+    // Every 403 asks for a scope never asked for before: each is a step-up, up to the limit.
+    let setup = Setup { admin_scope: Some("admin"), ..Setup::default() };
     let mut net = authorizes(setup, interactive().max_step_ups(2));
+    net.world.escalating = true;
     let id = net.call("admin");
     net.run();
     let outcome = net.outcome(&id).unwrap();
@@ -896,6 +1007,80 @@ fn step_ups_stop_at_the_limit() {
     let id = net.call("echo");
     net.run();
     assert_eq!(net.outcome(&id), Some(Ok(())));
+}
+
+// ----- token responses -----
+
+#[test]
+fn an_access_token_that_cannot_go_in_a_header_is_refused_at_the_token_response() {
+    // RFC 6750 §2.1: b64token. A CR or LF would split the header; a space or a byte outside
+    // ASCII makes an invalid one (hyper refuses it, later, as a retriable transport error).
+    for bad in ["tok\r\nX-Injected: 1", "tok en", "t\u{f6}k", "=abc", "tok\"en"] {
+        let setup = Setup { access_token: Some(bad), ..Setup::default() };
+        let mut net = Net::new(setup, interactive());
+        net.run();
+        let failed = net.failed().cloned();
+        let Some(AuthError::InvalidResponse { endpoint, detail }) = &failed else {
+            panic!("{bad:?}: {failed:?}\n{:#?}", net.world.log)
+        };
+        assert_eq!(*endpoint, "the token endpoint");
+        assert!(detail.contains("b64token"), "{detail}");
+        assert!(!detail.contains(bad), "the token is a secret: {detail}");
+        assert!(!failed.as_ref().unwrap().is_retriable());
+        assert!(matches!(net.closed(), Some(CloseReason::Unauthorized(AuthError::InvalidResponse { .. }))));
+        // Only the first initialize, without a token, went to the server.
+        assert_eq!(net.world.count("POST https://mcp.test/mcp"), 1, "{bad:?}: {:#?}", net.world.log);
+        assert_eq!(net.world.token_requests.len(), 1);
+    }
+    // Padding is part of b64token.
+    let net = authorizes(Setup { access_token: Some("a-b.c_d~e+f/g=="), ..Setup::default() }, interactive());
+    assert!(net.failed().is_none());
+}
+
+#[test]
+fn an_empty_access_token_is_refused_saying_so() {
+    let setup = Setup { access_token: Some(""), ..Setup::default() };
+    let mut net = Net::new(setup, interactive());
+    net.run();
+    let Some(AuthError::InvalidResponse { detail, .. }) = net.failed() else { panic!("{:?}", net.failed()) };
+    assert!(detail.contains("empty access_token"), "{detail}");
+    assert_eq!(net.world.count("POST https://mcp.test/mcp"), 1, "{:#?}", net.world.log);
+}
+
+#[test]
+fn a_stored_access_token_that_cannot_go_in_a_header_is_not_used() {
+    let mut first = authorizes(Setup::default(), interactive());
+    let mut credentials = first.session.credentials(first.now, 1_000_000).unwrap();
+    let tokens = credentials.tokens.as_mut().unwrap();
+    tokens.access_token = mcp_sansio::auth::Secret::new("tok\r\nX-Injected: 1");
+    let world = std::mem::replace(&mut first.world, World::new(Setup::default()));
+    let mut net = Net::with_credentials(Setup::default(), interactive(), Some(credentials));
+    net.world = world;
+    let Some(HttpAction::Send(init)) = net.session.poll_action(net.now) else { panic!() };
+    assert_eq!(init.header("authorization"), None, "the corrupt token is not sent");
+}
+
+#[test]
+fn a_step_up_that_did_not_help_is_not_repeated() {
+    // The server never grants `admin`. The first admin call steps up once; the 403 that comes
+    // back asks for nothing the client has not asked for, so the call fails. Later admin calls
+    // fail the same way at once, successes in between or not: no authorization runs again.
+    let setup = Setup { admin_scope: Some("admin"), grantable: Some(vec!["mcp"]), ..Setup::default() };
+    let mut net = authorizes(setup, interactive());
+    for round in 0..3 {
+        let id = net.call("admin");
+        net.run();
+        let outcome = net.outcome(&id).unwrap();
+        assert!(
+            matches!(&outcome, Err(RequestError::Unauthorized(AuthError::InsufficientScope { scope: Some(s), .. })) if s == "mcp admin"),
+            "round {round}: {outcome:?}"
+        );
+        let id = net.call("echo");
+        net.run();
+        assert_eq!(net.outcome(&id), Some(Ok(())));
+    }
+    // The first authorization and one step-up (7 before: two step-ups per call).
+    assert_eq!(net.world.authorizations.len(), 2, "{:#?}", net.world.authorizations);
 }
 
 // ----- tokens: expiry and refresh -----
@@ -972,6 +1157,42 @@ fn credentials_survive_a_restart() {
     assert_eq!(net.world.log.len(), 2, "{:#?}", net.world.log);
 }
 
+// ----- with a session that expires -----
+
+#[test]
+fn a_request_held_for_a_token_during_a_re_initialization_keeps_its_deadline() {
+    let mut net = Net::new(Setup::default(), interactive());
+    net.world.session_ids = true;
+    net.run();
+    assert!(net.ready());
+    assert!(net.session.session_id().is_some());
+    let a = net.call("echo");
+    let b = net.call("echo");
+    let sends: Vec<HttpRequest> = std::iter::from_fn(|| net.session.poll_action(net.now))
+        .filter_map(|action| match action {
+            HttpAction::Send(request) => Some(request),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(sends.len(), 2);
+    // At once, the server forgets the session (a: 404) and refuses b's token (401): b waits for
+    // a refresh (its deadline suspended meanwhile) while the session is re-initialized.
+    net.session.handle_response_head(net.now, sends[0].stream(), 404, Vec::<(&str, &[u8])>::new());
+    net.session.handle_response_end(net.now, sends[0].stream());
+    let challenge: Vec<(&str, &[u8])> = vec![("WWW-Authenticate", b"Bearer error=\"invalid_token\"")];
+    net.session.handle_response_head(net.now, sends[1].stream(), 401, challenge);
+    net.session.handle_response_end(net.now, sends[1].stream());
+    // The refresh and the new session succeed; both calls go again, and the server never answers.
+    net.world.hang_calls = true;
+    net.run();
+    assert_eq!(net.world.token_requests.last().unwrap().0, "refresh_token");
+    assert_eq!(net.world.count("POST https://mcp.test/mcp (no answer)"), 2, "{:#?}", net.world.log);
+    // Both fail at their deadlines: b's started again when it was sent again.
+    net.advance(Duration::from_secs(61));
+    assert!(matches!(net.outcome(&a), Some(Err(RequestError::Timeout(_)))), "{:?}", net.outcome(&a));
+    assert!(matches!(net.outcome(&b), Some(Err(RequestError::Timeout(_)))), "{:?}", net.outcome(&b));
+}
+
 // ----- without an authorizer -----
 
 #[test]
@@ -1030,7 +1251,7 @@ fn a_user_slower_than_the_handshake_timeout_is_waited_for() {
     // authorization timeout. The held `initialize` does not time out meanwhile.
     net.advance(Duration::from_secs(300));
     assert!(net.closed().is_none(), "{:?}", net.closed());
-    let redirect = net.world.authorize(&url);
+    let redirect = net.world.authorize(&url).unwrap();
     net.session.handle_authorization_redirect(net.now, &redirect).unwrap();
     net.run();
     assert!(net.ready());
@@ -1079,6 +1300,38 @@ fn a_stored_registration_is_not_used_with_another_redirect_uri() {
     net.run();
     assert!(net.ready(), "{:?} {:?}", net.closed(), net.failed());
     assert_eq!(net.world.count("/register"), 2);
+}
+
+#[test]
+fn a_registration_the_server_forgot_is_dropped_and_made_again_once() {
+    let first = authorizes(Setup::default(), interactive());
+    let credentials = first.session.credentials(first.now, 1_000_000).unwrap();
+    let old_client = credentials.client.clone().unwrap().client_id;
+    // The authorization server lost its database: clients, tokens, refresh tokens.
+    let mut net = Net::with_credentials(Setup::default(), interactive(), Some(credentials));
+    net.world.next = first.world.next;
+    net.run();
+    assert!(net.ready(), "{:?} {:?}\n{:#?}", net.closed(), net.failed(), net.world.log);
+    // The refresh was refused with invalid_client: the registration was dropped (and the
+    // application told to store that), a new one made, and the user sent with it.
+    assert_eq!(net.world.token_requests[0].0, "refresh_token");
+    assert_eq!(net.world.count("POST https://auth.test/register"), 1, "{:#?}", net.world.log);
+    let new_client = net.session.credentials(net.now, 1_000_000).unwrap().client.unwrap().client_id;
+    assert_ne!(new_client, old_client);
+    assert_eq!(net.world.authorizations.len(), 1);
+    assert_eq!(net.world.authorizations[0]["client_id"], new_client);
+    let changed = net.auth_events.iter().filter(|e| matches!(e, AuthEvent::CredentialsChanged)).count();
+    assert!(changed >= 2, "{:?}", net.auth_events);
+
+    // A server that forgets every client at once: registered again once, then the refusal
+    // stands (no registration loop).
+    let mut net = Net::new(Setup::default(), interactive());
+    net.world.forgetful = true;
+    net.run();
+    let Some(AuthError::TokenRefused { error, .. }) = net.failed() else { panic!("{:?}", net.failed()) };
+    assert_eq!(error, "invalid_client");
+    assert_eq!(net.world.count("POST https://auth.test/register"), 2, "{:#?}", net.world.log);
+    assert_eq!(net.world.token_requests.len(), 2);
 }
 
 #[test]

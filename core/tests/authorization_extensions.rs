@@ -32,6 +32,10 @@ const REDIRECT: &str = "http://127.0.0.1:4321/callback";
 /// The wall-clock time the driver hands in at the start.
 const UNIX: u64 = 1_800_000_000;
 
+/// How many `use_dpop_nonce` refusals a churning server gives before it answers 500, so that a
+/// client that does not stop still ends.
+const CHURN_LIMIT: u32 = 50;
+
 /// A P-256 key in PKCS#8 PEM, made for these tests.
 const CLIENT_KEY: &str = "-----BEGIN PRIVATE KEY-----
 MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgXQlU+pcJPUID3HcZ
@@ -47,6 +51,12 @@ struct Setup {
     /// The servers want a nonce in the proofs (and ask for it once).
     as_nonce: bool,
     rs_nonce: bool,
+    /// The servers refuse every proof with `use_dpop_nonce` and a nonce never seen before (up
+    /// to [`CHURN_LIMIT`] times, then with a 500).
+    as_churn: bool,
+    rs_churn: bool,
+    /// The client opens the stream for server-initiated messages (`GET`).
+    standalone: bool,
     /// The MCP server lets `initialize` and notifications through without a token (as the
     /// conformance runner's custom middlewares do), and wants one for everything else.
     open_handshake: bool,
@@ -71,6 +81,7 @@ struct World {
     /// Every `Authorization` sent to the MCP server, and what the server made of it.
     mcp_auth: Vec<(String, Result<(), String>)>,
     rs_nonce_challenges: u32,
+    as_nonce_challenges: u32,
     next: u32,
     client_key: VerifyingKey,
 }
@@ -153,6 +164,7 @@ impl World {
             jtis: Vec::new(),
             mcp_auth: Vec::new(),
             rs_nonce_challenges: 0,
+            as_nonce_challenges: 0,
             next: 0,
             client_key: public_key(CLIENT_KEY),
         }
@@ -257,6 +269,15 @@ impl World {
         if self.setup.dpop {
             match self.check_proof(dpop.as_deref(), "POST", TOKEN, None, now_unix) {
                 Ok((jkt, nonce)) => {
+                    if self.setup.as_churn {
+                        self.as_nonce_challenges += 1;
+                        if self.as_nonce_challenges > CHURN_LIMIT {
+                            return reply(500, json!({"error": "server_error"}));
+                        }
+                        let mut r = reply(400, json!({"error": "use_dpop_nonce"}));
+                        r.headers.push(("DPoP-Nonce".into(), format!("as-{}", self.as_nonce_challenges)));
+                        return r;
+                    }
                     if self.setup.as_nonce && nonce.as_deref() != Some("as-nonce") {
                         let mut r = reply(400, json!({"error": "use_dpop_nonce"}));
                         r.headers.push(("DPoP-Nonce".into(), "as-nonce".into()));
@@ -331,14 +352,22 @@ impl World {
             let verdict = self.check_access(now, now_unix, req, &authorization);
             self.mcp_auth.push((authorization, verdict.clone().map(|_| ())));
             match verdict {
-                Ok(true) => {}
-                Ok(false) => {
+                Ok(true) if !self.setup.rs_churn => {}
+                Ok(_) => {
                     self.rs_nonce_challenges += 1;
+                    if self.setup.rs_churn && self.rs_nonce_challenges > CHURN_LIMIT {
+                        return reply(500, json!({"error": "server_error"}));
+                    }
+                    let nonce = if self.setup.rs_churn {
+                        format!("rs-{}", self.rs_nonce_challenges)
+                    } else {
+                        "rs-nonce".to_owned()
+                    };
                     return Reply {
                         status: 401,
                         headers: vec![
                             ("WWW-Authenticate".into(), challenge(Some("use_dpop_nonce"))),
-                            ("DPoP-Nonce".into(), "rs-nonce".into()),
+                            ("DPoP-Nonce".into(), nonce),
                         ],
                         body: json!({"error": "use_dpop_nonce"}).to_string(),
                     };
@@ -402,7 +431,7 @@ struct Net {
 impl Net {
     fn new(setup: Setup, auth: AuthConfig) -> Self {
         let now = epoch();
-        let http = HttpConfig::new(MCP).standalone_stream(false);
+        let http = HttpConfig::new(MCP).standalone_stream(setup.standalone);
         let mut authorizer = Authorizer::new(MCP, auth, counter_random());
         authorizer.set_wall_clock(now, UNIX);
         let session = HttpSession::new(http, config(), now).with_authorizer(authorizer);
@@ -418,7 +447,8 @@ impl Net {
 
     /// Runs until nothing moves, answering every request and approving every authorization.
     fn run(&mut self) {
-        loop {
+        // A session that never settles (a loop against the servers) fails the test, not hangs it.
+        for _ in 0..1000 {
             let mut batch = Vec::new();
             while let Some(action) = self.session.poll_action(self.now) {
                 if let HttpAction::Send(request) = action {
@@ -450,6 +480,10 @@ impl Net {
                 return;
             }
         }
+        panic!(
+            "the session does not settle: {:#?}",
+            &self.world.log[self.world.log.len().saturating_sub(20)..]
+        );
     }
 
     fn advance(&mut self, by: Duration) {
@@ -537,6 +571,56 @@ fn dpop_without_nonces() {
     assert_eq!(net.world.token_requests.len(), 1);
     assert_eq!(net.world.rs_nonce_challenges, 0);
     assert!(net.world.mcp_auth.iter().all(|(a, verdict)| a.starts_with("DPoP ") && verdict.is_ok()));
+}
+
+#[test]
+fn an_mcp_server_that_gives_a_new_nonce_with_every_refusal_gets_one_retry_per_request() {
+    // RFC 9449 §9: a request refused for want of the server's nonce goes again once, with the
+    // nonce the refusal gave; refused again (with yet another), it fails, typed, at once.
+    let setup = Setup { dpop: true, rs_churn: true, open_handshake: true, ..Setup::default() };
+    let mut net = Net::new(setup, interactive());
+    net.run();
+    assert!(net.ready());
+    for call in 1..=2 {
+        let outcome = net.call();
+        assert_eq!(net.world.rs_nonce_challenges, 2 * call, "{outcome:?}");
+        let Err(RequestError::Unauthorized(error)) = &outcome else { panic!("{outcome:?}") };
+        assert!(!error.is_retriable());
+        assert_eq!(error, &AuthError::DpopNonceRejected { endpoint: "the MCP server" });
+        assert!(error.to_string().contains("DPoP nonce"), "{error}");
+    }
+    // No new authorization for a nonce.
+    let authorizations =
+        net.auth_events.iter().filter(|e| matches!(e, AuthEvent::AuthorizationRequired { .. })).count();
+    assert_eq!(authorizations, 1);
+}
+
+#[test]
+fn the_stream_for_server_messages_gets_one_retry_for_a_new_nonce_too() {
+    // The standalone GET is a request like the others: refused for a new nonce, it is opened
+    // again once with it, then given up (a server that churns nonces gets two GETs).
+    let setup =
+        Setup { dpop: true, rs_churn: true, open_handshake: true, standalone: true, ..Setup::default() };
+    let mut net = Net::new(setup, interactive());
+    net.run();
+    assert!(net.ready());
+    net.advance(Duration::from_secs(5));
+    let gets_with_token = net.world.log.iter().filter(|l| l.starts_with("GET https://mcp.test/mcp")).count();
+    assert_eq!(net.world.rs_nonce_challenges, 2, "{:#?}", net.world.log);
+    assert_eq!(gets_with_token, 3, "one without a token, two with: {:#?}", net.world.log);
+}
+
+#[test]
+fn a_token_endpoint_that_gives_a_new_nonce_with_every_refusal_gets_one_retry() {
+    let setup = Setup { dpop: true, as_churn: true, open_handshake: true, ..Setup::default() };
+    let mut net = Net::new(setup, interactive());
+    net.run();
+    let outcome = net.call();
+    assert_eq!(net.world.as_nonce_challenges, 2, "{outcome:?}");
+    assert_eq!(net.world.token_requests.len(), 2);
+    let Err(RequestError::Unauthorized(error)) = &outcome else { panic!("{outcome:?}") };
+    assert_eq!(error, &AuthError::DpopNonceRejected { endpoint: "the token endpoint" });
+    assert!(!error.is_retriable());
 }
 
 #[test]

@@ -25,7 +25,7 @@ fn cancel_transmits_cancelled_and_fails_the_request() {
     let mut h = Harness::ready_default("2025-11-25");
     let a = call(&mut h);
     let b = call(&mut h);
-    h.conn.cancel(h.now, &a, Some("user pressed stop")).unwrap();
+    h.conn.cancel(&a, Some("user pressed stop")).unwrap();
     assert_eq!(
         h.sent_lines(),
         [format!(
@@ -42,7 +42,7 @@ fn cancel_transmits_cancelled_and_fails_the_request() {
     assert!(h.conn.is_pending(&b));
 
     // Without a reason, no `reason` member.
-    h.conn.cancel(h.now, &b, None).unwrap();
+    h.conn.cancel(&b, None).unwrap();
     assert_eq!(
         h.sent(),
         [json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": num(&b)}})]
@@ -60,7 +60,7 @@ fn cancel_transmits_cancelled_and_fails_the_request() {
 fn late_response_after_cancel_is_ignored_and_counted() {
     let mut h = Harness::ready_default("2025-11-25");
     let a = call(&mut h);
-    h.conn.cancel(h.now, &a, None).unwrap();
+    h.conn.cancel(&a, None).unwrap();
     h.sent();
     h.events();
     h.server(&result_line(num(&a), json!({"content": []})));
@@ -151,20 +151,20 @@ fn cancel_of_an_unknown_id_is_a_usage_error() {
     let mut h = Harness::ready_default("2025-11-25");
     let a = call(&mut h);
     for id in [RequestId::Number(42), RequestId::Number(0), RequestId::from("x")] {
-        assert_eq!(h.conn.cancel(h.now, &id, None), Err(UsageError::UnknownRequest(id.clone())));
+        assert_eq!(h.conn.cancel(&id, None), Err(UsageError::UnknownRequest(id.clone())));
     }
     h.assert_quiet();
-    h.conn.cancel(h.now, &a, None).unwrap();
+    h.conn.cancel(&a, None).unwrap();
     h.sent();
     h.events();
     // Twice: the second is refused and sends nothing.
-    assert_eq!(h.conn.cancel(h.now, &a, None), Err(UsageError::UnknownRequest(a.clone())));
+    assert_eq!(h.conn.cancel(&a, None), Err(UsageError::UnknownRequest(a.clone())));
     h.assert_quiet();
     // After an answer, too.
     let b = call(&mut h);
     h.server(&result_line(num(&b), json!({})));
     h.events();
-    assert_eq!(h.conn.cancel(h.now, &b, None), Err(UsageError::UnknownRequest(b.clone())));
+    assert_eq!(h.conn.cancel(&b, None), Err(UsageError::UnknownRequest(b.clone())));
     h.assert_quiet();
 }
 
@@ -193,7 +193,7 @@ fn assert_commands_refused(h: &mut Harness, reason: &CloseReason) {
         h.conn.respond(&RequestId::Number(1), Ok(&json!({}))),
         Err(UsageError::Closed(reason.clone()))
     );
-    assert!(h.conn.cancel(h.now, &RequestId::Number(1), None).is_err());
+    assert!(h.conn.cancel(&RequestId::Number(1), None).is_err());
     assert_eq!(h.conn.status(), Status::Closed(reason.clone()));
     assert_eq!(h.conn.poll_timeout(), None);
     assert_eq!(h.conn.pending(), 0);
@@ -201,7 +201,7 @@ fn assert_commands_refused(h: &mut Harness, reason: &CloseReason) {
     h.server(r#"{"jsonrpc":"2.0","id":5,"method":"ping"}"#);
     h.server(&result_line(1, json!({})));
     h.conn.feed_eof(h.now);
-    h.conn.close(h.now);
+    h.conn.close();
     h.advance(Duration::from_secs(3600));
     h.assert_quiet();
 }
@@ -249,7 +249,7 @@ fn close_fails_pending_requests_with_local_and_keeps_queued_transmits() {
     let a = call(&mut h);
     let b =
         h.conn.send::<CallTool>(h.now, &CallToolRequestParams::new("u"), RequestOptions::default()).unwrap();
-    h.conn.close(h.now);
+    h.conn.close();
     // The request queued before close is still there for the driver to flush.
     let sent = h.sent();
     assert_eq!(sent.len(), 1);
@@ -263,7 +263,7 @@ fn transport_error_closes_with_the_drivers_explanation() {
     let mut h = Harness::ready_default("2025-11-25");
     let a = call(&mut h);
     let _ = h.conn.send_request(h.now, "vendor/x", None, RequestOptions::default()).unwrap();
-    h.conn.transport_error(h.now, "broken pipe");
+    h.conn.transport_error("broken pipe");
     assert!(h.sent().is_empty(), "nothing can be written any more");
     let reason = CloseReason::Transport("broken pipe".into());
     let events = h.events();
@@ -297,13 +297,13 @@ fn stats_count_every_outcome_bytes_and_parse_errors() {
     let error =
         format!(r#"{{"jsonrpc":"2.0","id":{},"error":{{"code":-32602,"message":"bad"}}}}"#, num(&failed));
     h.server(&error);
-    h.conn.cancel(h.now, &cancelled, None).unwrap();
+    h.conn.cancel(&cancelled, None).unwrap();
     h.advance(Duration::from_secs(2));
     let garbage = ["{not json", r#"{"jsonrpc":"1.0","id":1,"result":{}}"#];
     for line in garbage {
         h.server(line);
     }
-    h.conn.close(h.now);
+    h.conn.close();
     let _ = timed_out;
 
     let stats = h.conn.stats();

@@ -252,7 +252,7 @@ fn a_cancelled_request_closes_its_channel_and_the_commands_refuse_what_the_pipe_
     let id = pipe.call("slow", json!({}));
     let channel = pipe.take("tools/call");
     pipe.open.insert(channel.wire.to_string(), channel);
-    pipe.conn.commands().cancel(pipe.now, &id, Some("changed my mind")).unwrap();
+    pipe.conn.commands().cancel(&id, Some("changed my mind")).unwrap();
     let events = pipe.events();
     assert!(matches!(response(&events), (got, Err(RequestError::Cancelled(_))) if *got == id));
     assert_eq!(pipe.dropped, [id]);

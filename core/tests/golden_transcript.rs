@@ -123,7 +123,7 @@ fn canonical_session_writes_the_pinned_bytes() {
     h.conn.respond(id, Ok(&ListRootsResult::new(vec![Root::new("file:///work").with_name("work")]))).unwrap();
     flush(&mut h);
 
-    h.conn.close(h.now);
+    h.conn.close();
     assert!(matches!(h.events().as_slice(), [Event::Closed(CloseReason::Local)]));
     flush(&mut h);
 

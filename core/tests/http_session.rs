@@ -648,7 +648,7 @@ fn close_sends_delete_and_finishes() {
     net.head(&get, 200, "text/event-stream", None);
     let id = net.list_tools();
     let post = net.next();
-    net.session.commands().close(net.now);
+    net.session.commands().close();
     let delete = net.next();
     assert_eq!(delete.method(), HttpMethod::Delete);
     assert_eq!(delete.header("mcp-session-id"), Some("s1"));
@@ -666,7 +666,7 @@ fn close_sends_delete_and_finishes() {
     // A server that never answers the DELETE does not hold the close up beyond close_timeout.
     let mut net =
         Net::ready(HttpConfig::new(URL).standalone_stream(false).close_timeout(Duration::from_secs(3)));
-    net.session.commands().close(net.now);
+    net.session.commands().close();
     let _delete = net.next();
     net.advance(Duration::from_secs(3));
     net.pump();
@@ -938,7 +938,7 @@ fn modern_requests_carry_version_method_and_name_headers_and_no_session() {
         .send::<mcp_sansio::schema::ReadResource>(net.now, &read, RequestOptions::default())
         .unwrap();
     assert_eq!(net.next().header("mcp-name"), Some("file:///a b.txt"));
-    net.session.commands().close(net.now);
+    net.session.commands().close();
     net.pump();
     assert!(net.nothing_sent(), "no DELETE without a session");
     assert!(net.session.is_finished());
@@ -1270,7 +1270,7 @@ fn cancelling_a_modern_request_aborts_its_stream_and_posts_nothing() {
     let id = call_tool(&mut net, "slow", json!({}));
     let call = net.next();
     net.head(&call, 200, "text/event-stream", None);
-    net.session.commands().cancel(net.now, &id, Some("no longer needed")).unwrap();
+    net.session.commands().cancel(&id, Some("no longer needed")).unwrap();
     net.pump();
     assert_eq!(net.aborted, [call.stream()]);
     assert!(net.nothing_sent(), "no notifications/cancelled over HTTP in 2026-07-28");

@@ -587,7 +587,7 @@ fn without_list_changes_a_stream_is_open_only_while_resources_are_subscribed() {
         (Some("notifications/cancelled"), &listen["id"])
     );
     // Closing fails nothing on behalf of a listen stream.
-    h.conn.close(h.now);
+    h.conn.close();
     assert!(matches!(&h.events()[..], [Event::Closed(CloseReason::Local)]));
 }
 
@@ -609,6 +609,82 @@ fn a_request_refused_for_its_version_is_sent_again_once() {
         "{events:?}"
     );
     assert!(h.sent().is_empty());
+}
+
+#[test]
+fn a_version_refusal_in_the_middle_of_a_multi_round_request_keeps_the_users_answers() {
+    let mut h = modern_ready(mrtr_config());
+    let id = call(&mut h, "book_flight");
+    let first = h.sent().remove(0);
+    h.server(&input_required(
+        first["id"].as_i64().unwrap(),
+        json!({"where": {"method": "roots/list"}}),
+        Some("s1"),
+    ));
+    let events = h.events();
+    let [Event::Request { id: input, request: ServerRequest::ListRoots }] = &events[..] else {
+        panic!("{events:?}")
+    };
+    h.conn.respond(input, Ok(&ListRootsResult::new(vec![Root::new("file:///w")]))).unwrap();
+    let round = h.sent().remove(0);
+    assert_eq!(round["params"]["requestState"], "s1");
+    // The server was upgraded between the rounds: -32022, naming a version the client speaks.
+    let refusal = json!({"supported": ["2026-07-28"], "requested": "2026-07-28"});
+    h.server(&error_line(round["id"].as_i64().unwrap(), -32022, refusal));
+    assert!(h.events().is_empty(), "the user is not asked again");
+    let again = h.sent().remove(0);
+    assert_ne!(again["id"], round["id"], "a new request");
+    assert_eq!(again["params"]["requestState"], "s1");
+    assert_eq!(again["params"]["inputResponses"], round["params"]["inputResponses"]);
+    assert_eq!(again["params"]["inputResponses"]["where"]["roots"][0]["uri"], "file:///w");
+    assert_eq!(again["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"], "2026-07-28");
+    h.server(&result_line(again["id"].as_i64().unwrap(), json!({"resultType": "complete", "content": []})));
+    assert!(matches!(&h.events()[..], [Event::Response { id: got, result: Ok(_) }] if *got == id));
+}
+
+#[test]
+fn input_request_ids_never_clash_with_the_servers_request_ids() {
+    let roots = || ListRootsResult::new(vec![Root::new("file:///w")]);
+    // The engine's id first: a server request reusing it is refused as any reused id is.
+    let mut h = modern_ready(mrtr_config());
+    call(&mut h, "a");
+    let wire = h.sent().remove(0)["id"].as_i64().unwrap();
+    h.server(&input_required(wire, json!({"k": {"method": "roots/list"}}), None));
+    let events = h.events();
+    let [Event::Request { id: input, .. }] = &events[..] else { panic!("{events:?}") };
+    h.server(&common::request_line(json!(input.clone()), "roots/list", json!({})));
+    let events = h.events();
+    assert!(
+        matches!(&events[..], [Event::ProtocolViolation(mcp_sansio::ProtocolViolation::Invalid { .. })]),
+        "{events:?}"
+    );
+    h.conn.respond(input, Ok(&roots())).unwrap();
+    let sent = h.sent();
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    assert_eq!(sent[0]["method"], "tools/call", "the answer went into the retry, not to the server");
+
+    // The server's id first: the engine makes another one for its input request.
+    let mut h = modern_ready(mrtr_config());
+    call(&mut h, "b");
+    let wire = h.sent().remove(0)["id"].as_i64().unwrap();
+    let taken = format!("input/{wire}/k");
+    h.server(&common::request_line(json!(taken), "roots/list", json!({})));
+    let events = h.events();
+    let [Event::Request { id: servers, .. }] = &events[..] else { panic!("{events:?}") };
+    assert_eq!(servers, &RequestId::String(taken.clone()));
+    h.server(&input_required(wire, json!({"k": {"method": "roots/list"}}), None));
+    let events = h.events();
+    let [Event::Request { id: input, .. }] = &events[..] else { panic!("{events:?}") };
+    assert_ne!(input, servers);
+    // Each answer goes where it belongs.
+    h.conn.respond(servers, Ok(&roots())).unwrap();
+    let sent = h.sent();
+    assert_eq!((sent.len(), &sent[0]["id"]), (1, &json!(taken)), "{sent:?}");
+    assert!(sent[0].get("result").is_some());
+    h.conn.respond(input, Ok(&roots())).unwrap();
+    let sent = h.sent();
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    assert_eq!(sent[0]["params"]["inputResponses"]["k"]["roots"][0]["uri"], "file:///w");
 }
 
 #[test]

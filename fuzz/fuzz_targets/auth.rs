@@ -1287,7 +1287,7 @@ impl<'a> Run<'a> {
                 if let Some(id) =
                     outstanding.iter().nth(usize::from(pick) % outstanding.len().max(1)).cloned()
                 {
-                    let _ = self.session.commands().cancel(self.now, &id, None);
+                    let _ = self.session.commands().cancel(&id, None);
                 }
             }
             Op::Credentials => {
@@ -1298,7 +1298,7 @@ impl<'a> Run<'a> {
                     assert_eq!(back.tokens, credentials.tokens);
                 }
             }
-            Op::Close => self.session.commands().close(self.now),
+            Op::Close => self.session.commands().close(),
         }
         self.pump();
     }
@@ -1402,7 +1402,7 @@ fuzz_target!(|input: Input<'_>| {
 
     // Close, and run the clock out: the session must finish.
     run.auth_without_input = 0;
-    run.session.commands().close(run.now);
+    run.session.commands().close();
     run.pump();
     for _ in 0..256 {
         if run.session.is_finished() {

@@ -365,7 +365,7 @@ impl<'a> Run<'a> {
                         .cloned()
                         .expect("in range"),
                 };
-                let _ = self.conn.cancel(self.now, &id, Some("fuzz"));
+                let _ = self.conn.cancel(&id, Some("fuzz"));
             }
             Op::Respond { pick, ok } => {
                 if !self.contract.server_requests.is_empty() {
@@ -392,7 +392,7 @@ impl<'a> Run<'a> {
                     _ => self.conn.notify("notifications/custom", Some(b"{\"a\":[1,2]}")),
                 };
             }
-            Op::Close => self.conn.close(self.now),
+            Op::Close => self.conn.close(),
             Op::Eof => {
                 self.conn.feed_eof(self.now);
                 self.check();

@@ -456,7 +456,7 @@ impl<'a> Run<'a> {
                     .nth(usize::from(pick) % self.contract.outstanding.len().max(1))
                     .cloned()
                 {
-                    let _ = self.session.commands().cancel(self.now, &id, None);
+                    let _ = self.session.commands().cancel(&id, None);
                 }
             }
             Op::Respond { pick, ok } => {
@@ -471,7 +471,7 @@ impl<'a> Run<'a> {
                     };
                 }
             }
-            Op::Close => self.session.commands().close(self.now),
+            Op::Close => self.session.commands().close(),
         }
         self.pump();
     }
@@ -533,7 +533,7 @@ fuzz_target!(|input: Input<'_>| {
     }
 
     // Close, and run the clock out: the session must finish.
-    run.session.commands().close(run.now);
+    run.session.commands().close();
     run.pump();
     for _ in 0..256 {
         if run.session.is_finished() {

@@ -94,6 +94,14 @@ pub(crate) const MODES: &[&str] = &[
     "endless_json_body",
     // An event stream whose first event never ends.
     "endless_sse_event",
+    // Hostile authorization servers (see `oauth.rs`): every MCP request needs a token.
+    // Tokens are DPoP-bound, and the call is refused for a new DPoP nonce every time.
+    "oauth_dpop_nonce_churn",
+    // The token endpoint's access token holds a CR LF and a header line.
+    "oauth_token_crlf",
+    // The resource metadata has no `resource` and names a second listener (another origin)
+    // as the authorization server.
+    "oauth_prm_without_resource",
 ];
 
 /// The protocol version this server speaks.
@@ -124,6 +132,26 @@ pub(crate) fn run(mode: &str) -> i32 {
             return 1;
         }
     };
+    if crate::oauth::is_oauth(mode) {
+        let foreign = if crate::oauth::needs_foreign_listener(mode) {
+            let other = match TcpListener::bind("127.0.0.1:0").and_then(|l| Ok((l.local_addr()?.port(), l))) {
+                Ok(other) => other,
+                Err(e) => {
+                    eprintln!("binding the second listener: {e}");
+                    return 1;
+                }
+            };
+            std::thread::spawn(move || {
+                for stream in other.1.incoming().flatten() {
+                    std::thread::spawn(move || serve(crate::oauth::FOREIGN_AS, stream));
+                }
+            });
+            Some(format!("http://127.0.0.1:{}", other.0))
+        } else {
+            None
+        };
+        crate::oauth::set_origins(format!("http://127.0.0.1:{port}"), foreign);
+    }
     if mode == "redirect_cross_origin" {
         // The other origin: the same server on another port, which tells what it received.
         let other = match TcpListener::bind("127.0.0.1:0").and_then(|l| Ok((l.local_addr()?.port(), l))) {
@@ -171,22 +199,22 @@ const REDIRECT_TARGET: &str = "redirect_target";
 static ANSWERS: AtomicU64 = AtomicU64::new(0);
 
 /// One request, its body read.
-struct Request {
-    method: String,
+pub(crate) struct Request {
+    pub(crate) method: String,
     /// The request target (path and query).
-    target: String,
-    headers: Vec<(String, String)>,
-    body: Vec<u8>,
+    pub(crate) target: String,
+    pub(crate) headers: Vec<(String, String)>,
+    pub(crate) body: Vec<u8>,
 }
 
 impl Request {
-    fn header(&self, name: &str) -> Option<&str> {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
         self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
     }
 }
 
 /// What to do with the connection after a request.
-enum Next {
+pub(crate) enum Next {
     KeepAlive,
     Close,
 }
@@ -338,6 +366,8 @@ fn reason(status: u16) -> &'static str {
         307 => "Temporary Redirect",
         308 => "Permanent Redirect",
         400 => "Bad Request",
+        401 => "Unauthorized",
+        404 => "Not Found",
         405 => "Method Not Allowed",
         500 => "Internal Server Error",
         502 => "Bad Gateway",
@@ -356,7 +386,12 @@ fn head(status: u16, headers: &[(&str, &str)]) -> Vec<u8> {
 }
 
 /// A whole response with a `Content-Length` body, written at once.
-fn respond(writer: &mut impl Write, status: u16, headers: &[(&str, &str)], body: &[u8]) -> io::Result<()> {
+pub(crate) fn respond(
+    writer: &mut impl Write,
+    status: u16,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> io::Result<()> {
     let mut out = head(status, headers);
     out.extend_from_slice(format!("Content-Length: {}\r\n\r\n", body.len()).as_bytes());
     out.extend_from_slice(body);
@@ -364,7 +399,11 @@ fn respond(writer: &mut impl Write, status: u16, headers: &[(&str, &str)], body:
     writer.flush()
 }
 
-fn respond_json(writer: &mut impl Write, message: &Value, extra: &[(&str, &str)]) -> io::Result<Next> {
+pub(crate) fn respond_json(
+    writer: &mut impl Write,
+    message: &Value,
+    extra: &[(&str, &str)],
+) -> io::Result<Next> {
     let body = serde_json::to_vec(message).unwrap_or_default();
     let mut headers = vec![("Content-Type", "application/json")];
     headers.extend_from_slice(extra);
@@ -395,6 +434,9 @@ fn handle(
     reader: &mut impl Read,
     writer: &mut TcpStream,
 ) -> io::Result<Next> {
+    if let Some(next) = crate::oauth::intercept(mode, request, writer)? {
+        return Ok(next);
+    }
     match request.method.as_str() {
         "POST" => {}
         "GET" if mode == "stall_get" => {

@@ -9,6 +9,7 @@
 //! show which requests are hurt and which are not.
 
 mod http;
+mod oauth;
 mod stdio;
 
 fn main() {

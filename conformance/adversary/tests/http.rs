@@ -20,10 +20,11 @@ use common::Resources;
 use futures_lite::future;
 use mcp_hyper::HyperTransport;
 use mcp_smol::ClientApi;
+use mcp_smol::mcp_sansio::auth::{AuthConfig, AuthError, ClientInfo};
 use mcp_smol::mcp_sansio::http::HttpConfig;
 use mcp_smol::mcp_sansio::schema::{CallToolRequestParams, CallToolResult, Implementation};
 use mcp_smol::mcp_sansio::{CloseReason, ProtocolVersion, RedirectRefusal, RequestError, TransportError};
-use mcp_smol::{CallOptions, Client, ClientBuilder, Error};
+use mcp_smol::{CallOptions, Client, ClientBuilder, Error, OAuth};
 
 const MIB: usize = 1024 * 1024;
 
@@ -809,5 +810,95 @@ fn server_request_floods_do_not_open_a_connection_each() {
         );
         echo(&client, "after").await;
         client.close().await;
+    });
+}
+
+// ----- hostile authorization servers (`oauth_*` modes) -----
+
+/// What an `oauth_*` server saw (`GET /adversary/stats`, a plain HTTP/1.1 request).
+fn oauth_stats(url: &str) -> serde_json::Value {
+    use std::io::{Read, Write};
+    let authority = url.trim_start_matches("http://").split('/').next().expect("an authority");
+    let mut stream = std::net::TcpStream::connect(authority).expect("connecting to the stats");
+    write!(stream, "GET /adversary/stats HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\r\n")
+        .expect("asking for the stats");
+    let mut response = String::new();
+    stream.read_to_string(&mut response).expect("reading the stats");
+    let body = &response[response.find("\r\n\r\n").expect("a head") + 4..];
+    serde_json::from_str(body).expect("JSON stats")
+}
+
+/// Connects with the client credentials grant (DPoP whenever the server offers it).
+async fn connect_oauth(url: &str) -> Result<Client, Error> {
+    let oauth = OAuth::new(AuthConfig::client_credentials(ClientInfo::confidential("svc", "pw")));
+    builder().oauth(oauth).spawn_http(HttpConfig::new(url), HyperTransport::new()).await
+}
+
+#[test]
+fn a_server_that_asks_for_a_new_dpop_nonce_with_every_refusal_gets_one_retry_per_call() {
+    let _guard = common::serial();
+    let warm = Server::start("none");
+    let server = Server::start("oauth_dpop_nonce_churn");
+    leak_checked("DPoP nonce churn", &warm.url, RSS_LIMIT, || async {
+        let client = connect_oauth(&server.url).await.expect("connecting");
+        let case = "oauth_dpop_nonce_churn";
+        // It used to be sent again for every new nonce: some 6000 POSTs in 5 s, then a timeout.
+        let (error, elapsed) = bad_call_beside_good_ones(&client, case, LONG).await;
+        assert_prompt(case, elapsed);
+        assert!(
+            matches!(&error, Error::Request(RequestError::Unauthorized(AuthError::DpopNonceRejected { .. }))),
+            "{error:?}"
+        );
+        assert!(!error.is_retriable(), "{error:?}");
+        assert_eq!(oauth_stats(&server.url)["nonce_refusals"], 2, "sent once, then once more with the nonce");
+        client.close().await;
+    });
+}
+
+/// Connects to the `oauth_*` server `mode`, which must refuse the connection at once with an
+/// error that `expected` accepts; `saw` checks what the servers saw.
+fn refused_connection(
+    mode: &'static str,
+    expected: impl Fn(&Error) -> bool,
+    saw: impl Fn(&serde_json::Value),
+) {
+    let _guard = common::serial();
+    let warm = Server::start("none");
+    let server = Server::start(mode);
+    leak_checked(mode, &warm.url, RSS_LIMIT, || async {
+        let (result, elapsed) = timed(connect_oauth(&server.url)).await;
+        let error = result.expect_err("the connection fails");
+        assert_prompt(mode, elapsed);
+        assert!(expected(&error), "{mode}: {error:?}");
+        assert!(!error.is_retriable(), "{mode}: {error:?}");
+        saw(&oauth_stats(&server.url));
+    });
+}
+
+#[test]
+fn an_access_token_with_a_line_break_fails_the_connection_typed_and_at_once() {
+    // It used to reach the Authorization header, where hyper refused it: a retriable transport
+    // error, again at every try.
+    let expected = |error: &Error| {
+        matches!(
+            error,
+            Error::Connect(CloseReason::Unauthorized(AuthError::InvalidResponse { detail, .. }))
+                if detail.contains("b64token")
+        )
+    };
+    refused_connection("oauth_token_crlf", expected, |stats| {
+        assert_eq!(stats["token_requests"], 1, "{stats}");
+        assert_eq!(stats["authorized_mcp_requests"], 0, "the token was never sent: {stats}");
+    });
+}
+
+#[test]
+fn resource_metadata_without_a_resource_sends_nothing_to_the_authorization_server_it_names() {
+    let expected = |error: &Error| {
+        matches!(error, Error::Connect(CloseReason::Unauthorized(AuthError::ResourceMissing { .. })))
+    };
+    refused_connection("oauth_prm_without_resource", expected, |stats| {
+        assert_eq!(stats["foreign_requests"], 0, "the other origin got nothing: {stats}");
+        assert_eq!(stats["authorized_mcp_requests"], 0, "{stats}");
     });
 }

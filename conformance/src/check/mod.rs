@@ -28,6 +28,7 @@
 //! accepts invalid arguments, an internal error on valid ones) are warnings.
 
 mod actions;
+mod headers;
 mod report;
 mod run;
 mod session;

@@ -20,6 +20,7 @@ use mcp_sansio::schema::{
 };
 
 use super::actions::{Action, ArgumentKind, action_line, request_summary};
+use super::headers;
 use super::{
     Catalog, CheckOptions, Finding, Property, SdkDeviation, SlowRequest, client_capabilities, client_info,
     is_modern,
@@ -1123,34 +1124,17 @@ impl<'a> Session<'a> {
     }
 }
 
-/// The `Mcp-Param-*` headers of a 2026-07-28 `tools/call` over HTTP: one per argument the
-/// tool's input schema annotates with `x-mcp-header` (through `properties` only) that is
-/// present and a string, number or boolean. Over stdio the peer ignores them.
+/// The `Mcp-Param-*` headers of a 2026-07-28 `tools/call` over HTTP (see `headers.rs`). Over
+/// stdio the peer ignores them.
 fn param_headers(tools: &[Value], params: &Value) -> Vec<(String, String)> {
-    fn walk(schema: &Value, arguments: &Value, out: &mut Vec<(String, String)>) {
-        let Some(properties) = schema.get("properties").and_then(Value::as_object) else { return };
-        for (name, property) in properties {
-            let Some(value) = arguments.get(name) else { continue };
-            if let Some(header) = property.get("x-mcp-header").and_then(Value::as_str) {
-                let text = match value {
-                    Value::String(s) => mcp_sansio::http::header_value(s),
-                    Value::Number(n) => n.to_string(),
-                    Value::Bool(b) => b.to_string(),
-                    _ => continue,
-                };
-                out.push((format!("Mcp-Param-{header}"), text));
-            }
-            walk(property, value, out);
-        }
-    }
     let name = params.get("name").and_then(Value::as_str);
     let tool = tools.iter().find(|t| t.get("name").and_then(Value::as_str) == name);
     let (Some(tool), Some(arguments)) = (tool, params.get("arguments")) else { return Vec::new() };
-    let mut headers = Vec::new();
-    if let Some(schema) = tool.get("inputSchema") {
-        walk(schema, arguments, &mut headers);
+    match tool.get("inputSchema").map(headers::annotations) {
+        Some(Ok(annotations)) => headers::headers(&annotations, arguments),
+        // Invalid: a conforming client never calls it (`explore` leaves such tools out).
+        _ => Vec::new(),
     }
-    headers
 }
 
 /// The check client's answer to a server request: one root, a canned sampling reply, a
@@ -1196,6 +1180,13 @@ pub async fn explore(target: &Target, options: &CheckOptions) -> io::Result<Cata
             !options.skip_tools.contains(name)
                 && (options.only_tools.is_empty() || options.only_tools.contains(name))
         });
+        if session.modern && matches!(target, Target::Http { .. }) {
+            // A 2026-07-28 client over HTTP leaves out the tools whose x-mcp-header annotations
+            // are invalid (the spec's MUST): they are not called.
+            catalog
+                .tools
+                .retain(|tool| !matches!(tool.get("inputSchema").map(headers::annotations), Some(Err(_))));
+        }
     }
     let offered = |name: &String| catalog.tool(name).is_some() || options.skip_tools.contains(name);
     if let Some(missing) = options.only_tools.iter().find(|name| !offered(name)) {

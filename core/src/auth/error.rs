@@ -25,6 +25,16 @@ pub enum AuthError {
         /// The metadata's `resource`.
         found: String,
     },
+    /// The protected resource metadata has no `resource`, which RFC 9728 §2 requires: nothing
+    /// shows it is this server's, so nothing is sent to the authorization servers it names
+    /// (RFC 9728 §3.3).
+    #[error(
+        "the protected resource metadata at {url:?} names no resource (RFC 9728 §2 requires one): not used"
+    )]
+    ResourceMissing {
+        /// Where the metadata was found.
+        url: String,
+    },
     /// The authorization server metadata names another issuer than the one it was fetched for
     /// (RFC 8414 §3.3).
     #[error("the authorization server metadata is for issuer {found:?}, not {expected:?}")]
@@ -38,8 +48,10 @@ pub enum AuthError {
     /// require.
     #[error("the authorization server does not support PKCE S256")]
     PkceUnsupported,
-    /// An endpoint would carry credentials over plain `http` to a host other than loopback.
-    #[error("refusing to send credentials to {0:?} over plain http")]
+    /// An endpoint would carry credentials in clear or to no web server at all: plain `http` to
+    /// a host other than loopback, or another scheme (`javascript:`, `file:`, `data:`, …). The
+    /// message names the scheme.
+    #[error("refusing to send credentials to {0:?} {how}", how = insecure_scheme(.0))]
     InsecureEndpoint(String),
     /// The authorization server has no way for this client to be identified: no
     /// pre-registered client, no registration endpoint, no Client ID Metadata Document support.
@@ -123,10 +135,14 @@ pub enum AuthError {
     /// [`Authorizer::set_wall_clock`](super::Authorizer::set_wall_clock).
     #[error("a signed JWT needs the wall-clock time, and none was given (Authorizer::set_wall_clock)")]
     NoWallClock,
-    /// The MCP server refused the DPoP nonce it had just asked for (`use_dpop_nonce` again with
-    /// the same nonce).
-    #[error("the server refused its own DPoP nonce")]
-    DpopNonceRejected,
+    /// A server refused the DPoP nonce it had just asked for (`use_dpop_nonce` again, with the
+    /// same nonce or yet another): the request was sent again once with the nonce it gave, and
+    /// is not sent again.
+    #[error("{endpoint} refused the DPoP nonce it had asked for (use_dpop_nonce again): not asked again")]
+    DpopNonceRejected {
+        /// `the MCP server`, or the token endpoint that asked.
+        endpoint: &'static str,
+    },
     /// A request to an authorization endpoint failed (connection refused, reset, timeout).
     #[error("request to {endpoint} failed: {detail}")]
     Transport {
@@ -143,6 +159,19 @@ impl AuthError {
     /// happen again: `false`.
     pub fn is_retriable(&self) -> bool {
         matches!(self, AuthError::Transport { .. } | AuthError::AuthorizationTimeout(_))
+    }
+}
+
+/// Why a URL may not carry credentials, by its scheme: plain `http` (the host is not loopback),
+/// or a scheme that is neither `https` nor `http`.
+fn insecure_scheme(url: &str) -> String {
+    let scheme = url.split_once(':').map(|(scheme, _)| scheme.trim()).filter(|s| {
+        !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.'))
+    });
+    match scheme {
+        Some(s) if s.eq_ignore_ascii_case("http") => "over plain http".to_owned(),
+        Some(s) => format!("over {}: (only https, or http to loopback)", s.to_ascii_lowercase()),
+        None => "without a scheme (only https, or http to loopback)".to_owned(),
     }
 }
 

@@ -198,6 +198,25 @@ pub(crate) struct TokenResponse {
 }
 
 impl TokenResponse {
+    /// Why the response cannot be used as an access token for a request with a proof of
+    /// possession (`dpop`) or without: an empty token, one that cannot go in an `Authorization`
+    /// header, a token type the request did not ask for. The message never quotes the token.
+    pub(crate) fn unusable(&self, dpop: bool) -> Option<String> {
+        if self.access_token.is_empty() {
+            return Some("empty access_token".to_owned());
+        }
+        if !is_b64token(&self.access_token) {
+            return Some(
+                "the access_token is not an RFC 6750 b64token (a byte that cannot go in an \
+                 Authorization header)"
+                    .to_owned(),
+            );
+        }
+        let bearer = self.token_type.eq_ignore_ascii_case("bearer");
+        let bound = dpop && self.token_type.eq_ignore_ascii_case("dpop");
+        (!bearer && !bound).then(|| format!("unsupported token type {:?}", self.token_type))
+    }
+
     /// `expires_in` in seconds: a number, or a numeric string as some servers send.
     pub(crate) fn lifetime(&self) -> Option<u64> {
         match self.expires_in.as_ref()? {
@@ -206,6 +225,16 @@ impl TokenResponse {
             _ => None,
         }
     }
+}
+
+/// Whether `token` is an RFC 6750 §2.1 `b64token`: `1*( ALPHA / DIGIT / "-" / "." / "_" / "~" /
+/// "+" / "/" ) *"="`, what `Authorization: Bearer` (and `DPoP`) can carry.
+pub(crate) fn is_b64token(token: &str) -> bool {
+    let body = token.trim_end_matches('=');
+    !body.is_empty()
+        && body
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~' | b'+' | b'/'))
 }
 
 /// An OAuth error response (RFC 6749 §5.2, RFC 7591 §3.2.2).
@@ -321,6 +350,16 @@ mod tests {
         assert_eq!(auth_method(&confidential, &server), TokenEndpointAuth::ClientSecretPost);
         let pinned = confidential.with_auth_method(TokenEndpointAuth::ClientSecretBasic);
         assert_eq!(auth_method(&pinned, &server), TokenEndpointAuth::ClientSecretBasic);
+    }
+
+    #[test]
+    fn b64tokens() {
+        for good in ["a", "A-z.0_9~+/", "abc==", "x="] {
+            assert!(is_b64token(good), "{good}");
+        }
+        for bad in ["", "=", "=abc", "a=b", "a b", "a\r\nb", "a\"b", "\u{e9}", "a,b"] {
+            assert!(!is_b64token(bad), "{bad:?}");
+        }
     }
 
     #[test]

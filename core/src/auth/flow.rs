@@ -13,6 +13,21 @@ use super::jose;
 use super::metadata::{self, ResourceMetadata, ServerMetadata};
 use super::*;
 
+/// Whether server metadata found for `guessed`, the MCP server's origin, may name `stated` as its
+/// issuer although RFC 8414 §3.3 says it must not be used: only on the 2025-03-26 path (no
+/// resource metadata, the issuer guessed from the server's origin) and only for an issuer at that
+/// same origin, under a path.
+///
+/// The official conformance runner 0.1.16 needs it: its `auth/2025-03-26-oauth-metadata-backcompat`
+/// scenario serves metadata at `http://HOST/.well-known/oauth-authorization-server` stating the
+/// issuer `http://HOST/oauth`. The same party runs both, so no other server can be impersonated;
+/// an issuer at another origin is refused like any mismatch.
+fn legacy_issuer(resource_metadata: &Discovered<ResourceMetadata>, guessed: &str, stated: &str) -> bool {
+    let origin = |url: &str| Url::parse(url).ok().map(|u| u.origin());
+    matches!(resource_metadata, Discovered::Absent)
+        && origin(guessed).is_some_and(|o| Some(o) == origin(stated))
+}
+
 /// RFC 8693 token types of enterprise-managed authorization.
 const ID_TOKEN_TYPE: &str = "urn:ietf:params:oauth:token-type:id_token";
 const ID_JAG_TYPE: &str = "urn:ietf:params:oauth:token-type:id-jag";
@@ -21,7 +36,7 @@ impl Authorizer {
     /// Starts (or continues) a full authorization: whatever is not known yet is discovered, the
     /// client identified, then the grant runs.
     pub(super) fn authorize(&mut self, now: Instant) {
-        self.attempts += 1;
+        self.budget.authorization();
         self.proceed(now);
     }
 
@@ -91,7 +106,7 @@ impl Authorizer {
         }
         // Restored tokens whose refresh waited for the token endpoint to be known.
         if std::mem::take(&mut self.refresh_after_discovery)
-            && self.tokens.as_ref().is_some_and(|t| t.refresh.is_some())
+            && self.held.tokens().is_some_and(|t| t.refresh.is_some())
         {
             return self.refresh(now);
         }
@@ -250,21 +265,24 @@ impl Authorizer {
         status: u16,
         body: &[u8],
     ) {
-        self.step = Step::Resource { candidates, next };
-        if !(200..300).contains(&status) {
-            return self.next_candidate(now);
-        }
-        let Ok(prm) = serde_json::from_slice::<ResourceMetadata>(body) else {
+        let parsed = (200..300)
+            .contains(&status)
+            .then(|| serde_json::from_slice::<ResourceMetadata>(body).ok())
+            .flatten();
+        let Some(prm) = parsed else {
+            self.step = Step::Resource { candidates, next };
             return self.next_candidate(now);
         };
-        self.step = Step::Idle;
-        if let Some(resource) = &prm.resource {
-            if !metadata::resource_matches(resource, &self.server) {
-                return self.fail(AuthError::ResourceMismatch {
-                    expected: self.server.as_str().to_owned(),
-                    found: resource.clone(),
-                });
-            }
+        // RFC 9728 §3.3: metadata that is not shown to be this server's is not used.
+        let Some(resource) = &prm.resource else {
+            let url = candidates.get(next).map(Url::to_string).unwrap_or_default();
+            return self.fail(AuthError::ResourceMissing { url });
+        };
+        if !metadata::resource_matches(resource, &self.server) {
+            return self.fail(AuthError::ResourceMismatch {
+                expected: self.server.as_str().to_owned(),
+                found: resource.clone(),
+            });
         }
         self.resource_metadata = Discovered::Found(prm);
         self.proceed(now);
@@ -287,11 +305,8 @@ impl Authorizer {
             return self.next_candidate(now);
         };
         let Step::Server { issuer, .. } = std::mem::replace(&mut self.step, Step::Idle) else { return };
-        // RFC 8414 §3.3: the metadata must be the issuer's own, compared as strings. Without
-        // resource metadata (2025-03-26) the issuer was only guessed from the server's origin,
-        // and that spec had no such rule: the metadata's own `issuer` stands.
-        let legacy = matches!(self.resource_metadata, Discovered::Absent);
-        if server.issuer != issuer && !legacy {
+        // RFC 8414 §3.3: the metadata must be the issuer's own, compared as strings.
+        if server.issuer != issuer && !legacy_issuer(&self.resource_metadata, &issuer, &server.issuer) {
             return self.fail(AuthError::IssuerMismatch { expected: issuer, found: server.issuer.clone() });
         }
         if matches!(self.config.grant, Grant::AuthorizationCode { .. })
@@ -420,7 +435,7 @@ impl Authorizer {
                 query.append_pair("scope", scope);
             }
         }
-        let deadline = crate::connection::deadline_after(now, self.config.authorization_timeout);
+        let deadline = crate::deadline::deadline_after(now, self.config.authorization_timeout);
         self.step = Step::Redirect(Box::new(Pending { state, verifier, deadline, code: None }));
         self.events.push_back(AuthEvent::AuthorizationRequired { url: url.into() });
     }
@@ -477,7 +492,7 @@ impl Authorizer {
 
     /// Refreshes the access token (one refresh at a time: callers check `is_busy`).
     pub(super) fn refresh(&mut self, now: Instant) {
-        let Some(refresh) = self.tokens.as_ref().and_then(|t| t.refresh.clone()) else { return };
+        let Some(refresh) = self.held.tokens().and_then(|t| t.refresh.clone()) else { return };
         let params = vec![
             ("grant_type", TokenGrant::Refresh.name().to_owned()),
             ("refresh_token", refresh.expose().to_owned()),
@@ -615,21 +630,27 @@ impl Authorizer {
         if !(200..300).contains(&status) {
             let (error, description) = ErrorResponse::of(status, body);
             // RFC 9449 §8: the authorization server wants a nonce in the proof; the request
-            // goes again with a new proof (a new `jti`) carrying it. Once per new nonce.
+            // goes again with a new proof (a new `jti`) carrying it. Once: a server that refuses
+            // the nonce it gave is not asked again.
             if let (Some(sent), "use_dpop_nonce") = (&call.proof, error.as_str()) {
                 if self.dpop.server_nonce.is_some()
                     && self.dpop.server_nonce != *sent
-                    && call.nonce_retries < 2
+                    && call.nonce_retries < MAX_NONCE_RETRIES
                 {
                     tracing::debug!(grant = grant.name(), "the authorization server asks for a DPoP nonce");
                     call.nonce_retries += 1;
                     return self.send_token(now, call);
                 }
+                return self.fail(AuthError::DpopNonceRejected { endpoint: Endpoint::Token.as_str() });
+            }
+            if error == "invalid_client" && grant != TokenGrant::TokenExchange && self.forget_registration() {
+                // The server forgot the client it registered (RFC 6749 §5.2): register anew.
+                return self.authorize(now);
             }
             if grant == TokenGrant::Refresh {
                 // The refresh token is spent or revoked: authorize from scratch.
                 tracing::debug!(%error, "refresh refused: authorizing again");
-                self.tokens = None;
+                self.held = Held::None;
                 return self.authorize(now);
             }
             let error = AuthError::TokenRefused { grant: grant.name(), error, description };
@@ -644,42 +665,51 @@ impl Authorizer {
             return self.on_id_jag(now, body);
         }
         let dpop = call.proof.is_some();
-        let response = match serde_json::from_slice::<TokenResponse>(body) {
-            Ok(r) if r.token_type.eq_ignore_ascii_case("bearer") && !r.access_token.is_empty() => r,
-            Ok(r) if dpop && r.token_type.eq_ignore_ascii_case("dpop") && !r.access_token.is_empty() => r,
-            Ok(r) => {
-                return self.fail(AuthError::InvalidResponse {
-                    endpoint: Endpoint::Token.as_str(),
-                    detail: format!("unsupported token type {:?}", r.token_type),
-                });
-            }
-            Err(e) => {
-                return self.fail(AuthError::InvalidResponse {
-                    endpoint: Endpoint::Token.as_str(),
-                    detail: e.to_string(),
-                });
+        let response = serde_json::from_slice::<TokenResponse>(body).map_err(|e| e.to_string());
+        let response = match response.and_then(|r| r.unusable(dpop).map_or(Ok(r), Err)) {
+            Ok(response) => response,
+            Err(detail) => {
+                return self.fail(AuthError::InvalidResponse { endpoint: Endpoint::Token.as_str(), detail });
             }
         };
         let lifetime = response.lifetime();
         let bound = response.token_type.eq_ignore_ascii_case("dpop");
         // A refresh that brings no new refresh token keeps the old one (RFC 6749 §6).
-        let old_refresh = self.tokens.take().and_then(|t| t.refresh);
-        self.tokens = Some(Tokens {
+        let old_refresh = self.held.take().and_then(|t| t.refresh);
+        self.held = Held::Fresh(Tokens {
             access: Secret::new(response.access_token),
             refresh: response
                 .refresh_token
                 .map(Secret::new)
                 .or(old_refresh.filter(|_| grant == TokenGrant::Refresh)),
             scope: response.scope.or_else(|| self.requested_scope()),
-            expires_at: lifetime.map(|s| crate::connection::deadline_after(now, Duration::from_secs(s))),
+            expires_at: lifetime.map(|s| crate::deadline::deadline_after(now, Duration::from_secs(s))),
             dpop: bound,
         });
         self.generation = self.generation.saturating_add(1);
-        self.fresh = true;
+        self.budget.token_obtained();
         self.step = Step::Idle;
         tracing::debug!(grant = grant.name(), dpop = bound, "token obtained");
         self.events.push_back(AuthEvent::CredentialsChanged);
         self.events.push_back(AuthEvent::Authorized);
+    }
+
+    /// Drops the client registration the authorization server no longer knows, with the tokens
+    /// issued to it, so that the next authorization registers again (and the application's
+    /// store forgets it: [`AuthEvent::CredentialsChanged`]). Only a registration made (or
+    /// restored) by the authorizer, and once until a token is obtained again: a server that
+    /// forgets every client is not registered with in a loop. Returns whether it was dropped.
+    fn forget_registration(&mut self) -> bool {
+        let registered = self.config.client.is_none()
+            && self.client.as_ref().is_some_and(|c| Some(&c.client_id) != self.config.metadata_url.as_ref());
+        if !registered || !self.budget.reregistration() {
+            return false;
+        }
+        tracing::debug!("the authorization server forgot the client: registering again");
+        self.client = None;
+        self.held = Held::None;
+        self.events.push_back(AuthEvent::CredentialsChanged);
+        true
     }
 
     /// The identity provider answered the token exchange: the ID-JAG, presented to the
@@ -714,7 +744,7 @@ impl Authorizer {
         self.step = Step::Idle;
         self.outbox = None;
         self.in_flight = None;
-        self.attempts = 0;
+        self.budget.flow_failed();
         self.refresh_after_discovery = false;
         self.events.push_back(AuthEvent::Failed(error));
     }

@@ -49,6 +49,7 @@ mod exchange;
 mod flow;
 mod jose;
 mod metadata;
+mod refusal;
 #[cfg(all(test, feature = "jwt"))]
 mod tests;
 
@@ -70,9 +71,12 @@ pub use metadata::{ResourceMetadata, ServerMetadata};
 
 use crate::http::HttpMethod;
 use config::Grant;
+use refusal::{Budget, Held, MAX_NONCE_RETRIES};
 
 /// How long before its expiry an access token is refreshed rather than used.
 const EXPIRY_MARGIN: Duration = Duration::from_secs(30);
+/// What errors call the MCP server, beside the authorizer's [`Endpoint`]s.
+const RESOURCE_SERVER: &str = "the MCP server";
 /// The most of a response body the authorizer reads (metadata documents are small).
 pub const MAX_RESPONSE_BODY: usize = 256 * 1024;
 
@@ -118,6 +122,8 @@ pub struct Stamp {
     generation: u32,
     /// How many DPoP nonces of the MCP server the authorizer had seen.
     nonce: u32,
+    /// How often the request was sent again with a newer nonce than it had carried.
+    nonce_retries: u8,
 }
 
 /// The credentials for one request to the MCP server (see [`Authorizer::authorization`]).
@@ -243,7 +249,7 @@ struct TokenCall {
     /// Whether the request carried a DPoP proof, and with which nonce.
     proof: Option<Option<String>>,
     /// Requests sent again for a new nonce.
-    nonce_retries: u32,
+    nonce_retries: u8,
 }
 
 /// An authorization request the user has not come back from.
@@ -277,23 +283,19 @@ pub struct Authorizer {
     issuer: Option<String>,
     metadata: Option<ServerMetadata>,
     client: Option<ClientInfo>,
-    tokens: Option<Tokens>,
+    /// The access token, and how the MCP server took it.
+    held: Held,
     /// Bumped with every new access token: a request refused with an older one is just sent
     /// again with the new one.
     generation: u32,
-    /// No request has succeeded with the current token yet.
-    fresh: bool,
     /// The scope of the last challenge.
     challenge_scope: Option<String>,
     /// Scope added by step-ups.
     step_up_scope: Option<String>,
-    step_ups: u32,
-    /// Refreshes after a refusal since a request last succeeded.
-    refreshes: u32,
     /// A refresh waits for discovery (tokens restored without the server's metadata).
     refresh_after_discovery: bool,
-    /// Full authorizations since a request last succeeded.
-    attempts: u32,
+    /// The counts against the bounds on what servers can make the authorizer do.
+    budget: Budget,
     step: Step,
     outbox: Option<AuthRequest>,
     in_flight: Option<Endpoint>,
@@ -306,7 +308,7 @@ impl fmt::Debug for Authorizer {
             .field("server", &self.server.as_str())
             .field("issuer", &self.issuer)
             .field("client_id", &self.client.as_ref().map(|c| c.client_id.as_str()))
-            .field("has_token", &self.tokens.is_some())
+            .field("has_token", &self.held.tokens().is_some())
             .field("busy", &self.is_busy())
             .finish()
     }
@@ -368,15 +370,12 @@ impl Authorizer {
             issuer: None,
             metadata: None,
             client,
-            tokens: None,
+            held: Held::None,
             generation: 0,
-            fresh: false,
             challenge_scope: None,
             step_up_scope: None,
-            step_ups: 0,
-            refreshes: 0,
             refresh_after_discovery: false,
-            attempts: 0,
+            budget: Budget::default(),
             step: Step::Idle,
             outbox: None,
             in_flight: None,
@@ -431,11 +430,15 @@ impl Authorizer {
                 self.client = Some(client);
             }
         }
-        if let Some(stored) = credentials.tokens.filter(|t| t.token_type.eq_ignore_ascii_case("bearer")) {
+        // A stored token that could not go in a header (a corrupt store) is no token.
+        let usable = |t: &StoredTokens| {
+            t.token_type.eq_ignore_ascii_case("bearer") && exchange::is_b64token(t.access_token.expose())
+        };
+        if let Some(stored) = credentials.tokens.filter(usable) {
             let expires_at = stored.expires_at.map(|at| {
-                crate::connection::deadline_after(now, Duration::from_secs(at.saturating_sub(now_unix)))
+                crate::deadline::deadline_after(now, Duration::from_secs(at.saturating_sub(now_unix)))
             });
-            self.tokens = Some(Tokens {
+            self.held = Held::Proven(Tokens {
                 access: stored.access_token,
                 refresh: stored.refresh_token,
                 scope: stored.scope,
@@ -451,7 +454,7 @@ impl Authorizer {
     /// `now_unix` as for [`restore`](Self::restore).
     pub fn credentials(&self, now: Instant, now_unix: u64) -> Credentials {
         let client = self.client.clone().filter(|_| self.config.client.is_none());
-        let tokens = self.tokens.as_ref().filter(|t| !t.dpop).map(|t| StoredTokens {
+        let tokens = self.held.tokens().filter(|t| !t.dpop).map(|t| StoredTokens {
             access_token: t.access.clone(),
             token_type: "Bearer".to_owned(),
             refresh_token: t.refresh.clone(),
@@ -473,17 +476,27 @@ impl Authorizer {
     /// header, a proof made for this request alone (`method`, `url`, a fresh `jti`, the
     /// server's nonce). Call it for every request, each retry included; give the
     /// [`Stamp`] back with the response ([`challenge`](Self::challenge),
-    /// [`accepted`](Self::accepted)).
+    /// [`accepted`](Self::accepted)). `refused` is the stamp of the request's previous send when
+    /// it goes again after the server refused it ([`Verdict::Wait`], [`Verdict::Retry`]): what
+    /// the authorizer counts per request (the nonces it was sent again for) goes on from there.
     ///
     /// `None` for a `url` that is neither `https` nor loopback: a token never travels in clear,
     /// not even one [restored](Self::restore) for a server whose URL says `http`.
-    pub fn authorization(&mut self, now: Instant, method: HttpMethod, url: &str) -> Option<Authorization> {
-        let tokens = self.tokens.as_ref()?;
+    pub fn authorization(
+        &mut self,
+        now: Instant,
+        method: HttpMethod,
+        url: &str,
+        refused: Option<Stamp>,
+    ) -> Option<Authorization> {
+        let tokens = self.held.tokens()?;
         if !Url::parse(url).is_ok_and(|u| metadata::is_secure(&u)) {
             tracing::warn!(url, "no credentials for a request that would carry them in clear");
             return None;
         }
-        let stamp = Stamp { generation: self.generation, nonce: self.dpop.epoch };
+        let epoch = self.dpop.epoch;
+        let nonce_retries = refused.map_or(0, |r| r.nonce_retries.saturating_add(u8::from(r.nonce < epoch)));
+        let stamp = Stamp { generation: self.generation, nonce: epoch, nonce_retries };
         if !tokens.dpop {
             let header = Secret::new(format!("Bearer {}", tokens.access.expose()));
             return Some(Authorization { header, dpop: None, stamp });
@@ -512,32 +525,22 @@ impl Authorizer {
         }
         // A token not used yet is used once whatever its lifetime: one that lives less than
         // the margin would otherwise be refreshed for ever, no request ever going out.
-        let expiring = !self.fresh
-            && self
-                .tokens
-                .as_ref()
-                .and_then(|t| t.expires_at)
-                .is_some_and(|at| at <= crate::connection::deadline_after(now, EXPIRY_MARGIN));
+        let expiring = match &self.held {
+            Held::Proven(tokens) => {
+                tokens.expires_at.is_some_and(|at| at <= crate::deadline::deadline_after(now, EXPIRY_MARGIN))
+            }
+            Held::None | Held::Fresh(_) => false,
+        };
         if expiring {
-            if self.tokens.as_ref().is_some_and(|t| t.refresh.is_some()) {
+            if self.held.tokens().is_some_and(|t| t.refresh.is_some()) {
                 tracing::debug!("the access token expires: refreshing it");
                 self.refresh_or_discover(now);
                 return false;
             }
             // Sent without a token, the request gets a 401 that starts a new authorization.
-            self.tokens = None;
+            self.held = Held::None;
         }
         true
-    }
-
-    /// A request to the MCP server that carried `stamp` succeeded.
-    pub fn accepted(&mut self, stamp: Stamp) {
-        if stamp.generation == self.generation && self.tokens.is_some() {
-            self.fresh = false;
-            self.attempts = 0;
-            self.step_ups = 0;
-            self.refreshes = 0;
-        }
     }
 
     /// The MCP server sent a `DPoP-Nonce` header with a response that is no challenge (RFC
@@ -546,119 +549,6 @@ impl Authorizer {
         if self.dpop.resource_nonce.as_deref() != Some(nonce) && is_nonce(nonce) {
             self.dpop.resource_nonce = Some(nonce.to_owned());
             self.dpop.epoch = self.dpop.epoch.saturating_add(1);
-        }
-    }
-
-    /// The MCP server refused a request with `status` (401 or 403), this `WWW-Authenticate`
-    /// value and this `DPoP-Nonce` header; `sent` is the stamp of the
-    /// [`authorization`](Self::authorization) the request carried (`None` if it carried no
-    /// token). Says what to do with the request, and starts what is needed (discovery,
-    /// refresh, a new authorization, a step-up).
-    ///
-    /// A DPoP `use_dpop_nonce` challenge is no reason to authorize again: the request is sent
-    /// again ([`Verdict::Retry`]) with a proof carrying the new nonce.
-    pub fn challenge(
-        &mut self,
-        now: Instant,
-        status: u16,
-        www_authenticate: Option<&str>,
-        dpop_nonce: Option<&str>,
-        sent: Option<Stamp>,
-    ) -> Verdict {
-        let bearer = www_authenticate.and_then(BearerChallenge::parse);
-        let dpop = www_authenticate.and_then(|h| BearerChallenge::parse_scheme(h, "DPoP"));
-        let wants_nonce = |c: &Option<BearerChallenge>| {
-            c.as_ref().is_some_and(|c| c.error.as_deref() == Some("use_dpop_nonce"))
-        };
-        let use_dpop_nonce = wants_nonce(&dpop) || wants_nonce(&bearer);
-        // A server that speaks both schemes may name the error in either; the DPoP one wins.
-        let challenge = match (dpop, bearer) {
-            (Some(dpop), _) if dpop.error.is_some() => dpop,
-            (dpop, Some(bearer)) => BearerChallenge {
-                resource_metadata: bearer.resource_metadata.or(dpop.and_then(|d| d.resource_metadata)),
-                ..bearer
-            },
-            (Some(dpop), None) => dpop,
-            (None, None) => BearerChallenge::default(),
-        };
-        if status == 403 && challenge.error.as_deref() != Some("insufficient_scope") {
-            return Verdict::NotAuthorization;
-        }
-        if let Some(error) = &self.broken {
-            return Verdict::Fail(error.clone());
-        }
-        if sent.is_some_and(|s| s.generation < self.generation) && self.tokens.is_some() {
-            return Verdict::Retry;
-        }
-        if use_dpop_nonce && status == 401 && self.tokens.as_ref().is_some_and(|t| t.dpop) {
-            if let Some(sent) = sent {
-                if let Some(nonce) = dpop_nonce {
-                    self.handle_resource_nonce(nonce);
-                }
-                // Sent again once per new nonce: a server that refuses the nonce it just gave
-                // is not asked forever.
-                if sent.nonce < self.dpop.epoch {
-                    tracing::debug!("the server asks for a DPoP nonce: sending the request again");
-                    return Verdict::Retry;
-                }
-                return Verdict::Fail(AuthError::DpopNonceRejected);
-            }
-        }
-        if self.is_busy() {
-            return Verdict::Wait;
-        }
-        if challenge.resource_metadata.is_some() {
-            self.metadata_hint = challenge.resource_metadata.clone();
-        }
-        if challenge.scope.is_some() {
-            self.challenge_scope = challenge.scope.clone();
-        }
-        if status == 403 {
-            // Step-up: authorize again for the union of what was asked and what is needed.
-            if self.step_ups >= self.config.max_step_ups {
-                return Verdict::Fail(AuthError::InsufficientScope {
-                    scope: challenge.scope,
-                    attempts: self.step_ups,
-                });
-            }
-            self.step_ups += 1;
-            let previous =
-                self.tokens.as_ref().and_then(|t| t.scope.clone()).or_else(|| self.requested_scope());
-            self.step_up_scope = union(previous.as_deref(), challenge.scope.as_deref());
-            tracing::debug!(attempt = self.step_ups, "insufficient scope: authorizing again for more");
-            self.tokens = None;
-            self.authorize(now);
-            return Verdict::Wait;
-        }
-        let had_token = sent.is_some() && self.tokens.is_some();
-        // A refused token is refreshed, twice at most before a request succeeds again (a token
-        // can expire before its first use: refresh it rather than ask the user again).
-        if had_token && self.refreshes < 2 && self.tokens.as_ref().is_some_and(|t| t.refresh.is_some()) {
-            tracing::debug!("the server refused the access token: refreshing it");
-            self.refreshes += 1;
-            self.refresh_or_discover(now);
-            return Verdict::Wait;
-        }
-        if had_token && self.fresh && self.attempts >= 2 {
-            return Verdict::Fail(AuthError::TokenRejected { status });
-        }
-        // Start over: the server may have moved to another authorization server.
-        self.tokens = None;
-        self.resource_metadata = Discovered::Unknown;
-        self.metadata = None;
-        self.issuer = None;
-        self.authorize(now);
-        Verdict::Wait
-    }
-
-    /// Refreshes the token; tokens restored from an earlier run come without the authorization
-    /// server's metadata, so it is discovered first (the refresh follows, not the user).
-    fn refresh_or_discover(&mut self, now: Instant) {
-        if self.metadata.is_some() {
-            self.refresh(now);
-        } else {
-            self.refresh_after_discovery = true;
-            self.proceed(now);
         }
     }
 

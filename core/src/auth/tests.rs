@@ -103,7 +103,7 @@ fn private_key_jwt_signs_a_fresh_assertion_for_the_issuer() {
     assert!(claims["jti"].as_str().is_some_and(|j| j.len() >= 16));
     respond(&mut auth, later, 200, &[], json!({"access_token": "t", "token_type": "Bearer"}));
     assert_eq!(events(&mut auth), [AuthEvent::CredentialsChanged, AuthEvent::Authorized]);
-    let authorization = auth.authorization(later, HttpMethod::Post, MCP).unwrap();
+    let authorization = auth.authorization(later, HttpMethod::Post, MCP, None).unwrap();
     assert_eq!(authorization.header(), "Bearer t");
     assert_eq!(authorization.dpop(), None);
 }
@@ -311,7 +311,7 @@ fn dpop_binds_the_token_and_takes_both_servers_nonces() {
     assert!(auth.credentials(now, UNIX).tokens.is_none(), "a bound token is not stored without its key");
 
     // Every request to the MCP server: the DPoP scheme and its own proof.
-    let a = auth.authorization(now, HttpMethod::Post, MCP).unwrap();
+    let a = auth.authorization(now, HttpMethod::Post, MCP, None).unwrap();
     assert_eq!(a.header(), "DPoP bound");
     let (claims, jkt3) = proof_claims(a.dpop().unwrap());
     assert_eq!(jkt3, jkt);
@@ -325,7 +325,7 @@ fn dpop_binds_the_token_and_takes_both_servers_nonces() {
     let challenge = r#"DPoP error="use_dpop_nonce", error_description="nonce""#;
     assert_eq!(auth.challenge(now, 401, Some(challenge), Some("rs-n1"), Some(a.stamp())), Verdict::Retry);
     assert!(auth.poll_request().is_none() && !auth.is_busy());
-    let b = auth.authorization(now, HttpMethod::Post, MCP).unwrap();
+    let b = auth.authorization(now, HttpMethod::Post, MCP, Some(a.stamp())).unwrap();
     let (retried, _) = proof_claims(b.dpop().unwrap());
     assert_eq!(retried["nonce"], "rs-n1");
     assert_ne!(retried["jti"], claims["jti"]);
@@ -334,12 +334,12 @@ fn dpop_binds_the_token_and_takes_both_servers_nonces() {
     // Refused with the nonce it carried: no loop.
     assert_eq!(
         auth.challenge(now, 401, Some(challenge), Some("rs-n1"), Some(b.stamp())),
-        Verdict::Fail(AuthError::DpopNonceRejected)
+        Verdict::Fail(AuthError::DpopNonceRejected { endpoint: "the MCP server" })
     );
     // A new nonce on a success is used from then on.
     auth.accepted(b.stamp());
     auth.handle_resource_nonce("rs-n2");
-    let c = auth.authorization(now, HttpMethod::Get, MCP).unwrap();
+    let c = auth.authorization(now, HttpMethod::Get, MCP, None).unwrap();
     let (claims, _) = proof_claims(c.dpop().unwrap());
     assert_eq!((claims["nonce"].as_str(), claims["htm"].as_str()), (Some("rs-n2"), Some("GET")));
 }
@@ -355,8 +355,9 @@ fn an_authorization_server_that_keeps_asking_for_nonces_is_not_asked_forever() {
     // The same nonce again: refused as it is.
     respond(&mut auth, now, 400, &[("DPoP-Nonce", "n1")], nonce_error);
     assert!(auth.poll_request().is_none());
-    assert!(
-        matches!(&events(&mut auth)[..], [AuthEvent::Failed(AuthError::TokenRefused { error, .. })] if error == "use_dpop_nonce")
+    assert_eq!(
+        events(&mut auth),
+        [AuthEvent::Failed(AuthError::DpopNonceRejected { endpoint: "the token endpoint" })]
     );
 }
 
@@ -391,6 +392,6 @@ fn dpop_policies() {
     let mut auth = authorizer(interactive(), now);
     code_flow(&mut auth, now, json!({"dpop_signing_alg_values_supported": ["ES256"]}));
     respond(&mut auth, now, 200, &[], json!({"access_token": "plain", "token_type": "Bearer"}));
-    let a = auth.authorization(now, HttpMethod::Post, MCP).unwrap();
+    let a = auth.authorization(now, HttpMethod::Post, MCP, None).unwrap();
     assert_eq!((a.header(), a.dpop()), ("Bearer plain", None));
 }

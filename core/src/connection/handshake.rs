@@ -16,7 +16,8 @@ use std::time::{Duration, Instant};
 use serde_json::value::RawValue;
 
 use super::pending::{Pending, PendingKind, Timing};
-use super::{ClientConnection, deadline_after, empty_object};
+use super::{ClientConnection, empty_object};
+use crate::deadline::deadline_after;
 use crate::error::UsageError;
 use crate::event::{CloseReason, Event};
 use crate::jsonrpc::{self, ErrorObject, error_codes};
@@ -321,8 +322,7 @@ impl ClientConnection {
                 });
             }
         };
-        let mut bytes = Vec::new();
-        jsonrpc::encode_notification(&mut bytes, "notifications/initialized", None);
+        let bytes = [jsonrpc::INITIALIZED, b"\n"].concat();
         self.queue(bytes, TransmitKind::Notification { method: Cow::Borrowed("notifications/initialized") });
         tracing::debug!(%version, server = %init.server_info.name, "initialized");
         let session = Session {

@@ -224,7 +224,7 @@ impl ClientConnection {
     }
 
     pub(super) fn on_request(&mut self, id: RequestId, method: &str, params: Option<&RawValue>) {
-        if self.server_requests.contains_key(&id) {
+        if self.id_in_use(&id) {
             return self.invalid(InvalidMessage::Envelope("the server reused the id of an open request"));
         }
         if method == "ping" {

@@ -7,7 +7,7 @@
 //! whole exchange.
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::time::Instant;
 
 use serde_json::value::RawValue;
@@ -19,7 +19,7 @@ use super::{ClientConnection, request_transmit};
 use crate::capability;
 use crate::error::UsageError;
 use crate::event::{Event, RequestError};
-use crate::jsonrpc::{ErrorObject, error_codes};
+use crate::jsonrpc::{self, ErrorObject, error_codes};
 use crate::transmit::Route;
 use crate::{ProtocolVersion, RequestId, schema};
 
@@ -65,6 +65,16 @@ impl Retry {
     }
 }
 
+/// `params` (an object with the request's `_meta`) with the protocol version in `_meta` set to
+/// `version`; `None` if they are not an object.
+fn with_version(params: &[u8], version: ProtocolVersion) -> Option<Vec<u8>> {
+    let mut params = serde_json::from_slice::<schema::JsonObject>(params).ok()?;
+    if let Some(serde_json::Value::Object(meta)) = params.get_mut("_meta") {
+        meta.insert(schema::META_PROTOCOL_VERSION.into(), version.as_str().into());
+    }
+    serde_json::to_vec(&params).ok()
+}
+
 impl ClientConnection {
     /// An answer arrived for the application's request `id` (out of the table): a 2026-07-28
     /// request may go on instead of finishing. Returns the request back when it finishes with
@@ -98,22 +108,7 @@ impl ClientConnection {
     /// application (as [`Event::Request`]s) and retries once they are all answered. Returns the
     /// pending request back when the result is not `input_required` after all.
     fn on_input_required(&mut self, n: CallId, mut pending: Pending, raw: &RawValue) -> Option<Pending> {
-        #[derive(serde::Deserialize)]
-        struct InputRequired<'a> {
-            #[serde(rename = "resultType")]
-            result_type: Option<&'a str>,
-            #[serde(rename = "inputRequests", borrow, default)]
-            input_requests: Option<BTreeMap<String, &'a RawValue>>,
-            #[serde(rename = "requestState", borrow, default)]
-            request_state: Option<&'a RawValue>,
-        }
-        #[derive(serde::Deserialize)]
-        struct Input<'a> {
-            method: String,
-            #[serde(borrow, default)]
-            params: Option<&'a RawValue>,
-        }
-        let parsed = match serde_json::from_str::<InputRequired<'_>>(raw.get()) {
+        let parsed = match serde_json::from_str::<schema::InputRequired<'_>>(raw.get()) {
             Ok(parsed) if parsed.result_type == Some("input_required") => parsed,
             _ => return Some(pending),
         };
@@ -131,26 +126,26 @@ impl ClientConnection {
         for (key, raw_input) in parsed.input_requests.unwrap_or_default() {
             let invalid =
                 |why: String| RequestError::InvalidInputRequest(format!("input request {key:?}{why}"));
-            let input = match serde_json::from_str::<Input<'_>>(raw_input.get()) {
-                Ok(input) => input,
+            let (method, params) = match jsonrpc::decode_call(raw_input.get()) {
+                Ok(call) => call,
                 Err(e) => {
                     self.finish(n, pending, Err(invalid(format!(": {e}"))));
                     return None;
                 }
             };
-            if !capability::client_declared(&input.method, &self.config.capabilities) {
-                let why = format!(" is {}, a capability the client did not declare", input.method);
+            if !capability::client_declared(&method, &self.config.capabilities) {
+                let why = format!(" is {method}, a capability the client did not declare");
                 self.finish(n, pending, Err(invalid(why)));
                 return None;
             }
-            match server_request(&input.method, input.params) {
+            match server_request(&method, params) {
                 Some(Ok(request)) => requests.push((key, request)),
                 Some(Err(e)) => {
                     self.finish(n, pending, Err(invalid(format!(": {e}"))));
                     return None;
                 }
                 None => {
-                    let why = format!(": unknown kind {}", input.method);
+                    let why = format!(": unknown kind {method}");
                     self.finish(n, pending, Err(invalid(why)));
                     return None;
                 }
@@ -158,7 +153,7 @@ impl ClientConnection {
         }
         let retry = pending.retry.as_mut()?;
         for (key, request) in requests {
-            let id = RequestId::String(format!("input/{}/{key}", n.0));
+            let id = self.input_id(n, &key);
             retry.waiting.insert(key.clone());
             self.inputs.insert(id.clone(), (n, key));
             self.events.push_back(Event::Request { id, request });
@@ -265,21 +260,34 @@ impl ClientConnection {
             offered_versions(error).iter().filter_map(|v| v.parse().ok()).collect();
         let Some(version) = self.switch_version(&supported) else { return Some(pending) };
         let Some(retry) = pending.retry.as_mut() else { return Some(pending) };
-        let Ok(mut params) = serde_json::from_slice::<schema::JsonObject>(&retry.params) else {
-            return Some(pending);
-        };
-        if let Some(serde_json::Value::Object(meta)) = params.get_mut("_meta") {
-            meta.insert(schema::META_PROTOCOL_VERSION.into(), version.as_str().into());
-        }
-        match serde_json::to_vec(&params) {
-            Ok(params) => retry.params = params,
-            Err(_) => return Some(pending),
+        // The round that was refused goes again as it was (with the answers the user gave and
+        // the state to echo, if it had them), under the new version: nobody is asked again.
+        let Some(params) = with_version(&retry.params, version) else { return Some(pending) };
+        retry.params = params;
+        if let Some(round) = &retry.round_params {
+            let Some(round) = with_version(round, version) else { return Some(pending) };
+            retry.round_params = Some(round);
         }
         pending.reissues += 1;
         pending.park();
         self.pending.insert(n, pending);
-        self.send_round(n);
+        self.send_latest_round(n);
         None
+    }
+
+    /// A fresh id for input request `key` of request `n`: `input/<n>/<key>`, or, when the server
+    /// has a request open under that id (ids are the server's to choose), the first of
+    /// `input/<n>/<key>/1`, `/2`, … that is free. The loop ends within one step more than there
+    /// are requests open.
+    fn input_id(&self, n: CallId, key: &str) -> RequestId {
+        let base = format!("input/{}/{key}", n.0);
+        let mut id = RequestId::String(base.clone());
+        let mut suffix = 0u64;
+        while self.id_in_use(&id) {
+            suffix += 1;
+            id = RequestId::String(format!("{base}/{suffix}"));
+        }
+        id
     }
 
     /// Drops the input requests of request `id` (now finished).

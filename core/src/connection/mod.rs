@@ -16,7 +16,7 @@ mod subscriptions;
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, VecDeque};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde::Serialize;
 use serde_json::value::RawValue;
@@ -122,7 +122,8 @@ enum ServerRequestState {
 ///   [`wire_version`](Self::wire_version) and [`awaits`](Self::awaits).
 /// - **Inputs**: [`feed`](Self::feed) (stdio bytes), [`feed_message`](Self::feed_message) (one
 ///   framed message), [`feed_eof`](Self::feed_eof), [`feed_exit`](Self::feed_exit) (the
-///   server process ended), [`handle_timeout`](Self::handle_timeout),
+///   server process ended), [`transport_error`](Self::transport_error) (the driver's transport
+///   failed), [`handle_timeout`](Self::handle_timeout),
 ///   [`handle_transport`](Self::handle_transport) (what a transport layer learnt).
 /// - **Commands**, checked, returning [`UsageError`] when refused (nothing is sent then):
 ///   [`send`](Self::send) / [`send_request`](Self::send_request), [`notify`](Self::notify),
@@ -141,7 +142,7 @@ enum ServerRequestState {
 /// Every `now` comes from the driver's clock and must not go backwards. A `now` earlier than
 /// one already given is not an error and never panics: deadlines are compared with it as they
 /// are, so a clock stepping back only delays what was due. Durations saturate: a timeout of
-/// [`Duration::MAX`] is a deadline a century away, not an overflow.
+/// [`Duration::MAX`](std::time::Duration::MAX) is a deadline a century away, not an overflow.
 ///
 /// The connection starts the handshake in [`new`](Self::new): the first transmit is the
 /// `server/discover` or `initialize` request. Requests can be sent after [`Event::Ready`].
@@ -184,14 +185,6 @@ fn request_transmit(
     let mut bytes = Vec::with_capacity(64 + method.len() + params.map_or(0, <[u8]>::len));
     jsonrpc::encode_request(&mut bytes, &RequestId::Number(wire.get()), &method, params);
     Transmit::request(bytes, wire.get(), call.0, method, route)
-}
-
-/// `now + duration`, saturating: a deadline past what [`Instant`] can hold is a century away.
-pub(crate) fn deadline_after(now: Instant, duration: Duration) -> Instant {
-    const CENTURY: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
-    now.checked_add(duration.min(CENTURY))
-        .or_else(|| now.checked_add(Duration::from_secs(3600)))
-        .unwrap_or(now)
 }
 
 impl ClientConnection {
@@ -338,6 +331,13 @@ impl ClientConnection {
         }
     }
 
+    /// Whether `id` names a request the application may answer: the server's, or an input
+    /// request the engine made. The two share one space of ids, so neither may take one the
+    /// other holds.
+    fn id_in_use(&self, id: &RequestId) -> bool {
+        self.server_requests.contains_key(id) || self.inputs.contains_key(id)
+    }
+
     /// The session, or why commands cannot be sent now.
     fn ready_session(&self) -> Result<&Session, UsageError> {
         match &self.phase {
@@ -463,9 +463,19 @@ impl ClientConnection {
             | TransportEvent::Held { .. }
             | TransportEvent::Released { .. } => {}
             TransportEvent::Oversized { len } => self.on_frame_oversized(len),
-            TransportEvent::Closed { detail } => self.transport_error(now, detail),
+            TransportEvent::Closed { detail } => self.transport_error(detail),
         }
         self.pending.check();
+    }
+
+    /// The driver's transport failed (a write error, a broken pipe): closes like
+    /// [`feed_eof`](Self::feed_eof) but with the driver's explanation, and drops what was
+    /// queued (nothing more can be written).
+    pub fn transport_error(&mut self, detail: impl Into<String>) {
+        if !self.is_closed() {
+            self.transmits.clear();
+            self.shut(CloseReason::Transport(detail.into()));
+        }
     }
 
     /// The transport lost request `wire`: the request fails with `error`. Losing `initialize`
@@ -625,11 +635,7 @@ impl ClientConnection {
         if version.is_modern() && matches!(&*method, "resources/subscribe" | "resources/unsubscribe") {
             return self.modern_subscribe(now, params, method == "resources/subscribe", &options);
         }
-        let timing = Timing {
-            timeout: options.timeout.unwrap_or(self.config.request_timeout),
-            max_total: options.max_total.unwrap_or(self.config.max_total),
-            reset_on_progress: options.reset_on_progress.unwrap_or(true),
-        };
+        let timing = Timing::for_request(&options, &self.config);
         // The progress token is the request's own id (no second table to map tokens).
         let token = options.progress.then(|| self.pending.next_id());
         let pending = Pending::new(kind, now, Some(timing));
@@ -720,8 +726,7 @@ impl ClientConnection {
 
     /// Cancels a pending request: sends `notifications/cancelled` and reports the request as
     /// [`RequestError::Cancelled`]. A response that still arrives is ignored.
-    pub fn cancel(&mut self, now: Instant, id: &RequestId, reason: Option<&str>) -> Result<(), UsageError> {
-        let _ = now;
+    pub fn cancel(&mut self, id: &RequestId, reason: Option<&str>) -> Result<(), UsageError> {
         if let Phase::Closed(reason) = &self.phase {
             return Err(UsageError::Closed(reason.clone()));
         }
@@ -742,19 +747,8 @@ impl ClientConnection {
     /// Closes the connection: every pending request fails with
     /// [`CloseReason::Local`], and [`Event::Closed`] follows. Transmits queued before stay
     /// available so the driver can flush them. Closing twice does nothing.
-    pub fn close(&mut self, now: Instant) {
-        let _ = now;
+    pub fn close(&mut self) {
         self.shut(CloseReason::Local);
-    }
-
-    /// The driver's transport failed (a write error, a broken pipe): closes like
-    /// [`feed_eof`](Self::feed_eof) but with the driver's explanation.
-    pub fn transport_error(&mut self, now: Instant, detail: impl Into<String>) {
-        let _ = now;
-        if !self.is_closed() {
-            self.transmits.clear();
-            self.shut(CloseReason::Transport(detail.into()));
-        }
     }
 
     /// The application closes the connection because its own code failed (a token store or

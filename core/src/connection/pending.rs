@@ -16,8 +16,9 @@ use crate::ids::IdHasher;
 use std::num::NonZeroU64;
 use std::time::{Duration, Instant};
 
-use super::deadline_after;
 use super::input_rounds::Retry;
+use crate::config::{ClientConfig, RequestOptions};
+use crate::deadline::deadline_after;
 
 /// The id of one of our requests as the application knows it (`RequestId::Number`): fixed for
 /// the request's life.
@@ -92,6 +93,16 @@ pub(crate) struct Timing {
 }
 
 impl Timing {
+    /// An application's request: its options, else the configuration's defaults; progress
+    /// resets the idle timeout unless the options say otherwise.
+    pub(crate) fn for_request(options: &RequestOptions, config: &ClientConfig) -> Self {
+        Timing {
+            timeout: options.timeout.unwrap_or(config.request_timeout),
+            max_total: options.max_total.unwrap_or(config.max_total),
+            reset_on_progress: options.reset_on_progress.unwrap_or(true),
+        }
+    }
+
     /// The same limit for idle and total time, not reset by progress (the engine's own requests).
     pub(crate) fn fixed(timeout: Duration) -> Self {
         Timing { timeout, max_total: timeout, reset_on_progress: false }

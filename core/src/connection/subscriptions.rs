@@ -82,7 +82,7 @@ impl Listen {
         }
         if self.current.as_ref().is_some_and(|s| s.id == id) {
             self.current = None;
-            self.again_at = Some(super::deadline_after(now, delay(self.failures)));
+            self.again_at = Some(crate::deadline::deadline_after(now, delay(self.failures)));
             self.failures += 1;
         }
     }
@@ -219,11 +219,8 @@ impl ClientConnection {
     ) -> Result<RequestId, UsageError> {
         let params: schema::SubscribeRequestParams = serde_json::from_slice(params.unwrap_or(b"{}"))
             .map_err(|e| UsageError::InvalidParams(e.to_string()))?;
-        let timing = Timing {
-            timeout: options.timeout.unwrap_or(self.config.request_timeout),
-            max_total: options.max_total.unwrap_or(self.config.max_total),
-            reset_on_progress: false,
-        };
+        // Nothing of it is on the wire: no progress can be for it.
+        let timing = Timing { reset_on_progress: false, ..Timing::for_request(options, &self.config) };
         // Nothing goes on the wire for it: the listen stream carries the change.
         self.stats.requests_tracked += 1;
         let id = self.pending.start_local(Pending::new(PendingKind::User, now, Some(timing)));
@@ -294,18 +291,6 @@ impl ClientConnection {
         method: &str,
         params: Option<&RawValue>,
     ) -> bool {
-        #[derive(serde::Deserialize)]
-        struct Meta {
-            #[serde(rename = "io.modelcontextprotocol/subscriptionId")]
-            subscription: Option<serde_json::Value>,
-        }
-        #[derive(serde::Deserialize)]
-        struct Tagged {
-            #[serde(rename = "_meta")]
-            meta: Option<Meta>,
-            #[serde(rename = "requestId")]
-            request_id: Option<serde_json::Value>,
-        }
         match method {
             "notifications/subscriptions/acknowledged" => {
                 match decode_params::<schema::SubscriptionsAcknowledgedParams>(method, params) {
@@ -318,8 +303,8 @@ impl ClientConnection {
             | "notifications/prompts/list_changed"
             | "notifications/resources/list_changed"
             | "notifications/resources/updated" => {
-                let tagged = params.and_then(|p| serde_json::from_str::<Tagged>(p.get()).ok());
-                match tagged.and_then(|t| t.meta).and_then(|m| m.subscription) {
+                let meta = params.and_then(|p| serde_json::from_str::<schema::WithMeta>(p.get()).ok());
+                match meta.as_ref().and_then(|m| m.get(schema::META_SUBSCRIPTION_ID)) {
                     // Untagged: delivered, as the `initialize` era would.
                     None => true,
                     Some(id) => id.as_i64().is_some_and(|id| self.listen.owns(id)),
@@ -327,8 +312,11 @@ impl ClientConnection {
             }
             "notifications/cancelled" => {
                 // On stdio a server may end a listen stream this way.
-                let tagged = params.and_then(|p| serde_json::from_str::<Tagged>(p.get()).ok());
-                let id = tagged.and_then(|t| t.request_id).and_then(|id| id.as_i64());
+                let cancelled = decode_params::<schema::CancelledNotificationParams>(method, params).ok();
+                let id = match cancelled.and_then(|c| c.request_id) {
+                    Some(RequestId::Number(id)) => Some(id),
+                    _ => None,
+                };
                 match id.filter(|&id| self.listen.owns(id)) {
                     Some(id) => {
                         self.pending.remove(CallId(id));

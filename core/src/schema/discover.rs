@@ -49,6 +49,34 @@ impl SubscriptionFilter {
     }
 }
 
+/// Any params or result as read for its `_meta` alone (the `subscriptions/listen` tag of a
+/// notification, say): [`get`](Self::get) one of its members.
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct WithMeta {
+    #[serde(rename = "_meta", default)]
+    meta: Option<JsonObject>,
+}
+
+impl WithMeta {
+    /// The `_meta` member `key`, if there is one.
+    pub(crate) fn get(&self, key: &str) -> Option<&serde_json::Value> {
+        self.meta.as_ref()?.get(key)
+    }
+}
+
+/// A 2026-07-28 result as read to know whether it asks for input (multi round-trip requests):
+/// `resultType` `input_required`, the input requests by key (each a `method` and its `params`,
+/// read with the JSON-RPC envelope's rules), and the state to echo, kept as it came.
+#[derive(Debug, Deserialize)]
+pub(crate) struct InputRequired<'a> {
+    #[serde(rename = "resultType")]
+    pub(crate) result_type: Option<&'a str>,
+    #[serde(rename = "inputRequests", borrow, default)]
+    pub(crate) input_requests: Option<std::collections::BTreeMap<String, &'a serde_json::value::RawValue>>,
+    #[serde(rename = "requestState", borrow, default)]
+    pub(crate) request_state: Option<&'a serde_json::value::RawValue>,
+}
+
 /// Params of `notifications/subscriptions/acknowledged` (2026-07-28).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct SubscriptionsAcknowledgedParams {

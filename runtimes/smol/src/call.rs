@@ -286,12 +286,11 @@ impl Drop for ResponseFuture {
         let Some(id) = self.id.take() else { return };
         self.finish("dropped");
         // Synchronous bookkeeping only: whoever pumps next writes the cancellation.
-        let now = self.shared.clock.now();
         let (cancelled, successor) = {
             let mut state = self.shared.lock();
             state.calls.remove(&id);
             let cancelled = state.engine.conn().is_pending(&id)
-                && state.commands().cancel(now, &id, Some("the caller dropped the request")).is_ok();
+                && state.commands().cancel(&id, Some("the caller dropped the request")).is_ok();
             let successor = if self.shared.route.held_by(self.token) { state.waiting_call() } else { None };
             (cancelled, successor)
         };

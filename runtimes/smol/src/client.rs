@@ -448,11 +448,10 @@ impl Clone for Client {
 
 impl Drop for Client {
     fn drop(&mut self) {
-        let now = self.shared.clock.now();
         let mut state = self.shared.lock();
         state.handles -= 1;
         if state.handles == 0 && !state.engine.conn().is_closed() {
-            state.commands().close(now);
+            state.commands().close();
             drop(state);
             self.shared.wake();
         }
@@ -769,8 +768,7 @@ impl Client {
     /// returns at once).
     pub async fn close(&self) -> Option<ServerEnd> {
         {
-            let now = self.shared.clock.now();
-            self.shared.lock().commands().close(now);
+            self.shared.lock().commands().close();
             self.shared.wake();
         }
         self.closed().await;

@@ -267,8 +267,14 @@ impl Engine {
     }
 
     /// The transport failed: closes the connection with `detail`.
+    // (`now` is for the HTTP session, which ends its session with a `DELETE`.)
+    #[cfg_attr(not(feature = "http"), allow(unused_variables))]
     pub(crate) fn transport_error(&mut self, now: Instant, detail: impl Into<String>) {
-        self.commands().transport_error(now, detail);
+        match self {
+            Engine::Stream(conn) => conn.transport_error(detail),
+            #[cfg(feature = "http")]
+            Engine::Http(session) => session.transport_error(now, detail),
+        }
     }
 
     /// Byte streams: bytes read from the server.

@@ -85,8 +85,9 @@ impl HttpSession {
         method: HttpMethod,
         url: &str,
         headers: &mut Vec<(Cow<'static, str>, String)>,
+        refused: Option<Stamp>,
     ) -> Option<Stamp> {
-        let authorization = self.auth.as_mut()?.authorization(now, method, url)?;
+        let authorization = self.auth.as_mut()?.authorization(now, method, url, refused)?;
         headers.retain(|(name, _)| {
             !name.eq_ignore_ascii_case("authorization") && !name.eq_ignore_ascii_case("dpop")
         });
@@ -178,9 +179,15 @@ impl HttpSession {
         let Some(s) = self.streams.remove(&stream) else { return false };
         self.actions.push_back(HttpAction::Abort(stream));
         match s.role {
-            Role::Post { out, .. } => match verdict {
-                Verdict::Wait => self.hold_for_auth(now, out),
-                Verdict::Retry => self.resend(now, out),
+            Role::Post { mut out, .. } => match verdict {
+                Verdict::Wait => {
+                    out.refused = s.token;
+                    self.hold_for_auth(now, out)
+                }
+                Verdict::Retry => {
+                    out.refused = s.token;
+                    self.resend(now, out)
+                }
                 Verdict::Fail(error) => match out.id().filter(|&id| self.awaits(id)) {
                     Some(id) => self.fail(now, id, RequestError::Unauthorized(error)),
                     None => tracing::warn!(%error, "a message to the server was refused: unauthorized"),
@@ -190,7 +197,7 @@ impl HttpSession {
             Role::Get { .. } => {
                 self.standalone = match verdict {
                     Verdict::Fail(_) => Standalone::Off,
-                    _ => Standalone::Idle,
+                    _ => Standalone::Idle { refused: s.token },
                 };
             }
             _ => {}
@@ -207,8 +214,9 @@ impl HttpSession {
         self.held.push_back(out);
     }
 
-    /// Sends a held message again (held because of authorization, a gate, a re-initialization);
-    /// a request's deadline starts again if authorization had stopped it.
+    /// Sends a message again: one held (for authorization, a gate, a new session, the legacy
+    /// endpoint), or one the server refused (401, 403) that is to go again now. A request's
+    /// deadline starts again if authorization had stopped it; one no longer awaited is dropped.
     pub(super) fn resend(&mut self, now: Instant, out: Outgoing) {
         if out.id().is_some_and(|id| !self.awaits(id)) {
             return;
@@ -216,8 +224,7 @@ impl HttpSession {
         if let Some(id) = out.id() {
             self.conn.handle_transport(now, TransportEvent::Released { id: RequestId::Number(id) });
         }
-        let initialize = out.method() == Some("initialize");
-        self.post(now, out, initialize);
+        self.send(now, out);
     }
 
     /// The end of one of the authorizer's exchanges.

@@ -18,21 +18,19 @@ impl HttpSession {
             if let Some(id) = pending {
                 self.fail(now, id, RequestError::Transport(TransportError::SessionExpired { status }));
             }
-            if self.reinit.is_none() && !self.stale {
+            if matches!(self.phase, Phase::Open) {
                 tracing::warn!("the server forgot the new session at once: the next request re-initializes");
                 self.forget_session();
-                self.stale = true;
+                self.phase = Phase::Stale;
             }
             return;
         }
-        if self.reinit.is_none() {
+        if !matches!(self.phase, Phase::Reinitializing(_)) {
             tracing::info!("the server forgot the session: re-initializing");
             self.start_reinit(now);
         }
-        if pending.is_some() {
-            if let Some(reinit) = self.reinit.as_mut() {
-                reinit.retry.push(Outgoing { retried: true, ..out });
-            }
+        if let (Some(_), Phase::Reinitializing(reinit)) = (pending, &mut self.phase) {
+            reinit.retry.push(Outgoing { retried: true, ..out });
         }
     }
 
@@ -51,18 +49,14 @@ impl HttpSession {
             self.actions.push_back(HttpAction::Abort(id));
         }
         self.reconnects.retain(|r| !matches!(r.kind, GetKind::Standalone));
-        self.standalone = Standalone::Idle;
-        if self.gate.is_some_and(|(id, _)| !self.streams.contains_key(&id)) {
-            self.gate = None;
-        }
+        self.standalone = Standalone::Idle { refused: None };
     }
 
     /// Starts a new session: the original `initialize` again, without a session id.
     pub(super) fn start_reinit(&mut self, now: Instant) {
         let Some((_, body)) = self.initialize.clone() else { return };
         self.forget_session();
-        self.stale = false;
-        self.reinit = Some(Reinit::default());
+        self.phase = Phase::Reinitializing(Reinit::default());
         let mut headers = self.post_headers();
         headers.retain(|(name, _)| !name.eq_ignore_ascii_case("mcp-protocol-version"));
         let url = self.config.url.clone();
@@ -73,14 +67,8 @@ impl HttpSession {
     }
 
     pub(super) fn on_reinitialize_result(&mut self, now: Instant, message: &[u8]) {
-        #[derive(Deserialize)]
-        struct Response<'a> {
-            #[serde(borrow)]
-            result: Option<&'a RawValue>,
-            error: Option<crate::ErrorObject>,
-        }
-        let outcome = match serde_json::from_slice::<Response<'_>>(message) {
-            Ok(Response { result: Some(raw), .. }) => {
+        let outcome = match jsonrpc::decode_single(message) {
+            Ok(Message::Response { result: Ok(raw), .. }) => {
                 match serde_json::from_str::<InitializeResult>(raw.get()) {
                     Ok(init)
                         if Some(init.protocol_version.as_str())
@@ -94,39 +82,33 @@ impl HttpSession {
                     Err(e) => Err(format!("invalid initialize result: {e}")),
                 }
             }
-            Ok(Response { error: Some(error), .. }) => Err(format!("initialize refused: {error}")),
+            Ok(Message::Response { result: Err(error), .. }) => Err(format!("initialize refused: {error}")),
             _ => Err("invalid initialize response".to_owned()),
         };
         if let Err(why) = outcome {
-            self.reinit = None;
+            self.phase = Phase::Open;
             let detail = format!("the server forgot the session; re-initializing failed: {why}");
             return self.conn.handle_transport(now, TransportEvent::Closed { detail });
         }
         tracing::debug!(session = self.session_id.is_some(), "re-initialized");
-        if let Some(reinit) = self.reinit.as_mut() {
+        if let Phase::Reinitializing(reinit) = &mut self.phase {
             reinit.answered = true;
         }
         let headers = self.post_headers();
         let url = self.config.url.clone();
         let deadline = Some(deadline_after(now, self.config.connect_timeout));
-        let mut body = Vec::new();
-        crate::jsonrpc::encode_notification(&mut body, "notifications/initialized", None);
-        if body.last() == Some(&b'\n') {
-            body.pop();
-        }
+        let body = crate::jsonrpc::INITIALIZED.to_vec();
         self.start_exchange(now, HttpMethod::Post, url, headers, body, Role::ReinitializedNotice, deadline);
     }
 
-    /// The new session is complete: send what waited for it.
+    /// The new session is complete: the requests it lost go first, then what was held meanwhile
+    /// (for the new session or for a token), all the way every held message goes.
     pub(super) fn reinitialized(&mut self, now: Instant) {
-        let Some(reinit) = self.reinit.take() else { return };
-        for out in reinit.retry {
-            if out.id().is_some_and(|id| self.awaits(id)) {
-                self.post(now, out, false);
-            }
-        }
-        while let Some(out) = self.held.pop_front() {
-            self.post(now, out, false);
+        let Phase::Reinitializing(reinit) = std::mem::replace(&mut self.phase, Phase::Open) else {
+            return;
+        };
+        for out in reinit.retry.into_iter().rev() {
+            self.held.push_front(out);
         }
         self.sync(now);
     }
@@ -157,33 +139,24 @@ impl HttpSession {
             Some(resolved) if same_origin => {
                 tracing::debug!(endpoint = %resolved, "HTTP+SSE endpoint received");
                 *endpoint = Some(resolved);
-                // What waited for the endpoint goes now, unless a token is on its way: then
-                // `sync` sends it once the token is here. (`resend` gives a message held for a
-                // token its deadline back.)
-                if self.auth_ready(now) {
-                    while let Some(out) = self.held.pop_front() {
-                        self.resend(now, out);
-                    }
-                }
+                // What waited for the endpoint goes now (unless something else holds it).
+                self.release(now);
             }
-            _ => self.conn.transport_error(
-                now,
-                format!("the HTTP+SSE endpoint {reference:?} is not on the server's origin; refused"),
-            ),
+            _ => self.conn.transport_error(format!(
+                "the HTTP+SSE endpoint {reference:?} is not on the server's origin; refused"
+            )),
         }
     }
 
     /// The connection closed: abort everything and end the session with `DELETE`.
     pub(super) fn begin_close(&mut self, now: Instant) {
-        self.closing = true;
+        self.phase = Phase::Closing;
         for (id, _) in std::mem::take(&mut self.streams) {
             self.actions.push_back(HttpAction::Abort(id));
         }
         self.reconnects.clear();
         self.held.clear();
         self.one_way.clear();
-        self.reinit = None;
-        self.gate = None;
         if let (Mode::Streamable, Some(_)) = (&self.mode, &self.session_id) {
             let headers = self.base_headers(ACCEPT_POST);
             let url = self.config.url.clone();

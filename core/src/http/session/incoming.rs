@@ -73,14 +73,15 @@ impl HttpSession {
             Role::Post { out, answered, initialize } => {
                 self.finish_post(now, s.status, s.body, s.decoder, out, answered, initialize, end)
             }
-            Role::Get { kind, attempts } => {
+            Role::Get { kind, attempts, .. } => {
                 // Set when the GET opened.
                 let decoder =
                     s.decoder.unwrap_or_else(|| SseDecoder::new(self.conn.config().max_message_size));
                 self.finish_get(now, s.status, s.body, kind, attempts, decoder, end)
             }
             Role::Reinitialize => {
-                if self.reinit.as_ref().is_some_and(|r| !r.answered) && !self.conn.is_closed() {
+                let unanswered = matches!(&self.phase, Phase::Reinitializing(reinit) if !reinit.answered);
+                if unanswered && !self.conn.is_closed() {
                     let why = describe_failure(s.status, &s.body, &end);
                     let detail = format!("the server forgot the session and re-initializing failed: {why}");
                     self.conn.handle_transport(now, TransportEvent::Closed { detail });
@@ -98,7 +99,7 @@ impl HttpSession {
                 } else {
                     format!("the HTTP+SSE event stream ended: {why}")
                 };
-                self.conn.transport_error(now, detail);
+                self.conn.transport_error(detail);
             }
             Role::Delete => {}
             Role::Auth => {
@@ -284,7 +285,7 @@ impl HttpSession {
     /// Schedules re-opening a stream: after the server's `retry` delay if it gave one, else
     /// after the configured backoff.
     pub(super) fn schedule(&mut self, now: Instant, kind: GetKind, attempts: u32, decoder: SseDecoder) {
-        if self.closing {
+        if matches!(self.phase, Phase::Closing) {
             return;
         }
         // The server's `retry` is honoured up to the configured ceiling: a server asking for

@@ -22,9 +22,6 @@ mod tool_headers;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::time::{Duration, Instant};
 
-use serde::Deserialize;
-use serde_json::value::RawValue;
-
 use std::borrow::Cow;
 
 use self::authorization::AuthResponse;
@@ -32,9 +29,10 @@ use super::request::{HttpAction, HttpConfig, HttpMethod, HttpRequest, StreamId};
 use super::sse::{SseDecoder, SseError, SseEvent};
 use super::url;
 use crate::auth::{AuthEvent, Authorizer, Stamp};
-use crate::connection::deadline_after;
 use crate::connection::{ClientConnection, Status};
+use crate::deadline::deadline_after;
 use crate::event::{Event, RequestError};
+use crate::jsonrpc::{self, Message};
 use crate::schema::InitializeResult;
 use crate::transmit::{OutgoingRequest, TransmitKind};
 use crate::transport::{Commands, TransportEvent};
@@ -47,11 +45,12 @@ const ERROR_BODY_LIMIT: usize = 4096;
 /// How much of it an error message quotes.
 const EXCERPT_LIMIT: usize = 512;
 
-/// The longest requests wait for the head of the first standalone `GET` (see `HttpSession::gate`),
-/// unless `connect_timeout` is shorter. A server that holds that head until it has an event to
-/// send (some frameworks do not flush headers before the first write) must not hold every call
-/// for the whole `connect_timeout` (30 s by default): a head that has not come within this
-/// will likely not come soon, and the stream keeps waiting for it on its own.
+/// The longest requests wait for the head of the first standalone `GET` (see
+/// `Standalone::Opening`), unless `connect_timeout` is shorter. A server that holds that head
+/// until it has an event to send (some frameworks do not flush headers before the first write)
+/// must not hold every call for the whole `connect_timeout` (30 s by default): a head that has
+/// not come within this will likely not come soon, and the stream keeps waiting for it on its
+/// own.
 const GATE_LIMIT: Duration = Duration::from_secs(1);
 
 /// The most `POST`s carrying no request (answers to server requests, notifications) in flight
@@ -79,6 +78,9 @@ struct Outgoing {
     retried: bool,
     /// 2026-07-28: already re-sent once after a `-32020` header mismatch and a fresh tool list.
     refreshed: bool,
+    /// The credentials of its last send, which the server refused (401, 403): the authorizer
+    /// counts what it allows per request from there.
+    refused: Option<Stamp>,
 }
 
 /// Which transport the session speaks.
@@ -96,11 +98,47 @@ enum Mode {
     },
 }
 
+/// Where the session is in its life. With [`Mode`] (which transport), [`Standalone`] (the stream
+/// for server-initiated messages) and the authorizer, it decides whether a message goes out now
+/// or waits in `held` ([`HttpSession::hold_reason`]); [`HttpSession::release`] is the one way out.
+#[derive(Debug)]
+enum Phase {
+    /// Messages go out.
+    Open,
+    /// The server forgot the session: a new one is being made (the original `initialize`, then
+    /// `notifications/initialized`), and the requests it lost go again after.
+    Reinitializing(Reinit),
+    /// The server forgot the new session at once: the next request starts another (not at once:
+    /// a server that forgets every session would be re-initialized in a loop).
+    Stale,
+    /// The connection closed: every exchange was aborted; the `DELETE`, if any, is awaited.
+    Closing,
+}
+
+/// Why a message waits in `held` instead of going out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Hold {
+    /// The authorizer is getting a token (a request's deadline is suspended meanwhile).
+    Authorization,
+    /// A new session is being made, or is to be made ([`Phase::Reinitializing`], [`Phase::Stale`]).
+    Session,
+    /// HTTP+SSE: the `endpoint` event has not come.
+    Endpoint,
+    /// Requests only: the head of the first standalone `GET` has not come ([`Standalone::Opening`]).
+    Gate,
+}
+
 /// The stream for server-initiated messages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Standalone {
-    /// Not opened yet (or to be re-opened after a re-initialization).
-    Idle,
+    /// Not opened yet (or to be re-opened after a re-initialization, or after the server refused
+    /// the credentials it carried: `refused`, as for [`Outgoing::refused`]).
+    Idle { refused: Option<Stamp> },
+    /// Just opened and its head not in: requests wait for it, so that a server message unrelated
+    /// to any request (an elicitation sent from a tool, say) has a stream to travel on (some
+    /// servers drop such messages when no `GET` stream is open); until the head came, the `GET`
+    /// failed, or `until` ([`GATE_LIMIT`]).
+    Opening { stream: StreamId, until: Instant },
     /// In flight or scheduled to reconnect: never two at once.
     Active,
     /// The server does not offer one (405), or it failed for good.
@@ -143,6 +181,8 @@ enum Role {
         kind: GetKind,
         /// Consecutive re-opens without a message in between.
         attempts: u32,
+        /// The credentials the previous `GET` of the stream carried, refused by the server.
+        refused: Option<Stamp>,
     },
     /// The `initialize` re-sent after the session expired.
     Reinitialize,
@@ -208,6 +248,16 @@ struct Reinit {
     retry: Vec<Outgoing>,
     /// The server answered the new `initialize`.
     answered: bool,
+}
+
+/// A request being refused with an HTTP error status whose body is its JSON-RPC error: its
+/// call id, the status and the body's start, for the `Event::Response` the body makes (see
+/// `refuse` and `screen`).
+#[derive(Debug)]
+struct Refused {
+    call: RequestId,
+    status: u16,
+    body: String,
 }
 
 /// How a response ended.
@@ -278,15 +328,7 @@ pub struct HttpSession {
     one_way: VecDeque<Outgoing>,
     reconnects: Vec<Reconnect>,
     standalone: Standalone,
-    /// A fresh standalone `GET` whose head has not come yet: requests wait for it, so that a
-    /// server message unrelated to any request (an elicitation sent from a tool, say) has a
-    /// stream to travel on. Some servers drop such messages when no `GET` stream is open.
-    /// Requests wait until the head came or the `GET` failed, or until the instant kept here
-    /// ([`GATE_LIMIT`]).
-    gate: Option<(StreamId, Instant)>,
-    reinit: Option<Reinit>,
-    /// Set once the connection closed: when to stop waiting for the `DELETE`.
-    closing: bool,
+    phase: Phase,
     /// Scratch for decoded event-stream items.
     sse_items: Vec<Result<SseEvent, SseError>>,
     /// The connection's events, once the session has seen them.
@@ -300,12 +342,6 @@ pub struct HttpSession {
     /// 2026-07-28: the session's own `tools/list` requests (by id), each with the call it
     /// fetches new headers for.
     refreshes: BTreeMap<RequestId, Refresh>,
-    /// The request being refused with an HTTP error status whose body is its JSON-RPC error:
-    /// its call id, the status and the body's start (see `refuse`).
-    refused: Option<(RequestId, u16, String)>,
-    /// The server forgot the session again right after a re-initialization: the next request
-    /// starts a new one (see `session_expired`).
-    stale: bool,
     /// OAuth, when configured (see `with_authorizer`).
     auth: Option<Box<Authorizer>>,
     /// The authorizer's events, for the application.
@@ -339,17 +375,13 @@ impl HttpSession {
             held: VecDeque::new(),
             one_way: VecDeque::new(),
             reconnects: Vec::new(),
-            standalone: Standalone::Idle,
-            gate: None,
-            reinit: None,
-            closing: false,
+            standalone: Standalone::Idle { refused: None },
+            phase: Phase::Open,
             sse_items: Vec::new(),
             events: VecDeque::new(),
             tool_headers: ToolHeaders::default(),
             tool_lists: BTreeSet::new(),
             refreshes: BTreeMap::new(),
-            refused: None,
-            stale: false,
             auth: None,
             auth_events: VecDeque::new(),
         }
@@ -378,7 +410,7 @@ impl HttpSession {
         }
         // Events a command made since the last input (a cancellation, a close).
         while let Some(event) = self.conn.poll_event() {
-            if let Some(event) = self.screen(event, None) {
+            if let Some(event) = self.screen(event, None, None) {
                 return Some(event);
             }
         }
@@ -422,7 +454,10 @@ impl HttpSession {
 
     /// The connection is closed and nothing is left in flight: the driver can stop.
     pub fn is_finished(&self) -> bool {
-        self.conn.is_closed() && self.closing && self.streams.is_empty() && self.actions.is_empty()
+        self.conn.is_closed()
+            && matches!(self.phase, Phase::Closing)
+            && self.streams.is_empty()
+            && self.actions.is_empty()
     }
 
     // ----- outputs -----
@@ -438,7 +473,10 @@ impl HttpSession {
     pub fn poll_timeout(&self) -> Option<Instant> {
         let streams = self.streams.values().filter_map(|s| s.deadline);
         let reconnects = self.reconnects.iter().map(|r| r.at);
-        let gate = self.gate.map(|(_, until)| until);
+        let gate = match self.standalone {
+            Standalone::Opening { until, .. } => Some(until),
+            _ => None,
+        };
         let auth = self.auth.as_ref().and_then(|a| a.poll_timeout());
         streams.chain(reconnects).chain(gate).chain(auth).chain(self.conn.poll_timeout()).min()
     }
@@ -480,10 +518,10 @@ impl HttpSession {
                 i += 1;
             }
         }
-        if self.gate.is_some_and(|(_, until)| until <= now) {
+        if matches!(self.standalone, Standalone::Opening { until, .. } if until <= now) {
             // The first `GET`'s head is late: stop holding requests for it (it stays open).
             tracing::debug!("the stream for server-initiated messages has no head yet: requests go ahead");
-            self.gate = None;
+            self.standalone = Standalone::Active;
         }
         self.sync(now);
     }
@@ -573,8 +611,8 @@ impl HttpSession {
             }
             _ => Body::Unexpected(content_type),
         };
-        if self.gate.is_some_and(|(id, _)| id == stream) {
-            self.gate = None;
+        if matches!(self.standalone, Standalone::Opening { stream: opening, .. } if opening == stream) {
+            self.standalone = Standalone::Active;
         }
         let takes_session =
             success && matches!(s.role, Role::Post { initialize: true, .. } | Role::Reinitialize);
@@ -658,7 +696,7 @@ impl HttpSession {
     /// Returns a stream taken out of the table for processing; if the session started closing
     /// meanwhile, it is aborted instead.
     fn put_back(&mut self, id: StreamId, s: Stream) {
-        if self.closing {
+        if matches!(self.phase, Phase::Closing) {
             self.actions.push_back(HttpAction::Abort(id));
         } else {
             self.streams.insert(id, s);
@@ -689,7 +727,13 @@ impl HttpSession {
         self.sync(now);
     }
 
-    // ----- internals -----
+    /// The driver cannot go on (its HTTP client is gone, say): the connection closes with
+    /// `detail` as its reason, every exchange is aborted, and a session is ended with `DELETE`
+    /// as on any close.
+    pub fn transport_error(&mut self, now: Instant, detail: impl Into<String>) {
+        self.conn.transport_error(detail);
+        self.sync(now);
+    }
 }
 
 /// The number of an id the engine issued (it issues no string ids).
@@ -702,16 +746,10 @@ fn wire_number(id: &RequestId) -> Option<i64> {
 
 /// Whether an error body is the JSON-RPC error `-32020` (header mismatch).
 fn header_mismatch(body: &[u8]) -> bool {
-    #[derive(Deserialize)]
-    struct Error {
-        code: i64,
-    }
-    #[derive(Deserialize)]
-    struct Response {
-        error: Option<Error>,
-    }
-    serde_json::from_slice::<Response>(body)
-        .is_ok_and(|r| r.error.is_some_and(|e| e.code == crate::jsonrpc::error_codes::HEADER_MISMATCH))
+    matches!(
+        jsonrpc::decode_single(body),
+        Ok(Message::Response { result: Err(error), .. }) if error.code == jsonrpc::error_codes::HEADER_MISMATCH
+    )
 }
 
 /// A header value as 2026-07-28 sends it (`Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`): as is when
@@ -744,19 +782,10 @@ fn session_gone(status: u16, body: &[u8]) -> bool {
     status == 404 || (status == 400 && String::from_utf8_lossy(body).to_ascii_lowercase().contains("session"))
 }
 
-/// Whether `message` is a JSON-RPC response (or error) with integer id `id`.
+/// Whether `message` is a JSON-RPC response (or error, or an invalid response) with integer id
+/// `id`.
 fn is_response_to(message: &[u8], id: i64) -> bool {
-    #[derive(Deserialize)]
-    struct Envelope<'a> {
-        #[serde(borrow)]
-        id: Option<&'a RawValue>,
-        #[serde(borrow, default)]
-        method: Option<&'a RawValue>,
-    }
-    match serde_json::from_slice::<Envelope<'_>>(message) {
-        Ok(Envelope { id: Some(raw), method: None }) => raw.get().trim().parse::<i64>().ok() == Some(id),
-        _ => false,
-    }
+    jsonrpc::decode_single(message).is_ok_and(|m| m.response_id() == Some(&RequestId::Number(id)))
 }
 
 /// The start of a body, for an error message.

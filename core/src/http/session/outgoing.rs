@@ -13,7 +13,7 @@ impl HttpSession {
     pub(super) fn sync(&mut self, now: Instant) {
         self.drive_auth(now);
         if self.conn.is_closed() {
-            if !self.closing {
+            if !matches!(self.phase, Phase::Closing) {
                 self.begin_close(now);
             }
             while self.conn.poll_transmit().is_some() {}
@@ -33,7 +33,9 @@ impl HttpSession {
                     continue;
                 }
                 _ => {
-                    self.dispatch(now, Outgoing { body, request: None, retried: false, refreshed: false });
+                    let out =
+                        Outgoing { body, request: None, retried: false, refreshed: false, refused: None };
+                    self.send(now, out);
                     continue;
                 }
             };
@@ -45,14 +47,9 @@ impl HttpSession {
             if modern && request.method() == "tools/list" && !self.refreshes.contains_key(&call) {
                 self.tool_lists.insert(call);
             }
-            let out = Outgoing { body, request: Some(request), retried: false, refreshed: false };
-            if initialize && !self.auth_ready(now) {
-                self.hold_for_auth(now, out);
-            } else if initialize {
-                self.post(now, out, true);
-            } else {
-                self.dispatch(now, out);
-            }
+            let out =
+                Outgoing { body, request: Some(request), retried: false, refreshed: false, refused: None };
+            self.send(now, out);
         }
         // Exchanges whose request finished without them (timeout, cancel) are no longer needed.
         let orphaned: Vec<StreamId> = self
@@ -75,46 +72,26 @@ impl HttpSession {
             GetKind::Resume(out) => out.id().is_some_and(|id| conn.awaits(&RequestId::Number(id))),
             GetKind::Standalone => true,
         });
-        if self.gate.is_some_and(|(id, _)| !self.streams.contains_key(&id)) {
-            self.gate = None;
+        if matches!(self.standalone, Standalone::Opening { stream, .. } if !self.streams.contains_key(&stream))
+        {
+            self.standalone = Standalone::Active;
         }
-        // Only what is about to go asks the authorizer (which may start a refresh); with
-        // nothing to send, it is enough that no authorization is under way.
-        let authorized = if self.held.is_empty() && self.one_way.is_empty() {
-            self.auth.as_ref().is_none_or(|a| !a.is_busy())
-        } else {
-            self.auth_ready(now)
-        };
-        let can_release = match &self.mode {
-            Mode::Streamable => self.gate.is_none() && self.reinit.is_none() && !self.stale,
-            // HTTP+SSE: once the endpoint is known (see `on_endpoint`).
-            Mode::Legacy { endpoint, .. } => endpoint.is_some(),
-        };
-        if can_release && authorized {
-            // What waited for the standalone stream's head (see `gate`), for the endpoint or
-            // for a token.
-            while let Some(out) = self.held.pop_front() {
-                self.resend(now, out);
-            }
-        }
-        let can_post = authorized
-            && match &self.mode {
-                Mode::Streamable => self.reinit.is_none() && !self.stale,
-                Mode::Legacy { endpoint, .. } => endpoint.is_some(),
-            };
-        while can_post && !self.one_way.is_empty() && self.one_way_in_flight() < MAX_ONE_WAY_POSTS {
+        self.release(now);
+        // Answers and notifications paced behind the ones in flight, when nothing holds them.
+        while !self.one_way.is_empty()
+            && self.one_way_in_flight() < MAX_ONE_WAY_POSTS
+            && self.hold_reason(now, false).is_none()
+        {
             if let Some(out) = self.one_way.pop_front() {
-                self.post(now, out, false);
+                self.post(now, out);
             }
         }
-        if self.standalone == Standalone::Idle
+        if matches!(self.standalone, Standalone::Idle { .. })
             && !modern
             && self.config.standalone_stream
-            && matches!(self.mode, Mode::Streamable)
-            && self.reinit.is_none()
-            && !self.stale
+            && matches!((&self.mode, &self.phase), (Mode::Streamable, Phase::Open))
             && self.conn.status() == Status::Ready
-            && authorized
+            && self.auth.as_ref().is_none_or(|a| !a.is_busy())
         {
             let decoder = SseDecoder::new(self.conn.config().max_message_size);
             self.open_get(now, GetKind::Standalone, 0, decoder);
@@ -126,27 +103,60 @@ impl HttpSession {
     /// Moves the connection's events into the session's queue, taking the answers to the
     /// session's own requests out and filtering the application's 2026-07-28 tool lists.
     pub(super) fn pump(&mut self, now: Instant) {
+        self.pump_refused(now, None);
+    }
+
+    /// [`pump`](Self::pump), while `refused` is being refused with an HTTP error status.
+    pub(super) fn pump_refused(&mut self, now: Instant, refused: Option<&Refused>) {
         while let Some(event) = self.conn.poll_event() {
-            if let Some(event) = self.screen(event, Some(now)) {
+            if let Some(event) = self.screen(event, Some(now), refused) {
                 self.events.push_back(event);
             }
         }
     }
 
-    /// Sends a message now, or holds it until the session can take it.
-    pub(super) fn dispatch(&mut self, now: Instant, out: Outgoing) {
+    /// Why a message (a request, or an answer or notification) cannot go out now, if it cannot.
+    /// Asking may start a refresh of a token about to expire (then it waits for that).
+    pub(super) fn hold_reason(&mut self, now: Instant, request: bool) -> Option<Hold> {
         if !self.auth_ready(now) {
-            return self.hold_for_auth(now, out);
+            return Some(Hold::Authorization);
         }
-        let waiting = match &self.mode {
-            // (A forgotten session is dealt with in `post`.)
-            Mode::Streamable => self.reinit.is_some() || (self.gate.is_some() && out.request.is_some()),
-            Mode::Legacy { endpoint, .. } => endpoint.is_none(),
-        };
-        if waiting {
-            self.held.push_back(out);
-        } else {
-            self.post(now, out, false);
+        match (&self.mode, &self.phase) {
+            (Mode::Streamable, Phase::Reinitializing(_) | Phase::Stale) => Some(Hold::Session),
+            (Mode::Legacy { endpoint: None, .. }, _) => Some(Hold::Endpoint),
+            _ if request && matches!(self.standalone, Standalone::Opening { .. }) => Some(Hold::Gate),
+            _ => None,
+        }
+    }
+
+    /// Sends a message: now, or once what holds it is over ([`release`](Self::release)). Every
+    /// message goes this way: new ones, and those sent again.
+    pub(super) fn send(&mut self, now: Instant, out: Outgoing) {
+        match self.hold_reason(now, out.request.is_some()) {
+            None => self.post(now, out),
+            Some(Hold::Authorization) => self.hold_for_auth(now, out),
+            Some(Hold::Session) => {
+                if out.request.is_some() && matches!(self.phase, Phase::Stale) {
+                    // The server forgot the session (see `session_expired`): a request starts
+                    // a new one, and everything waits for it.
+                    tracing::info!("re-initializing the session the server forgot");
+                    self.start_reinit(now);
+                }
+                self.held.push_back(out);
+            }
+            Some(Hold::Endpoint | Hold::Gate) => self.held.push_back(out),
+        }
+    }
+
+    /// The one way out of `held`: once nothing holds requests back, every message held goes
+    /// again the way any message goes ([`resend`](Self::resend): a request whose deadline was
+    /// suspended for authorization gets it back).
+    pub(super) fn release(&mut self, now: Instant) {
+        if self.held.is_empty() || self.hold_reason(now, true).is_some() {
+            return;
+        }
+        for out in std::mem::take(&mut self.held) {
+            self.resend(now, out);
         }
     }
 
@@ -186,10 +196,15 @@ impl HttpSession {
         method: HttpMethod,
     ) -> StreamId {
         let foreign = sent.as_ref().is_some_and(|sent| sent.foreign);
+        let refused = match &role {
+            Role::Post { out, .. } => out.refused,
+            Role::Get { refused, .. } => *refused,
+            _ => None,
+        };
         let token = if matches!(role, Role::Auth) || foreign {
             None
         } else {
-            self.authorize_exchange(now, method, &url, &mut headers)
+            self.authorize_exchange(now, method, &url, &mut headers, refused)
         };
         let stream = self.new_stream(role, deadline, token);
         if let Some(s) = self.streams.get_mut(&stream) {
@@ -249,16 +264,10 @@ impl HttpSession {
         self.streams.values().filter(one_way).count()
     }
 
-    pub(super) fn post(&mut self, now: Instant, out: Outgoing, initialize: bool) {
-        if self.stale && matches!(self.mode, Mode::Streamable) {
-            // The server forgot the session (see `session_expired`): a request starts a new
-            // one, and everything waits for it, whichever way it came here.
-            if out.request.is_some() && self.reinit.is_none() {
-                tracing::info!("re-initializing the session the server forgot");
-                self.start_reinit(now);
-            }
-            return self.held.push_back(out);
-        }
+    /// Posts a message that nothing holds (see [`send`](Self::send)); answers and
+    /// notifications past [`MAX_ONE_WAY_POSTS`] in flight wait their turn in `one_way`.
+    pub(super) fn post(&mut self, now: Instant, out: Outgoing) {
+        let initialize = out.method() == Some("initialize");
         if out.request.is_none() && self.one_way_in_flight() >= MAX_ONE_WAY_POSTS {
             // Sent by `sync` once one of those in flight is done.
             return self.one_way.push_back(out);
@@ -266,6 +275,7 @@ impl HttpSession {
         let url = match &self.mode {
             Mode::Streamable => self.config.url.clone(),
             Mode::Legacy { endpoint: Some(endpoint), .. } => endpoint.clone(),
+            // Held until the endpoint came (see `hold_reason`).
             Mode::Legacy { endpoint: None, .. } => return self.held.push_back(out),
         };
         let mut headers = self.post_headers();
@@ -315,10 +325,9 @@ impl HttpSession {
             // The connection acts on the error as on any (a version switch on -32022, the
             // handshake's refusal); the event it makes for the application gets the status
             // (see `screen`), which the body alone would lose.
-            self.refused = Some((request.call_id(), status, excerpt(buf)));
+            let refused = Refused { call: request.call_id(), status, body: excerpt(buf) };
             self.conn.feed_message(now, buf);
-            self.pump(now);
-            self.refused = None;
+            self.pump_refused(now, Some(&refused));
         }
         if self.awaits(id) {
             let error = RequestError::HttpStatus { status, body: excerpt(buf), error: None };
@@ -328,14 +337,18 @@ impl HttpSession {
     }
 
     pub(super) fn open_get(&mut self, now: Instant, kind: GetKind, attempts: u32, decoder: SseDecoder) {
-        if self.closing || !matches!(self.mode, Mode::Streamable) {
+        if matches!(self.phase, Phase::Closing) || !matches!(self.mode, Mode::Streamable) {
             return;
         }
+        let mut refused = None;
         if matches!(kind, GetKind::Standalone) {
-            if self.reinit.is_some() {
+            if matches!(self.phase, Phase::Reinitializing(_)) {
                 // Re-opened with the new session.
-                self.standalone = Standalone::Idle;
+                self.standalone = Standalone::Idle { refused: None };
                 return;
+            }
+            if let Standalone::Idle { refused: stamp } = self.standalone {
+                refused = stamp;
             }
             self.standalone = Standalone::Active;
         }
@@ -347,13 +360,14 @@ impl HttpSession {
             matches!(kind, GetKind::Standalone).then(|| deadline_after(now, self.config.connect_timeout));
         let url = self.config.url.clone();
         let fresh = matches!(kind, GetKind::Standalone) && attempts == 0;
-        let role = Role::Get { kind, attempts };
+        let role = Role::Get { kind, attempts, refused };
         let stream = self.start_exchange(now, HttpMethod::Get, url, headers, Vec::new(), role, deadline);
         if let Some(s) = self.streams.get_mut(&stream) {
             s.decoder = Some(decoder);
         }
         if fresh {
-            self.gate = Some((stream, deadline_after(now, GATE_LIMIT.min(self.config.connect_timeout))));
+            let until = deadline_after(now, GATE_LIMIT.min(self.config.connect_timeout));
+            self.standalone = Standalone::Opening { stream, until };
         }
         tracing::debug!(%stream, attempts, "opening an event stream");
     }

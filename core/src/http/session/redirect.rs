@@ -53,8 +53,9 @@ impl HttpSession {
                 tracing::warn!(%error, "redirect not followed");
                 // As if no response came: the role decides what the failure means.
                 s.status = None;
-                if self.gate.is_some_and(|(id, _)| id == stream) {
-                    self.gate = None;
+                if matches!(self.standalone, Standalone::Opening { stream: opening, .. } if opening == stream)
+                {
+                    self.standalone = Standalone::Active;
                 }
                 self.finish_stream(now, s, End::Failed(error));
             }
@@ -93,14 +94,7 @@ impl HttpSession {
         let body = match &s.role {
             Role::Post { out, .. } => out.body.clone(),
             Role::Reinitialize => self.initialize.as_ref().map(|(_, body)| body.clone()).unwrap_or_default(),
-            Role::ReinitializedNotice => {
-                let mut body = Vec::new();
-                crate::jsonrpc::encode_notification(&mut body, "notifications/initialized", None);
-                if body.last() == Some(&b'\n') {
-                    body.pop();
-                }
-                body
-            }
+            Role::ReinitializedNotice => crate::jsonrpc::INITIALIZED.to_vec(),
             Role::Get { .. } | Role::LegacyGet | Role::Delete | Role::Auth => Vec::new(),
         };
         let (method, url, headers) = (sent.method, sent.url.clone(), sent.headers.clone());
@@ -109,8 +103,10 @@ impl HttpSession {
         if let Some(new) = self.streams.get_mut(&stream) {
             new.decoder = decoder;
         }
-        if let Some((gate, _)) = self.gate.as_mut().filter(|(id, _)| *id == old) {
-            *gate = stream;
+        if let Standalone::Opening { stream: opening, .. } = &mut self.standalone {
+            if *opening == old {
+                *opening = stream;
+            }
         }
     }
 }

@@ -14,7 +14,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::{HttpSession, Outgoing, header_value};
+use super::{HttpSession, Outgoing, Refused, header_value};
 use crate::event::{Event, RequestError};
 use crate::raw_result::RawResult;
 use std::time::Instant;
@@ -219,12 +219,21 @@ impl HttpSession {
     /// What the session does with one of the connection's events: `None` if it was for the
     /// session itself. Without `now` (a command's event, drained by `poll_event`), an answer to
     /// the session's own request can only be a failure of a closing connection: dropped.
-    pub(super) fn screen(&mut self, event: Event, now: Option<Instant>) -> Option<Event> {
+    pub(super) fn screen(
+        &mut self,
+        event: Event,
+        now: Option<Instant>,
+        refused: Option<&Refused>,
+    ) -> Option<Event> {
         let Event::Response { id, result } = event else { return Some(event) };
         // The server's JSON-RPC error came with an HTTP error status (see `refuse`): keep both.
-        let result = match (result, &self.refused) {
-            (Err(RequestError::Server(error)), Some((call, status, body))) if *call == id => {
-                Err(RequestError::HttpStatus { status: *status, body: body.clone(), error: Some(error) })
+        let result = match (result, refused) {
+            (Err(RequestError::Server(error)), Some(refused)) if refused.call == id => {
+                Err(RequestError::HttpStatus {
+                    status: refused.status,
+                    body: refused.body.clone(),
+                    error: Some(error),
+                })
             }
             (result, _) => result,
         };
@@ -292,7 +301,7 @@ impl HttpSession {
             None => {
                 let mut call = refresh.call;
                 call.refreshed = true;
-                self.post(now, call, false);
+                self.send(now, call);
             }
         }
     }
