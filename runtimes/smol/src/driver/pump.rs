@@ -81,6 +81,22 @@ impl Pump {
         }
     }
 
+    /// The core, for a pumper, if nobody holds it. Whoever finds it held leaves its request in
+    /// `again` first, and the holder, who clears `again` once it has the core, looks at it
+    /// again ([`asked_again`](Self::asked_again)) after it lets go: so either the request is
+    /// seen, or the one who made it gets the core itself.
+    fn claim(&self, shared: &Shared) -> Option<MutexGuard<'_, Option<Core>>> {
+        self.again.store(true, Ordering::SeqCst);
+        let guard = self.try_lock(shared)?;
+        self.again.store(false, Ordering::SeqCst);
+        Some(guard)
+    }
+
+    /// Whether someone found the core held since this pumper [`claim`](Self::claim)ed it.
+    fn asked_again(&self) -> bool {
+        self.again.load(Ordering::SeqCst)
+    }
+
     /// What the shutdown needs, once a pump saw the connection over, unless someone is pumping
     /// (that pumper, a call, sees it over too and wakes the driver's task).
     pub(crate) fn take_over(&self, shared: &Shared) -> Option<Over> {
@@ -113,16 +129,14 @@ impl Pump {
         let mut pumped = Pumped::default();
         let mut wake = Vec::new();
         for _ in 0..AGAIN_LIMIT {
-            self.again.store(true, Ordering::SeqCst);
-            let mut guard = self.try_lock(shared)?;
-            self.again.store(false, Ordering::SeqCst);
+            let mut guard = self.claim(shared)?;
             match guard.as_mut() {
                 Some(core) => core.pump(shared, rounds, &mut pumped, &mut wake),
                 None => return Some(pumped),
             }
             drop(guard);
             crate::shared::wake_all(&mut wake);
-            if !self.again.load(Ordering::SeqCst) {
+            if !self.asked_again() {
                 return Some(pumped);
             }
         }
@@ -137,16 +151,14 @@ impl Pump {
     /// pump runs until nothing more progresses (the exchange is started and its request
     /// written). Either way the request is on the wire when this returns.
     pub(crate) fn send_now(&self, shared: &Shared) {
-        self.again.store(true, Ordering::SeqCst);
-        let Some(mut guard) = self.try_lock(shared) else { return };
-        self.again.store(false, Ordering::SeqCst);
+        let Some(mut guard) = self.claim(shared) else { return };
         let wrote_only = match guard.as_mut() {
             Some(core) => core.write_now(shared),
             None => return,
         };
         drop(guard);
         // Over HTTP, or someone asked meanwhile: the whole pump, as any pumper would.
-        if !wrote_only || self.again.load(Ordering::SeqCst) {
+        if !wrote_only || self.asked_again() {
             if let Some(pumped) = self.run(shared, ROUNDS_PER_PUMP, Pumper::Call) {
                 if pumped.more {
                     shared.wake();
