@@ -137,6 +137,46 @@ pub enum McpError {
     },
 }
 
+impl fmt::Display for McpError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            McpError::HeaderMismatch => f.write_str("the HTTP headers do not match the body (-32020)"),
+            McpError::MissingRequiredClientCapability { required } => {
+                write!(f, "the server requires client capabilities this request did not declare (-32021): ")?;
+                let names = required.declared();
+                if names.is_empty() { f.write_str("(none named)") } else { f.write_str(&names.join(", ")) }
+            }
+            McpError::UnsupportedProtocolVersion { supported, requested } => write!(
+                f,
+                "the server does not speak protocol version {requested} (-32022); it speaks {}",
+                supported.join(", ")
+            ),
+        }
+    }
+}
+
+impl McpError {
+    /// For `-32021`: whether the server named extension `id` among what it requires.
+    ///
+    /// ```
+    /// use mcp_sansio::{ErrorObject, schema::TASKS_EXTENSION};
+    /// let error: ErrorObject = serde_json::from_str(
+    ///     r#"{"code":-32021,"message":"Missing required client capability",
+    ///         "data":{"requiredCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}}"#,
+    /// ).unwrap();
+    /// let missing = error.mcp_error().unwrap();
+    /// assert!(missing.requires_extension(TASKS_EXTENSION));
+    /// assert_eq!(
+    ///     missing.to_string(),
+    ///     "the server requires client capabilities this request did not declare (-32021): \
+    ///      extensions/io.modelcontextprotocol/tasks",
+    /// );
+    /// ```
+    pub fn requires_extension(&self, id: &str) -> bool {
+        matches!(self, McpError::MissingRequiredClientCapability { required } if required.has_extension(id))
+    }
+}
+
 impl fmt::Display for ErrorObject {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{} (code {})", self.message, self.code)

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{JsonObject, request};
+use super::{Extensions, JsonObject, request};
 
 /// Name, version and presentation details of an MCP implementation (client or server).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -93,9 +93,115 @@ pub struct ClientCapabilities {
     /// Task-augmented requests (2025-11-25, experimental).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tasks: Option<JsonObject>,
+    /// Extensions the client supports (2026), with their settings: see [`Extensions`].
+    #[serde(default, skip_serializing_if = "Extensions::is_empty")]
+    pub extensions: Extensions,
     /// Capabilities this model does not name, kept as they came.
     #[serde(flatten)]
     pub other: JsonObject,
+}
+
+/// Builders: each declares one capability and returns the capabilities, so that a client's
+/// whole declaration reads as one expression.
+///
+/// ```
+/// use mcp_sansio::schema::{ClientCapabilities, TASKS_EXTENSION};
+///
+/// let caps = ClientCapabilities::default()
+///     .with_sampling()
+///     .with_roots(true)
+///     .with_elicitation_form()
+///     .with_elicitation_url()
+///     .with_extension(TASKS_EXTENSION, serde_json::json!({}));
+/// assert_eq!(
+///     serde_json::to_value(&caps).unwrap(),
+///     serde_json::json!({
+///         "sampling": {},
+///         "roots": {"listChanged": true},
+///         "elicitation": {"form": {}, "url": {}},
+///         "extensions": {"io.modelcontextprotocol/tasks": {}},
+///     }),
+/// );
+/// ```
+impl ClientCapabilities {
+    /// Declares `sampling/createMessage` (without tools or context inclusion).
+    pub fn with_sampling(mut self) -> Self {
+        self.sampling.get_or_insert_with(JsonObject::new);
+        self
+    }
+
+    /// Declares sampling with tools (`sampling.tools`, 2025-11-25 and later).
+    pub fn with_sampling_tools(mut self) -> Self {
+        self.sampling.get_or_insert_with(JsonObject::new).insert("tools".into(), JsonObject::new().into());
+        self
+    }
+
+    /// Declares sampling with context inclusion (`sampling.context`: the server may ask for
+    /// `includeContext` other than `"none"`).
+    pub fn with_sampling_context(mut self) -> Self {
+        self.sampling.get_or_insert_with(JsonObject::new).insert("context".into(), JsonObject::new().into());
+        self
+    }
+
+    /// Declares `roots/list`; `list_changed` says the client sends
+    /// `notifications/roots/list_changed`.
+    pub fn with_roots(mut self, list_changed: bool) -> Self {
+        self.roots = Some(ListChangedCapability { list_changed: list_changed.then_some(true) });
+        self
+    }
+
+    /// Declares form-mode elicitation (`elicitation.form`).
+    pub fn with_elicitation_form(mut self) -> Self {
+        self.elicitation.get_or_insert_with(JsonObject::new).insert("form".into(), JsonObject::new().into());
+        self
+    }
+
+    /// Declares URL-mode elicitation (`elicitation.url`, 2025-11-25 and later).
+    pub fn with_elicitation_url(mut self) -> Self {
+        self.elicitation.get_or_insert_with(JsonObject::new).insert("url".into(), JsonObject::new().into());
+        self
+    }
+
+    /// Declares extension `id` with its `settings` (`serde_json::json!({})` when it has none).
+    pub fn with_extension(mut self, id: impl Into<String>, settings: serde_json::Value) -> Self {
+        self.extensions.insert(id, settings);
+        self
+    }
+
+    /// Whether extension `id` is declared.
+    pub fn has_extension(&self, id: &str) -> bool {
+        self.extensions.contains(id)
+    }
+
+    /// What these capabilities declare, one name each: `sampling`, `sampling.tools`,
+    /// `elicitation.form`, `roots`, `extensions/<id>`, … (what a `-32021` error says is
+    /// missing, for a message or a log).
+    ///
+    /// ```
+    /// use mcp_sansio::schema::ClientCapabilities;
+    /// let caps = ClientCapabilities::default().with_elicitation_url().with_extension("com.example/x", serde_json::json!({}));
+    /// assert_eq!(caps.declared(), ["elicitation.url", "extensions/com.example/x"]);
+    /// ```
+    pub fn declared(&self) -> Vec<String> {
+        let mut names = Vec::new();
+        let mut with_members = |name: &str, object: Option<&JsonObject>| {
+            let Some(object) = object else { return };
+            if object.is_empty() {
+                names.push(name.to_owned());
+            }
+            names.extend(object.keys().map(|member| format!("{name}.{member}")));
+        };
+        with_members("experimental", self.experimental.as_ref());
+        with_members("sampling", self.sampling.as_ref());
+        with_members("elicitation", self.elicitation.as_ref());
+        with_members("tasks", self.tasks.as_ref());
+        if self.roots.is_some() {
+            names.push("roots".to_owned());
+        }
+        names.extend(self.extensions.ids().map(|id| format!("extensions/{id}")));
+        names.extend(self.other.keys().cloned());
+        names
+    }
 }
 
 /// What a server supports; received in the `initialize` result.
@@ -124,9 +230,24 @@ pub struct ServerCapabilities {
     /// Task-augmented requests (2025-11-25, experimental).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tasks: Option<JsonObject>,
+    /// Extensions the server offers (2026), with their settings: see [`Extensions`].
+    #[serde(default, skip_serializing_if = "Extensions::is_empty")]
+    pub extensions: Extensions,
     /// Capabilities this model does not name, kept as they came.
     #[serde(flatten)]
     pub other: JsonObject,
+}
+
+impl ServerCapabilities {
+    /// Whether the server offers extension `id`.
+    pub fn has_extension(&self, id: &str) -> bool {
+        self.extensions.contains(id)
+    }
+
+    /// The settings the server gave for extension `id`, if it offers it.
+    pub fn extension(&self, id: &str) -> Option<&serde_json::Value> {
+        self.extensions.settings(id)
+    }
 }
 
 /// Params of `initialize`.
