@@ -311,6 +311,15 @@ pub enum RequestError {
     /// OAuth configuration, the user refused, discovery failed, the step-up limit, …).
     #[error("unauthorized: {0}")]
     Unauthorized(crate::auth::AuthError),
+    /// The task this request became (the tasks extension) ended `cancelled`: by the server, or
+    /// after a `tasks/cancel` from another client.
+    #[error("the task {task_id:?} was cancelled{}", reason_suffix(.message))]
+    TaskCancelled {
+        /// The server's id of the task.
+        task_id: String,
+        /// The task's status message, if it had one.
+        message: Option<String>,
+    },
     /// 2026-07-28: the server acknowledged the `subscriptions/listen` stream without this
     /// resource, so `resources/subscribe` has no effect.
     #[error("the server does not follow {uri:?} for this client")]
@@ -357,6 +366,7 @@ impl RequestError {
             | RequestError::InputRefused(_)
             | RequestError::ToolRejected { .. }
             | RequestError::SubscriptionRefused { .. }
+            | RequestError::TaskCancelled { .. }
             | RequestError::InvalidResponse(_)
             | RequestError::MessageTooLarge { .. } => false,
         }

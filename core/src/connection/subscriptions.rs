@@ -113,6 +113,10 @@ impl ClientConnection {
                 true => self.listen.resources.iter().cloned().collect(),
                 false => Vec::new(),
             },
+            task_ids: match self.config.tasks.listen && caps.has_extension(schema::TASKS_EXTENSION) {
+                true => self.tasks.task_ids().map(str::to_owned).collect(),
+                false => Vec::new(),
+            },
         }
     }
 

@@ -1,0 +1,388 @@
+//! The tasks extension (SEP-2663, 2026-07-28) on simulated time: a `tools/call` answered with
+//! a task is followed by the engine (polls within the policy's floor and cap, input requests
+//! asked once and answered with `tasks/update`, the end as the call's result or error),
+//! cancelled with `tasks/cancel`, bounded by the task's own deadlines, and resumed by id.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::time::Duration;
+
+use common::{Harness, config, notification_line, result_line};
+use mcp_sansio::schema::{
+    CallTool, CallToolRequestParams, ClientCapabilities, ElicitResult, TASKS_EXTENSION, TaskSnapshot,
+};
+use mcp_sansio::{
+    ClientConfig, Event, ProtocolVersion, RequestError, RequestId, RequestOptions, ServerRequest, TaskMode,
+    TaskPolicy, UsageError,
+};
+use serde_json::{Value, json};
+
+const MS: Duration = Duration::from_millis(1);
+
+fn task_config() -> ClientConfig {
+    let caps =
+        ClientCapabilities::default().with_elicitation_form().with_extension(TASKS_EXTENSION, json!({}));
+    config().with_versions(&[ProtocolVersion::V2026_07_28]).with_capabilities(caps)
+}
+
+/// A modern connection to a server offering tools and the tasks extension (and, with
+/// `listen`, list changes, so that a listen stream is open).
+fn ready(config: ClientConfig, extension: bool) -> Harness {
+    let mut h = Harness::new(config);
+    assert_eq!(h.sent().remove(0)["method"], "server/discover");
+    let mut capabilities = json!({"tools": {}});
+    if extension {
+        capabilities["extensions"] = json!({TASKS_EXTENSION: {}});
+    }
+    h.server(&result_line(
+        0,
+        json!({"resultType": "complete", "supportedVersions": ["2026-07-28"], "capabilities": capabilities,
+               "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "s", "version": "1"}}}),
+    ));
+    assert!(matches!(h.events()[..], [Event::Ready { .. }]));
+    h
+}
+
+fn call(h: &mut Harness, options: RequestOptions) -> (RequestId, i64) {
+    let id = h.conn.send::<CallTool>(h.now, &CallToolRequestParams::new("slow"), options).unwrap();
+    let sent = h.sent();
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    (id, sent[0]["id"].as_i64().unwrap())
+}
+
+fn task(status: &str, extra: Value) -> Value {
+    let mut task = json!({"taskId": "t-1", "status": status, "createdAt": "2026-11-27T10:00:00Z",
+        "lastUpdatedAt": "2026-11-27T10:00:00Z", "ttlMs": 60000});
+    task.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+    task
+}
+
+fn created(wire: i64, poll_ms: Option<u64>) -> String {
+    let mut seed = task("working", json!({"resultType": "task"}));
+    if let Some(ms) = poll_ms {
+        seed["pollIntervalMs"] = json!(ms);
+    }
+    result_line(wire, seed)
+}
+
+fn got(wire: i64, task: Value) -> String {
+    let mut task = task;
+    task["resultType"] = json!("complete");
+    result_line(wire, task)
+}
+
+/// Advances until the engine sends something, at most `limit`; returns what and when.
+fn next_send(h: &mut Harness, step: Duration, limit: Duration) -> (Vec<Value>, Duration) {
+    let start = h.elapsed();
+    while h.elapsed() - start < limit {
+        h.advance(step);
+        let sent = h.sent();
+        if !sent.is_empty() {
+            return (sent, h.elapsed() - start);
+        }
+    }
+    (Vec::new(), limit)
+}
+
+fn only_response(h: &mut Harness) -> (RequestId, Result<String, RequestError>) {
+    let events = h.events();
+    match &events[..] {
+        [Event::Response { id, result }] => {
+            (id.clone(), result.as_ref().map(|r| r.get().to_owned()).map_err(Clone::clone))
+        }
+        _ => panic!("{events:?}"),
+    }
+}
+
+#[test]
+fn a_call_that_becomes_a_task_is_polled_at_the_suggested_interval_and_ends_with_its_result() {
+    let mut h = ready(task_config(), true);
+    let (id, wire) = call(&mut h, RequestOptions::default());
+    // The request declared the extension in its per-request capabilities.
+    h.server(&created(wire, Some(2000)));
+    assert!(h.events().is_empty(), "a task is not the call's end");
+    assert!(h.conn.is_pending(&id));
+    // No poll before the interval; one at it.
+    let (sent, after) = next_send(&mut h, 10 * MS, Duration::from_secs(10));
+    assert_eq!(after, Duration::from_secs(2), "{sent:?}");
+    assert_eq!(sent.len(), 1);
+    assert_eq!(sent[0]["method"], "tasks/get");
+    assert_eq!(sent[0]["params"]["taskId"], "t-1");
+    assert_eq!(sent[0]["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"], "2026-07-28");
+    let poll = sent[0]["id"].as_i64().unwrap();
+    // Still working, and the server now suggests a shorter interval.
+    h.server(&got(poll, task("working", json!({"pollIntervalMs": 500, "statusMessage": "half way"}))));
+    let (sent, after) = next_send(&mut h, 10 * MS, Duration::from_secs(10));
+    assert_eq!(after, Duration::from_millis(500));
+    let poll = sent[0]["id"].as_i64().unwrap();
+    h.server(&got(
+        poll,
+        task(
+            "completed",
+            json!({"result": {"content": [{"type": "text", "text": "done"}], "isError": false}}),
+        ),
+    ));
+    let (got_id, result) = only_response(&mut h);
+    assert_eq!(got_id, id, "the call keeps its id");
+    let result: Value = serde_json::from_str(&result.unwrap()).unwrap();
+    assert_eq!(result["content"][0]["text"], "done");
+    assert!(!h.conn.is_pending(&id));
+    // Nothing more: no poll after the end.
+    h.advance(Duration::from_secs(60));
+    assert!(h.sent().is_empty());
+}
+
+#[test]
+fn poll_intervals_are_kept_between_the_floor_and_the_cap() {
+    for (suggested, expected) in
+        [(Some(0), 100 * MS), (Some(3_600_000), Duration::from_secs(30)), (None, Duration::from_secs(1))]
+    {
+        let mut h = ready(task_config(), true);
+        let (_, wire) = call(&mut h, RequestOptions::default());
+        h.server(&created(wire, suggested));
+        let (_, after) = next_send(&mut h, 10 * MS, Duration::from_secs(60));
+        assert_eq!(after, expected, "suggested {suggested:?}");
+    }
+    assert_eq!(TaskPolicy::default().interval(Some(250)), 250 * MS);
+}
+
+#[test]
+fn input_requests_are_asked_once_and_answered_with_tasks_update() {
+    let mut h = ready(task_config(), true);
+    let (id, wire) = call(&mut h, RequestOptions::default());
+    h.server(&created(wire, Some(100)));
+    let elicit = json!({"name": {"method": "elicitation/create", "params": {"mode": "form", "message": "Name?",
+        "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}}}}});
+    let (sent, _) = next_send(&mut h, 10 * MS, Duration::from_secs(1));
+    h.server(&got(
+        sent[0]["id"].as_i64().unwrap(),
+        task("input_required", json!({"inputRequests": elicit.clone()})),
+    ));
+    let events = h.events();
+    let [Event::Request { id: input, request: ServerRequest::Elicit(_) }] = &events[..] else {
+        panic!("{events:?}")
+    };
+    // The user takes a while; the server repeats the same key in later polls: not asked again.
+    for _ in 0..3 {
+        let (sent, _) = next_send(&mut h, 10 * MS, Duration::from_secs(1));
+        assert_eq!(sent[0]["method"], "tasks/get");
+        h.server(&got(
+            sent[0]["id"].as_i64().unwrap(),
+            task("input_required", json!({"inputRequests": elicit.clone()})),
+        ));
+        assert!(h.events().is_empty(), "a key already asked is never asked twice");
+    }
+    let content = json!({"name": "Ada"}).as_object().cloned().unwrap();
+    h.conn.respond(input, Ok(&ElicitResult::accept(content))).unwrap();
+    let sent = h.sent();
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    assert_eq!(sent[0]["method"], "tasks/update");
+    assert_eq!(sent[0]["params"]["taskId"], "t-1");
+    assert_eq!(sent[0]["params"]["inputResponses"]["name"]["content"]["name"], "Ada");
+    h.server(&result_line(sent[0]["id"].as_i64().unwrap(), json!({"resultType": "complete"})));
+    // A poll soon after the update; the task ends failed: the call gets the task's error.
+    let (sent, after) = next_send(&mut h, 10 * MS, Duration::from_secs(1));
+    assert!(after <= 100 * MS, "{after:?}");
+    h.server(&got(
+        sent[0]["id"].as_i64().unwrap(),
+        task("failed", json!({"error": {"code": -32603, "message": "the tool broke"}})),
+    ));
+    let (got_id, result) = only_response(&mut h);
+    assert_eq!(got_id, id);
+    let Err(RequestError::Server(error)) = result else { panic!("{result:?}") };
+    assert_eq!(error.message, "the tool broke");
+}
+
+#[test]
+fn cancelling_the_call_sends_tasks_cancel_and_not_notifications_cancelled() {
+    let mut h = ready(task_config(), true);
+    let (id, wire) = call(&mut h, RequestOptions::default());
+    h.server(&created(wire, Some(1000)));
+    h.conn.cancel(&id, Some("user gave up")).unwrap();
+    let sent = h.sent();
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    assert_eq!(sent[0]["method"], "tasks/cancel");
+    assert_eq!(sent[0]["params"]["taskId"], "t-1");
+    let (_, result) = only_response(&mut h);
+    assert!(matches!(result, Err(RequestError::Cancelled(_))), "{result:?}");
+    // The acknowledgement is the engine's; no poll follows.
+    h.server(&result_line(sent[0]["id"].as_i64().unwrap(), json!({})));
+    assert!(h.events().is_empty());
+    h.advance(Duration::from_secs(60));
+    assert!(h.sent().is_empty());
+}
+
+#[test]
+fn a_task_cancelled_by_the_server_ends_the_call_typed() {
+    let mut h = ready(task_config(), true);
+    let (_, wire) = call(&mut h, RequestOptions::default());
+    h.server(&created(wire, Some(100)));
+    let (sent, _) = next_send(&mut h, 10 * MS, Duration::from_secs(1));
+    h.server(&got(
+        sent[0]["id"].as_i64().unwrap(),
+        task("cancelled", json!({"statusMessage": "operator stop"})),
+    ));
+    let (_, result) = only_response(&mut h);
+    assert_eq!(
+        result,
+        Err(RequestError::TaskCancelled { task_id: "t-1".into(), message: Some("operator stop".into()) })
+    );
+}
+
+#[test]
+fn a_task_without_change_times_out_by_its_own_deadline_and_is_cancelled() {
+    let mut policy = TaskPolicy::default();
+    policy.timeout = Duration::from_secs(5);
+    let mut config = task_config().with_request_timeout(Duration::from_secs(2));
+    config.tasks = policy;
+    let mut h = ready(config, true);
+    let (id, wire) = call(&mut h, RequestOptions::default());
+    h.server(&created(wire, Some(1000)));
+    // The task changes every second for 20 s: the task deadline (5 s) and the request timeout
+    // (2 s) do not end it.
+    for second in 0..20 {
+        let (sent, _) = next_send(&mut h, 10 * MS, Duration::from_secs(2));
+        h.server(&got(
+            sent[0]["id"].as_i64().unwrap(),
+            task("working", json!({"statusMessage": format!("{second}")})),
+        ));
+    }
+    assert!(h.conn.is_pending(&id));
+    // Then it stops changing: 5 s later the call times out and the task is cancelled.
+    let start = h.elapsed();
+    let mut cancelled = false;
+    loop {
+        let (sent, _) = next_send(&mut h, 10 * MS, Duration::from_secs(2));
+        if let Some(get) = sent.iter().find(|m| m["method"] == "tasks/get") {
+            h.server(&got(get["id"].as_i64().unwrap(), task("working", json!({"statusMessage": "19"}))));
+        }
+        cancelled |= sent.iter().any(|m| m["method"] == "tasks/cancel");
+        let events = h.events();
+        if !events.is_empty() {
+            let [Event::Response { id: got_id, result: Err(RequestError::Timeout(t)) }] = &events[..] else {
+                panic!("{events:?}")
+            };
+            assert_eq!((got_id, *t), (&id, Duration::from_secs(5)));
+            break;
+        }
+    }
+    cancelled |= h.sent().iter().any(|m| m["method"] == "tasks/cancel");
+    assert!(cancelled, "the task is cancelled when its call times out");
+    let waited = h.elapsed() - start;
+    assert!(waited >= Duration::from_secs(4) && waited <= Duration::from_secs(6), "{waited:?}");
+}
+
+#[test]
+fn a_silent_server_fails_a_poll_by_the_request_timeout() {
+    let mut h = ready(task_config().with_request_timeout(Duration::from_secs(3)), true);
+    let (id, wire) = call(&mut h, RequestOptions::default());
+    h.server(&created(wire, Some(100)));
+    let (sent, _) = next_send(&mut h, 10 * MS, Duration::from_secs(1));
+    assert_eq!(sent[0]["method"], "tasks/get");
+    h.advance(Duration::from_secs(3));
+    let (got_id, result) = only_response(&mut h);
+    assert_eq!((got_id, result), (id, Err(RequestError::Timeout(Duration::from_secs(3)))));
+}
+
+#[test]
+fn a_task_answer_without_the_extension_declared_or_malformed_fails_at_once() {
+    // Not declared: invalid, whatever the server offers.
+    let mut h = ready(config().with_versions(&[ProtocolVersion::V2026_07_28]), true);
+    let (_, wire) = call(&mut h, RequestOptions::default());
+    h.server(&created(wire, None));
+    let (_, result) = only_response(&mut h);
+    assert!(
+        matches!(&result, Err(RequestError::InvalidResponse(why)) if why.contains("tasks extension")),
+        "{result:?}"
+    );
+    assert!(h.sent().is_empty());
+
+    // Completed without a result: the task is given up (cancelled), the call fails typed.
+    let mut h = ready(task_config(), true);
+    let (_, wire) = call(&mut h, RequestOptions::default());
+    h.server(&created(wire, Some(100)));
+    let (sent, _) = next_send(&mut h, 10 * MS, Duration::from_secs(1));
+    h.server(&got(sent[0]["id"].as_i64().unwrap(), task("completed", json!({}))));
+    let (_, result) = only_response(&mut h);
+    assert!(
+        matches!(&result, Err(RequestError::InvalidResponse(why)) if why.contains("result")),
+        "{result:?}"
+    );
+    assert_eq!(h.sent()[0]["method"], "tasks/cancel");
+}
+
+#[test]
+fn a_handle_call_returns_the_task_and_follow_task_resumes_it_by_id() {
+    let mut h = ready(task_config(), true);
+    let (id, wire) = call(&mut h, RequestOptions::default().task_mode(TaskMode::Return));
+    h.server(&created(wire, Some(5000)));
+    let (got_id, result) = only_response(&mut h);
+    assert_eq!(got_id, id);
+    let snapshot: TaskSnapshot = serde_json::from_str(&result.unwrap()).unwrap();
+    assert_eq!((snapshot.task_id.as_str(), snapshot.result_type.as_deref()), ("t-1", Some("task")));
+    h.advance(Duration::from_secs(30));
+    assert!(h.sent().is_empty(), "a returned task is not polled");
+
+    // Later (another process, say): follow it by id. The first poll goes out at once.
+    let follow = h.conn.follow_task(h.now, "t-1", RequestOptions::default()).unwrap();
+    h.advance(Duration::ZERO);
+    let sent = h.sent();
+    assert_eq!((sent.len(), &sent[0]["method"]), (1, &json!("tasks/get")));
+    h.server(&got(sent[0]["id"].as_i64().unwrap(), task("completed", json!({"result": {"content": []}}))));
+    let (got_id, result) = only_response(&mut h);
+    assert_eq!(got_id, follow);
+    assert_eq!(result.unwrap(), r#"{"content":[]}"#);
+
+    // Cancelling a follow stops following; it does not cancel the task.
+    let follow = h.conn.follow_task(h.now, "t-1", RequestOptions::default()).unwrap();
+    h.conn.cancel(&follow, None).unwrap();
+    assert!(h.sent().iter().all(|m| m["method"] != "tasks/cancel"));
+}
+
+#[test]
+fn follow_task_is_refused_at_once_where_tasks_cannot_be() {
+    let mut h = ready(task_config(), false);
+    let refused = h.conn.follow_task(h.now, "t-1", RequestOptions::default());
+    assert!(matches!(refused, Err(UsageError::CapabilityNotSupported { .. })), "{refused:?}");
+    let mut h = ready(config().with_versions(&[ProtocolVersion::V2026_07_28]), true);
+    assert!(h.conn.follow_task(h.now, "t-1", RequestOptions::default()).is_err());
+}
+
+#[test]
+fn task_requests_are_routed_by_the_task_id() {
+    let mut h = ready(task_config(), true);
+    let (_, wire) = call(&mut h, RequestOptions::default());
+    h.server(&created(wire, Some(100)));
+    h.advance(Duration::from_millis(100));
+    let transmit = h.conn.poll_transmit().unwrap();
+    let request = transmit.as_request().unwrap();
+    assert_eq!((request.method(), request.name()), ("tasks/get", Some("t-1")));
+}
+
+#[test]
+fn task_notifications_end_the_call_without_a_poll_and_the_listen_stream_asks_for_them() {
+    let mut config = task_config();
+    config.tasks.listen = true;
+    let mut h = Harness::new(config);
+    h.sent();
+    h.server(&result_line(
+        0,
+        json!({"resultType": "complete", "supportedVersions": ["2026-07-28"],
+               "capabilities": {"tools": {"listChanged": true}, "extensions": {TASKS_EXTENSION: {}}}}),
+    ));
+    h.events();
+    let listen = h.sent();
+    assert_eq!(listen[0]["method"], "subscriptions/listen");
+    let (id, wire) = call(&mut h, RequestOptions::default());
+    h.server(&created(wire, Some(10_000)));
+    // The stream is replaced by one that also asks for the task's notifications.
+    let sent = h.sent();
+    let relisten = sent.iter().find(|m| m["method"] == "subscriptions/listen").expect("a new listen stream");
+    assert_eq!(relisten["params"]["notifications"]["taskIds"], json!(["t-1"]));
+    let done = task("completed", json!({"result": {"content": [{"type": "text", "text": "pushed"}]}}));
+    h.server(&notification_line("notifications/tasks", done));
+    let (got_id, result) = only_response(&mut h);
+    assert_eq!(got_id, id);
+    assert!(result.unwrap().contains("pushed"));
+}
