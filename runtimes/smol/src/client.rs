@@ -598,7 +598,7 @@ impl Client {
         Ok(())
     }
 
-    fn start(
+    pub(crate) fn start(
         &self,
         method: &str,
         options: CallOptions,
@@ -977,25 +977,49 @@ impl Client {
     /// as [`ToolCallParams`] borrowing the caller's arguments.
     pub(crate) fn send_tool_call<R: Request<Result = CallToolResult>>(
         &self,
-        #[cfg_attr(not(feature = "output-schema"), allow(unused_variables))] name: &str,
+        name: &str,
         params: &R::Params,
         options: CallOptions,
     ) -> Result<ToolCall, Error> {
         let call = self.send::<R>(params, options)?;
+        Ok(self.checked_tool_call(name, call))
+    }
+
+    /// Checks tool `name`'s result against its `outputSchema` when
+    /// [`ClientBuilder::validate_output`] is on (listing the tools first if nothing did).
+    pub(crate) async fn check_output(
+        &self,
+        #[cfg_attr(not(feature = "output-schema"), allow(unused_variables))] name: &str,
+        #[cfg_attr(not(feature = "output-schema"), allow(unused_variables))] result: &CallToolResult,
+    ) -> Result<(), Error> {
         #[cfg(feature = "output-schema")]
         if let Some(schemas) = self.shared.extras.output_schemas.clone() {
-            let (tool, client) = (name.to_owned(), self.clone());
-            return Ok(ToolCall::Checked(Box::pin(async move {
-                let result = call.await?;
-                if !client.shared.extras.tools_listed.load(std::sync::atomic::Ordering::Relaxed) {
-                    // Nothing listed the tools yet on this connection: the cached list does.
-                    client.tools().await?;
-                }
-                schemas.check(&tool, &result)?;
-                Ok(result)
-            })));
+            if !self.shared.extras.tools_listed.load(std::sync::atomic::Ordering::Relaxed) {
+                // Nothing listed the tools yet on this connection: the cached list does.
+                self.tools().await?;
+            }
+            schemas.check(name, result)?;
         }
-        Ok(ToolCall::Plain(call))
+        Ok(())
+    }
+
+    /// A tool call's result on its way, checked against tool `name`'s `outputSchema` when
+    /// [`ClientBuilder::validate_output`] is on (a call, or a task the call became).
+    pub(crate) fn checked_tool_call(
+        &self,
+        #[cfg_attr(not(feature = "output-schema"), allow(unused_variables))] name: &str,
+        call: Decode<CallToolResult>,
+    ) -> ToolCall {
+        #[cfg(feature = "output-schema")]
+        if self.shared.extras.output_schemas.is_some() {
+            let (tool, client) = (name.to_owned(), self.clone());
+            return ToolCall::Checked(Box::pin(async move {
+                let result = call.await?;
+                client.check_output(&tool, &result).await?;
+                Ok(result)
+            }));
+        }
+        ToolCall::Plain(call)
     }
 }
 

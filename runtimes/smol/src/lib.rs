@@ -108,6 +108,7 @@ mod pool;
 mod shared;
 mod source_waker;
 mod stdio;
+mod tasks;
 
 pub use api::ClientApi;
 #[cfg(feature = "http")]
@@ -131,6 +132,7 @@ pub use pool::{MemberId, MemberInfo, MemberStatus, Pool, PoolBuilder, PoolStats,
 pub use stdio::{
     DEFAULT_INHERITED_ENV, DEFAULT_SHUTDOWN_STEP, EndedBy, ServerCommand, ServerEnd, StderrSink,
 };
+pub use tasks::{TaskCall, TaskHandle, TaskRecord};
 
 pub use mcp_sansio;
 
