@@ -12,7 +12,7 @@ use crate::call::Decode;
 use crate::mcp_sansio::TaskMode;
 use crate::mcp_sansio::schema::{
     CallTool, CallToolRequestParams, CallToolResult, CancelTaskModern, EmptyResult, GetTaskRequestParams,
-    GetTaskSnapshot, Request, TaskSnapshot, TaskStatus,
+    GetTaskSnapshot, ListTasks, ListTasksResult, PaginatedRequestParams, Request, TaskSnapshot, TaskStatus,
 };
 use crate::{CallOptions, Client, Error};
 
@@ -167,20 +167,45 @@ impl Client {
     /// }
     /// # Ok(()) }
     /// ```
-    pub async fn call_tool_as_task(
+    pub fn call_tool_as_task(
+        &self,
+        params: &CallToolRequestParams,
+        options: CallOptions,
+    ) -> impl Future<Output = Result<TaskCall, Error>> + Send + 'static + use<> {
+        // The future owns what it needs, as every call's does: it may list the tools first.
+        let (client, params) = (self.clone(), params.clone());
+        async move { client.start_tool_task(&params, options).await }
+    }
+
+    async fn start_tool_task(
         &self,
         params: &CallToolRequestParams,
         options: CallOptions,
     ) -> Result<TaskCall, Error> {
         let mut options = options;
         options.request = options.request.task_mode(TaskMode::Return);
-        let raw = self.send_as::<CallTool, serde_json::Value>(params, options)?.await?;
-        if raw.get("resultType").and_then(serde_json::Value::as_str) != Some("task") {
-            let result = serde_json::from_value::<CallToolResult>(raw)
-                .map_err(|source| Error::Decode { method: CallTool::METHOD, source })?;
-            self.check_output(&params.name, &result).await?;
-            return Ok(TaskCall::Finished(result));
-        }
+        let experimental = self.experimental_task_support(&params.name).await?;
+        let raw = match experimental {
+            true => {
+                let mut params = params.clone();
+                params.task = Some(Default::default());
+                self.send_as::<CallTool, serde_json::Value>(&params, options)?.await?
+            }
+            false => self.send_as::<CallTool, serde_json::Value>(params, options)?.await?,
+        };
+        // 2026-07-28 marks a task with `resultType`; 2025-11-25 wraps it in `task`.
+        let raw = match raw {
+            serde_json::Value::Object(mut object) if experimental && object.contains_key("task") => {
+                object.remove("task").unwrap_or_default()
+            }
+            raw if raw.get("resultType").and_then(serde_json::Value::as_str) == Some("task") => raw,
+            raw => {
+                let result = serde_json::from_value::<CallToolResult>(raw)
+                    .map_err(|source| Error::Decode { method: CallTool::METHOD, source })?;
+                self.check_output(&params.name, &result).await?;
+                return Ok(TaskCall::Finished(result));
+            }
+        };
         let snapshot = serde_json::from_value::<TaskSnapshot>(raw)
             .map_err(|source| Error::Decode { method: CallTool::METHOD, source })?;
         let record = TaskRecord {
@@ -190,6 +215,37 @@ impl Client {
             created_at: snapshot.created_at.clone(),
         };
         Ok(TaskCall::Started(TaskHandle { client: self.clone(), record, last: Some(Box::new(snapshot)) }))
+    }
+
+    /// 2025-11-25: whether tool `name` may be called as a task: the server offers
+    /// `tasks.requests.tools.call` and the tool's `execution.taskSupport` is `optional` or
+    /// `required` (from the cached tool list). Always `false` on 2026-07-28, where the server
+    /// decides.
+    async fn experimental_task_support(&self, name: &str) -> Result<bool, Error> {
+        let modern = self.protocol_version().is_some_and(crate::mcp_sansio::ProtocolVersion::is_modern);
+        let offered = self.server_capabilities().is_some_and(|caps| {
+            caps.tasks
+                .as_ref()
+                .and_then(|t| t.get("requests"))
+                .and_then(|r| r.get("tools"))
+                .and_then(|t| t.get("call"))
+                .is_some()
+        });
+        if modern || !offered {
+            return Ok(false);
+        }
+        let tools = self.tools().await?;
+        let support = tools
+            .iter()
+            .find(|tool| tool.name == name)
+            .and_then(|tool| tool.execution.as_ref()?.task_support.clone());
+        Ok(matches!(support.as_deref(), Some("optional" | "required")))
+    }
+
+    /// 2025-11-25: `tasks/list`, one page (2026-07-28 has no task list: the method is refused
+    /// at once there).
+    pub async fn list_tasks(&self, cursor: Option<String>) -> Result<ListTasksResult, Error> {
+        self.request::<ListTasks>(&PaginatedRequestParams::with_cursor(cursor), CallOptions::default()).await
     }
 
     /// A handle on a task this client (or an earlier run of the application) started, from
