@@ -92,6 +92,7 @@ pub struct ClientBuilder {
     clock: Arc<dyn Clock>,
     /// Whether the driver keeps its watch on calls that drive the connection.
     driver_watch: bool,
+    trace: Option<crate::shared::TraceHook>,
     #[cfg(feature = "http")]
     oauth: Option<OAuth>,
     #[cfg(feature = "output-schema")]
@@ -116,6 +117,7 @@ impl ClientBuilder {
             list_cache: ListCacheConfig::default(),
             clock: Arc::new(AsyncIoClock),
             driver_watch: true,
+            trace: None,
             #[cfg(feature = "http")]
             oauth: None,
             #[cfg(feature = "output-schema")]
@@ -252,6 +254,29 @@ impl ClientBuilder {
         self
     }
 
+    /// Fills each call's W3C trace context (`traceparent`, `tracestate` in `_meta`, SEP-414)
+    /// from the application's tracing: `f` runs when a call is made, on the caller's thread
+    /// (before any of the client's locks), and returns the context of the caller's current
+    /// span, or `None` to send none. A call whose own `_meta` has a `traceparent` (see
+    /// [`CallOptions::trace`]) keeps it. Off by default: nothing is added.
+    ///
+    /// ```
+    /// use mcp_smol::ClientBuilder;
+    /// use mcp_smol::mcp_sansio::schema::{Implementation, TraceContext};
+    ///
+    /// let builder = ClientBuilder::new(Implementation::new("traced", "1.0")).trace_context(|| {
+    ///     // With OpenTelemetry, format the current span's context here.
+    ///     TraceContext::new("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01").ok()
+    /// });
+    /// ```
+    pub fn trace_context(
+        mut self,
+        f: impl Fn() -> Option<mcp_sansio::schema::TraceContext> + Send + Sync + 'static,
+    ) -> Self {
+        self.trace = Some(Arc::new(f));
+        self
+    }
+
     /// Switches off the driver's watch on the calls that drive the connection (on by default).
     ///
     /// The watch takes the connection back from a call that asked to drive it and whose future
@@ -270,6 +295,7 @@ impl ClientBuilder {
             notification_handlers: !self.notification_handlers.is_empty(),
             violation_hooks: !self.violation_hooks.is_empty(),
             lists: ListCache::new(self.list_cache, self.clock.clone()),
+            trace: self.trace.clone(),
             #[cfg(feature = "output-schema")]
             output_schemas: self.validate_output.then(OutputSchemas::new),
             #[cfg(feature = "output-schema")]
@@ -608,7 +634,19 @@ impl Client {
             mcp_sansio::RequestOptions,
         ) -> Result<mcp_sansio::RequestId, UsageError>,
     ) -> Result<ResponseFuture, Error> {
-        let options = self.options(options);
+        let mut options = self.options(options);
+        // The application's code, on the caller's thread, before any lock.
+        if let Some(hook) = &self.shared.extras.trace {
+            let meta = options.request.meta.get_or_insert_with(Default::default);
+            if !meta.contains_key(mcp_sansio::schema::META_TRACEPARENT) {
+                if let Some(context) = hook() {
+                    meta.extend(context.to_meta());
+                }
+            }
+            if meta.is_empty() {
+                options.request.meta = None;
+            }
+        }
         let now = self.shared.clock.now();
         let mut state = self.shared.lock();
         // Nothing would ever write it, nor answer it.

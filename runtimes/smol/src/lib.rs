@@ -86,6 +86,7 @@
 #![cfg_attr(not(feature = "http"), allow(rustdoc::broken_intra_doc_links))]
 
 mod api;
+mod apps;
 mod arguments;
 #[cfg(feature = "http")]
 mod auth;
@@ -111,6 +112,7 @@ mod stdio;
 mod tasks;
 
 pub use api::ClientApi;
+pub use apps::{AppUi, AppUiError};
 #[cfg(feature = "http")]
 pub use auth::{AuthFuture, AuthorizationHandler, MemoryTokenStore, OAuth, OsRandom, TokenStore};
 pub use cache::{CacheInfo, ListCacheConfig};
