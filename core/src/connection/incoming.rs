@@ -238,6 +238,9 @@ impl ClientConnection {
         if method == "ping" {
             return self.queue_response(&id, Ok(empty_object()));
         }
+        if self.on_hosted_request(&id, method, params) {
+            return;
+        }
         if !capability::client_declared(method, &self.config.capabilities) {
             return self.queue_response(&id, Err(&ErrorObject::method_not_found(method)));
         }
