@@ -48,6 +48,10 @@ fn call(h: &mut Harness, options: RequestOptions) -> (RequestId, i64) {
     let id = h.conn.send::<CallTool>(h.now, &CallToolRequestParams::new("slow"), options).unwrap();
     let sent = h.sent();
     assert_eq!(sent.len(), 1, "{sent:?}");
+    // The per-request capabilities carry the client's extensions (2026-07-28).
+    let caps = &sent[0]["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"];
+    let declared = h.conn.config().capabilities.has_extension(TASKS_EXTENSION);
+    assert_eq!(caps["extensions"].get(TASKS_EXTENSION).is_some(), declared, "{caps}");
     (id, sent[0]["id"].as_i64().unwrap())
 }
 
@@ -391,6 +395,9 @@ fn task_notifications_end_the_call_without_a_poll_and_the_listen_stream_asks_for
 
 fn legacy_ready(tasks_capability: bool) -> Harness {
     let mut h = Harness::new(task_config().with_versions(&[ProtocolVersion::V2025_11_25]));
+    // `initialize` declares the client's extensions too.
+    let init = h.sent();
+    assert_eq!(init[0]["params"]["capabilities"]["extensions"], json!({TASKS_EXTENSION: {}}));
     let mut capabilities = json!({"tools": {}});
     if tasks_capability {
         capabilities["tasks"] = json!({"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}});
