@@ -70,7 +70,7 @@ use crate::stdio::{EndedBy, ServerCommand, ServerEnd, drain_stderr};
 /// ```no_run
 /// # smol::block_on(async {
 /// use mcp_smol::{ClientApi, ClientBuilder, ServerCommand};
-/// use mcp_sansio::schema::Implementation;
+/// use mcp_smol::mcp_sansio::schema::Implementation;
 ///
 /// let client = ClientBuilder::new(Implementation::new("my-app", "1.0.0"))
 ///     .spawn_stdio(&ServerCommand::new("mcp-demo-server"))
@@ -420,8 +420,8 @@ impl ClientBuilder {
     /// ```no_run
     /// # smol::block_on(async {
     /// # fn transport() -> impl mcp_smol::HttpTransport { unimplemented!() as std::sync::Arc<dyn mcp_smol::HttpTransport> }
-    /// use mcp_sansio::http::HttpConfig;
-    /// use mcp_sansio::schema::Implementation;
+    /// use mcp_smol::mcp_sansio::http::HttpConfig;
+    /// use mcp_smol::mcp_sansio::schema::Implementation;
     /// use mcp_smol::{ClientApi, ClientBuilder};
     ///
     /// let http = HttpConfig::new("http://127.0.0.1:3000/mcp").header("Authorization", "Bearer t");
