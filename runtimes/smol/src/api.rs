@@ -185,8 +185,35 @@ pub trait ClientApi: Send + Sync {
         async move { call?.await }
     }
 
-    /// `tools/call` with full params and per-call options (timeout, progress, `_meta`). The
-    /// future does not borrow `params`: they are sent when this is called.
+    /// [`call_tool`](Self::call_tool) with per-call options (timeout, progress, `_meta`, trace
+    /// context): the same arguments of any serializable type.
+    ///
+    /// ```no_run
+    /// # smol::block_on(async {
+    /// # let client: mcp_smol::Client = unimplemented!();
+    /// use std::time::Duration;
+    /// use mcp_smol::prelude::*;
+    ///
+    /// #[derive(serde::Serialize)]
+    /// struct Report { year: u16 }
+    ///
+    /// let options = CallOptions::default().timeout(Duration::from_secs(600));
+    /// let report = client.call_tool_with_options("build_report", Report { year: 2026 }, options).await?;
+    /// # Ok::<(), mcp_smol::Error>(()) });
+    /// ```
+    fn call_tool_with_options<A: Serialize>(
+        &self,
+        name: &str,
+        arguments: A,
+        options: CallOptions,
+    ) -> impl Future<Output = Result<CallToolResult, Error>> + Send {
+        let call = tool_params(name, &arguments).map(|params| self.call_tool_with(&params, options));
+        async move { call?.await }
+    }
+
+    /// `tools/call` with full params (arguments as a JSON object, `_meta`, a 2025-11-25 `task`)
+    /// and per-call options. The future does not borrow `params`: they are sent when this is
+    /// called.
     fn call_tool_with<'s>(
         &'s self,
         params: &CallToolRequestParams,

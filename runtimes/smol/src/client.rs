@@ -663,6 +663,9 @@ impl Client {
         let next = state.writer_for_new_call(&self.shared.route);
         drop(state);
         self.shared.sent(next);
+        if let Some(on_sent) = &options.on_sent {
+            on_sent(&id);
+        }
         Ok(ResponseFuture::new(self.shared.clone(), id, method, options.on_progress))
     }
 
@@ -895,10 +898,18 @@ impl ClientApi for Client {
     ) -> impl Future<Output = Result<CallToolResult, Error>> + Send {
         // Without an `async` block around the call: this is the shape the README shows, and its
         // future stays as small as the call itself.
+        self.call_tool_with_options(name, arguments, CallOptions::default())
+    }
+
+    /// Serializes the arguments once, into the request (no `serde_json::to_value`).
+    fn call_tool_with_options<A: Serialize>(
+        &self,
+        name: &str,
+        arguments: A,
+        options: CallOptions,
+    ) -> impl Future<Output = Result<CallToolResult, Error>> + Send {
         ToolCallParams::new(name, &arguments)
-            .and_then(|params| {
-                self.send_tool_call::<CallToolArguments<'_, A>>(name, &params, CallOptions::default())
-            })
+            .and_then(|params| self.send_tool_call::<CallToolArguments<'_, A>>(name, &params, options))
             .unwrap_or_else(ToolCall::refused)
     }
 }
