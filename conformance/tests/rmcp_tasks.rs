@@ -1,0 +1,367 @@
+//! Interop with a server built on rmcp 3.11.0, the official Rust SDK
+//! (`conformance/peers/rmcp-server`): the tasks extension (SEP-2663, 2026-07-28), over stdio
+//! and over Streamable HTTP with mcp-hyper.
+//!
+//! The peer makes tasks with rmcp's own `TaskManager` and logs the `tasks/*` requests it gets
+//! with the `Mcp-Name` header each carried (its `peer_log` tool), so the tests check on the
+//! server's side what the client sent: a `tasks/cancel` after a dropped call, the task id in
+//! `Mcp-Name`, one `tasks/update` for all the answers.
+//!
+//! `.ci/install-peers` builds the peer; `.ci/interop` runs these tests with `MCP_RMCP_SERVER`
+//! set to its binary. Plain `cargo test` skips them (they are `#[ignore]`d), and running them
+//! without the variable fails loudly.
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use common::text;
+use mcp_sansio::ProtocolVersion;
+use mcp_sansio::http::HttpConfig;
+use mcp_sansio::schema::{
+    ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
+    Implementation, ListRootsResult, Root, SamplingContent, TASKS_EXTENSION,
+};
+use mcp_sansio::{ClientConfig, RequestError};
+use mcp_smol::{Client, ClientApi, ClientBuilder, ClientHandler, Error, HandlerFuture, ServerCommand, StderrSink};
+use serde_json::{Value, json};
+
+fn peer_binary() -> String {
+    std::env::var("MCP_RMCP_SERVER")
+        .expect("MCP_RMCP_SERVER must point at the rmcp peer's binary (.ci/install-peers builds it): run .ci/interop")
+}
+
+/// How many times the client's handler was asked, per kind.
+#[derive(Default)]
+struct Asked {
+    elicit: AtomicUsize,
+    sampling: AtomicUsize,
+    roots: AtomicUsize,
+}
+
+/// Answers the server's input requests after `delay` (so that the server shows the same
+/// `inputRequests` on several polls meanwhile), counting them.
+struct Handler {
+    asked: Arc<Asked>,
+    delay: Duration,
+}
+
+impl Handler {
+    fn after(&self) -> impl Future<Output = ()> + Send + 'static {
+        let delay = self.delay;
+        async move {
+            async_io::Timer::after(delay).await;
+        }
+    }
+}
+
+impl ClientHandler for Handler {
+    fn list_roots(&self) -> HandlerFuture<ListRootsResult> {
+        self.asked.roots.fetch_add(1, Ordering::SeqCst);
+        let after = self.after();
+        Box::pin(async move {
+            after.await;
+            Ok(ListRootsResult::new(vec![Root::new(common::ROOT).with_name("interop")]))
+        })
+    }
+
+    fn create_message(&self, params: CreateMessageRequestParams) -> HandlerFuture<CreateMessageResult> {
+        self.asked.sampling.fetch_add(1, Ordering::SeqCst);
+        let prompt = params.messages[0].content.blocks()[0].as_text().unwrap_or("").to_owned();
+        let after = self.after();
+        Box::pin(async move {
+            after.await;
+            Ok(CreateMessageResult::new(common::MODEL, SamplingContent::text(format!("reply to {prompt}")))
+                .with_stop_reason("endTurn"))
+        })
+    }
+
+    fn elicit(&self, _params: ElicitRequestParams) -> HandlerFuture<ElicitResult> {
+        self.asked.elicit.fetch_add(1, Ordering::SeqCst);
+        let after = self.after();
+        Box::pin(async move {
+            after.await;
+            Ok(ElicitResult::accept(json!({"name": "Ada"}).as_object().cloned().unwrap_or_default()))
+        })
+    }
+}
+
+/// Roots, sampling, elicitation and the tasks extension.
+fn capabilities() -> ClientCapabilities {
+    common::capabilities().with_extension(TASKS_EXTENSION, json!({}))
+}
+
+/// Polls as often as the peer suggests (20 ms), not the default floor of 100 ms.
+fn config(config: ClientConfig, capabilities: ClientCapabilities) -> ClientConfig {
+    let mut config = config.with_capabilities(capabilities);
+    config.tasks.poll_floor = Duration::from_millis(20);
+    config
+}
+
+fn builder(asked: &Arc<Asked>, delay: Duration, capabilities: ClientCapabilities) -> ClientBuilder {
+    ClientBuilder::new(Implementation::new("mcp-sansio-rmcp-interop", "0.1.0"))
+        .configure(|c| config(c, capabilities))
+        .handler(Handler { asked: asked.clone(), delay })
+}
+
+/// What the stdio peer wrote on stderr.
+type Stderr = Arc<Mutex<Vec<String>>>;
+
+async fn connect_stdio(asked: &Arc<Asked>, delay: Duration, capabilities: ClientCapabilities) -> (Client, Stderr) {
+    let stderr: Stderr = Arc::default();
+    let sink = stderr.clone();
+    let command = ServerCommand::new(peer_binary())
+        .args(["--no-skills"])
+        .stderr(StderrSink::Callback(Arc::new(move |line: &str| sink.lock().unwrap().push(line.to_owned()))));
+    let client = builder(asked, delay, capabilities).spawn_stdio(&command).await.expect("connect to the rmcp peer");
+    (client, stderr)
+}
+
+/// The peer serving Streamable HTTP on a free port, killed (by PID) and reaped when dropped.
+struct HttpPeer {
+    child: Child,
+    url: String,
+}
+
+impl Drop for HttpPeer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn http_peer() -> HttpPeer {
+    let mut child = Command::new(peer_binary())
+        .args(["--http", "127.0.0.1:0", "--no-skills"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start the rmcp peer");
+    let stdout = child.stdout.take().unwrap();
+    let mut peer = HttpPeer { child, url: String::new() };
+    // The peer prints its URL once it listens.
+    let mut line = String::new();
+    BufReader::new(stdout).read_line(&mut line).expect("the peer's first line");
+    peer.url = line.trim().strip_prefix("MCP_SERVER_URL=").unwrap_or_else(|| panic!("no URL: {line:?}")).to_owned();
+    peer
+}
+
+async fn connect_http(
+    url: &str,
+    asked: &Arc<Asked>,
+    delay: Duration,
+    capabilities: ClientCapabilities,
+) -> Client {
+    let (client, driver) = builder(asked, delay, capabilities)
+        .era_cache(None)
+        .connect_http(HttpConfig::new(url), mcp_hyper::HyperTransport::new());
+    smol::spawn(driver).detach();
+    client.ready().await.unwrap_or_else(|e| panic!("connecting to {url}: {e}"));
+    client
+}
+
+/// The `tasks/*` requests the peer saw (`method`, `taskId`, `mcpName`), in order.
+async fn peer_log(client: &Client) -> Vec<Value> {
+    let log = client.call_tool("peer_log", json!({})).await.unwrap();
+    let log = log.structured_content.expect("peer_log's structured content");
+    log["requests"].as_array().cloned().unwrap_or_default()
+}
+
+fn task_ids(log: &[Value]) -> Vec<String> {
+    let mut ids: Vec<String> = Vec::new();
+    for entry in log {
+        let id = entry["taskId"].as_str().unwrap_or_default().to_owned();
+        if !ids.contains(&id) {
+            ids.push(id);
+        }
+    }
+    ids
+}
+
+fn count(log: &[Value], method: &str, task: &str) -> usize {
+    log.iter().filter(|e| e["method"] == method && e["taskId"] == task).count()
+}
+
+/// The id of the one task the log shows that `before` did not.
+fn new_task(before: &[Value], after: &[Value]) -> String {
+    let old = task_ids(before);
+    let new: Vec<String> = task_ids(after).into_iter().filter(|id| !old.contains(id)).collect();
+    assert_eq!(new.len(), 1, "one new task expected: {new:?}");
+    new[0].clone()
+}
+
+fn server_error(error: &Error) -> Option<&mcp_sansio::ErrorObject> {
+    match error {
+        Error::Request(request) => request.server_error(),
+        _ => None,
+    }
+}
+
+/// Everything a plain `call_tool` does with the peer's tasks. `http`: whether the requests
+/// went over HTTP (then each `tasks/*` request must have carried `Mcp-Name: <taskId>`).
+async fn call_tool_suite(client: &Client, asked: &Asked, http: bool) {
+    assert_eq!(client.protocol_version(), Some(ProtocolVersion::V2026_07_28));
+    let server = client.server_capabilities().unwrap();
+    assert!(server.has_extension(TASKS_EXTENSION), "{server:?}");
+
+    // At once: no task.
+    let echo = client.call_tool("echo", json!({"message": "hi"})).await.unwrap();
+    assert_eq!(text(&echo), "Echo: hi");
+
+    // A task that completes after three polls: the call returns its result as if none was made.
+    let before = peer_log(client).await;
+    let done = client.call_tool("countdown", json!({"polls": 3, "text": "three"})).await.unwrap();
+    assert_eq!(text(&done), "countdown done: three");
+    let after = peer_log(client).await;
+    let task = new_task(&before, &after);
+    assert!(count(&after, "tasks/get", &task) >= 3, "{after:?}");
+    assert_eq!(count(&after, "tasks/cancel", &task), 0);
+    let timed = client.call_tool("countdown", json!({"ms": 150, "text": "timed"})).await.unwrap();
+    assert_eq!(text(&timed), "countdown done: timed");
+
+    // Input: the handler answers after 200 ms, while the engine polls every 20 ms and the
+    // server repeats the same inputRequests: asked once, answered in one tasks/update.
+    let before = peer_log(client).await;
+    let hello = client.call_tool("input_task", json!({})).await.unwrap();
+    assert_eq!(text(&hello), "elicitation: Ada");
+    assert_eq!(asked.elicit.load(Ordering::SeqCst), 1);
+    let after = peer_log(client).await;
+    let task = new_task(&before, &after);
+    assert_eq!(count(&after, "tasks/update", &task), 1, "{after:?}");
+    assert!(count(&after, "tasks/get", &task) >= 3, "the server repeated its inputRequests: {after:?}");
+
+    // All three kinds at once: each handler once, all the answers in one tasks/update.
+    let before = peer_log(client).await;
+    let all = client.call_tool("input_task", json!({"kinds": ["elicitation", "sampling", "roots"]})).await.unwrap();
+    assert_eq!(text(&all), format!("elicitation: Ada\nsampling: reply to say hi\nroots: {}", common::ROOT));
+    assert_eq!(asked.elicit.load(Ordering::SeqCst), 2);
+    assert_eq!(asked.sampling.load(Ordering::SeqCst), 1);
+    assert_eq!(asked.roots.load(Ordering::SeqCst), 1);
+    let after = peer_log(client).await;
+    assert_eq!(count(&after, "tasks/update", &new_task(&before, &after)), 1, "{after:?}");
+
+    // A task that fails: the call fails with the server's JSON-RPC error.
+    let error = client.call_tool("fail_task", json!({})).await.unwrap_err();
+    let object = server_error(&error).unwrap_or_else(|| panic!("not the server's error: {error:?}"));
+    assert_eq!(object.code, -32050, "{object:?}");
+    assert_eq!(object.message, "the task failed on purpose");
+    let data = object.data.as_ref().unwrap();
+    assert_eq!(data["tool"], "fail_task", "{data}");
+
+    // A task the server cancels.
+    let error = client.call_tool("self_cancel", json!({})).await.unwrap_err();
+    match &error {
+        Error::Request(RequestError::TaskCancelled { task_id, message }) => {
+            assert!(!task_id.is_empty());
+            assert_eq!(message.as_deref(), Some("cancelled by the server"));
+        }
+        other => panic!("expected TaskCancelled, got {other:?}"),
+    }
+
+    // Dropping the call cancels its task with tasks/cancel.
+    let before = peer_log(client).await;
+    {
+        let call = client.call_tool("endless", json!({}));
+        let timer = async {
+            async_io::Timer::after(Duration::from_millis(300)).await;
+            None
+        };
+        let ended = futures_lite::future::or(async { Some(call.await) }, timer).await;
+        assert!(ended.is_none(), "the endless task ended: {ended:?}");
+    }
+    let start = Instant::now();
+    let (task, after) = loop {
+        let after = peer_log(client).await;
+        let task = new_task(&before, &after);
+        if count(&after, "tasks/cancel", &task) == 1 {
+            break (task, after);
+        }
+        assert!(start.elapsed() < Duration::from_secs(10), "no tasks/cancel for {task}: {after:?}");
+        async_io::Timer::after(Duration::from_millis(50)).await;
+    };
+    // After the cancel, no more polls of that task.
+    let polls = count(&after, "tasks/get", &task);
+    async_io::Timer::after(Duration::from_millis(200)).await;
+    assert_eq!(count(&peer_log(client).await, "tasks/get", &task), polls);
+
+    // Every tasks/* request named its task: in Mcp-Name over HTTP (rmcp also refuses a
+    // mismatch with 400), and nothing over stdio.
+    let log = peer_log(client).await;
+    assert!(!log.is_empty());
+    for entry in &log {
+        if http {
+            assert_eq!(entry["mcpName"], entry["taskId"], "{entry}");
+        } else {
+            assert!(entry["mcpName"].is_null(), "{entry}");
+        }
+    }
+}
+
+/// A client without the tasks extension: the peer's task tools refuse with `-32021` naming it.
+async fn undeclared_suite(client: &Client) {
+    let error = client.call_tool("countdown", json!({})).await.unwrap_err();
+    let missing = match &error {
+        Error::Request(request) => request.mcp_error(),
+        _ => None,
+    };
+    let missing = missing.unwrap_or_else(|| panic!("expected -32021, got {error:?}"));
+    assert!(missing.requires_extension(TASKS_EXTENSION), "{missing}");
+    assert_eq!(text(&client.call_tool("echo", json!({"message": "still"})).await.unwrap()), "Echo: still");
+}
+
+#[test]
+#[ignore = "needs the rmcp peer: run .ci/interop"]
+fn stdio_call_tool_follows_tasks() {
+    smol::block_on(async {
+        let asked = Arc::<Asked>::default();
+        let (client, stderr) = connect_stdio(&asked, Duration::from_millis(200), capabilities()).await;
+        call_tool_suite(&client, &asked, false).await;
+        // The peer says so on stderr too.
+        let log = peer_log(&client).await;
+        let cancelled: Vec<&Value> = log.iter().filter(|e| e["method"] == "tasks/cancel").collect();
+        assert_eq!(cancelled.len(), 1);
+        let line = format!("rmcp-peer: tasks/cancel {}", cancelled[0]["taskId"].as_str().unwrap());
+        assert!(stderr.lock().unwrap().contains(&line), "{:?}", stderr.lock().unwrap());
+        assert!(client.close_within(Duration::from_secs(10)).await);
+    });
+}
+
+#[test]
+#[ignore = "needs the rmcp peer: run .ci/interop"]
+fn hyper_call_tool_follows_tasks() {
+    let peer = http_peer();
+    smol::block_on(async {
+        let asked = Arc::<Asked>::default();
+        let client = connect_http(&peer.url, &asked, Duration::from_millis(200), capabilities()).await;
+        call_tool_suite(&client, &asked, true).await;
+        assert!(client.close_within(Duration::from_secs(10)).await);
+    });
+}
+
+#[test]
+#[ignore = "needs the rmcp peer: run .ci/interop"]
+fn stdio_undeclared_extension_is_refused_by_name() {
+    smol::block_on(async {
+        let asked = Arc::<Asked>::default();
+        let (client, _) = connect_stdio(&asked, Duration::ZERO, common::capabilities()).await;
+        undeclared_suite(&client).await;
+        assert!(client.close_within(Duration::from_secs(10)).await);
+    });
+}
+
+#[test]
+#[ignore = "needs the rmcp peer: run .ci/interop"]
+fn hyper_undeclared_extension_is_refused_by_name() {
+    let peer = http_peer();
+    smol::block_on(async {
+        let asked = Arc::<Asked>::default();
+        let client = connect_http(&peer.url, &asked, Duration::ZERO, common::capabilities()).await;
+        undeclared_suite(&client).await;
+        assert!(client.close_within(Duration::from_secs(10)).await);
+    });
+}
