@@ -386,3 +386,116 @@ fn task_notifications_end_the_call_without_a_poll_and_the_listen_stream_asks_for
     assert_eq!(got_id, id);
     assert!(result.unwrap().contains("pushed"));
 }
+
+// ----- 2025-11-25 (SEP-1686, experimental) -----
+
+fn legacy_ready(tasks_capability: bool) -> Harness {
+    let mut h = Harness::new(task_config().with_versions(&[ProtocolVersion::V2025_11_25]));
+    let mut capabilities = json!({"tools": {}});
+    if tasks_capability {
+        capabilities["tasks"] = json!({"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}});
+    }
+    h.ready_with(&common::init_result("2025-11-25", capabilities));
+    h
+}
+
+fn augmented_call(h: &mut Harness, mode: TaskMode) -> Result<(RequestId, i64), UsageError> {
+    let params = json!({"name": "slow", "arguments": {}, "task": {"ttl": 60000}});
+    let params = serde_json::to_vec(&params).unwrap();
+    let id =
+        h.conn.send_request(h.now, "tools/call", Some(&params), RequestOptions::default().task_mode(mode))?;
+    let sent = h.sent();
+    assert_eq!(sent[0]["params"]["task"]["ttl"], 60000);
+    Ok((id, sent[0]["id"].as_i64().unwrap()))
+}
+
+fn legacy_task(status: &str) -> Value {
+    json!({"taskId": "old-1", "status": status, "createdAt": "2025-11-25T10:30:00Z",
+        "lastUpdatedAt": "2025-11-25T10:30:00Z", "ttl": 60000, "pollInterval": 300})
+}
+
+#[test]
+fn an_experimental_task_is_polled_then_its_result_fetched_once_with_tasks_result() {
+    let mut h = legacy_ready(true);
+    let (id, wire) = augmented_call(&mut h, TaskMode::Follow).unwrap();
+    h.server(&result_line(wire, json!({"task": legacy_task("working")})));
+    assert!(h.events().is_empty());
+    let (sent, after) = next_send(&mut h, 10 * MS, Duration::from_secs(5));
+    assert_eq!((after, &sent[0]["method"]), (300 * MS, &json!("tasks/get")), "pollInterval is honoured");
+    assert!(sent[0]["params"].get("_meta").is_none(), "2025-11-25 requests carry no per-request _meta");
+    h.server(&result_line(sent[0]["id"].as_i64().unwrap(), legacy_task("completed")));
+    let sent = h.sent();
+    assert_eq!(
+        (sent.len(), &sent[0]["method"], &sent[0]["params"]["taskId"]),
+        (1, &json!("tasks/result"), &json!("old-1"))
+    );
+    // No more polls while tasks/result is out.
+    h.advance(Duration::from_secs(2));
+    assert!(h.sent().is_empty());
+    let result = json!({"content": [{"type": "text", "text": "sunny"}],
+        "_meta": {"io.modelcontextprotocol/related-task": {"taskId": "old-1"}}});
+    h.server(&result_line(sent[0]["id"].as_i64().unwrap(), result));
+    let (got_id, result) = only_response(&mut h);
+    assert_eq!(got_id, id);
+    assert!(result.unwrap().contains("sunny"));
+}
+
+#[test]
+fn an_experimental_task_needing_input_blocks_on_tasks_result_while_the_server_asks() {
+    let mut h = legacy_ready(true);
+    let (id, wire) = augmented_call(&mut h, TaskMode::Follow).unwrap();
+    h.server(&result_line(wire, json!({"task": legacy_task("input_required")})));
+    let sent = h.sent();
+    assert_eq!(
+        sent[0]["method"], "tasks/result",
+        "input_required: tasks/result at once, for the server's requests"
+    );
+    // The server asks on its own, tagged with the task; the application answers as usual.
+    let ask = json!({"mode": "form", "message": "Name?", "requestedSchema": {"type": "object", "properties": {}},
+        "_meta": {"io.modelcontextprotocol/related-task": {"taskId": "old-1"}}});
+    h.server(&common::request_line("s-1", "elicitation/create", ask));
+    let events = h.events();
+    let [Event::Request { id: asked, request: ServerRequest::Elicit(_) }] = &events[..] else {
+        panic!("{events:?}")
+    };
+    h.conn.respond(asked, Ok(&ElicitResult::accept(Default::default()))).unwrap();
+    assert_eq!(h.sent()[0]["id"], "s-1");
+    // A long wait is fine: tasks/result has the task's deadline, not the request timeout.
+    h.advance(Duration::from_secs(120));
+    assert!(h.conn.is_pending(&id));
+    h.server(&result_line(sent[0]["id"].as_i64().unwrap(), json!({"content": []})));
+    let (got_id, result) = only_response(&mut h);
+    assert_eq!((got_id, result.unwrap()), (id, r#"{"content":[]}"#.to_owned()));
+}
+
+#[test]
+fn experimental_tasks_are_refused_where_the_server_did_not_offer_them_and_status_notifications_count() {
+    let mut h = legacy_ready(false);
+    let refused = augmented_call(&mut h, TaskMode::Follow);
+    assert!(
+        matches!(
+            refused,
+            Err(UsageError::CapabilityNotSupported { capability: "tasks.requests.tools.call", .. })
+        ),
+        "{refused:?}"
+    );
+    assert!(h.sent().is_empty(), "nothing was sent");
+
+    let mut h = legacy_ready(true);
+    let (id, wire) = augmented_call(&mut h, TaskMode::Follow).unwrap();
+    h.server(&result_line(wire, json!({"task": legacy_task("working")})));
+    let mut cancelled = legacy_task("cancelled");
+    cancelled["statusMessage"] = json!("stopped by the operator");
+    h.server(&notification_line("notifications/tasks/status", cancelled));
+    let (got_id, result) = only_response(&mut h);
+    assert_eq!(got_id, id);
+    assert!(matches!(result, Err(RequestError::TaskCancelled { .. })), "{result:?}");
+
+    // Return mode: the call ends with the created task, not followed.
+    let (_, wire) = augmented_call(&mut h, TaskMode::Return).unwrap();
+    h.server(&result_line(wire, json!({"task": legacy_task("working")})));
+    let (_, result) = only_response(&mut h);
+    assert!(result.unwrap().contains("\"old-1\""));
+    h.advance(Duration::from_secs(5));
+    assert!(h.sent().is_empty());
+}

@@ -203,7 +203,11 @@ impl ClientConnection {
                 Ok(p) => N::ElicitationComplete(p),
                 Err(e) => return self.invalid(e),
             },
-            "notifications/tasks" if self.on_task_notification(now, params) => return,
+            "notifications/tasks" | "notifications/tasks/status"
+                if self.on_task_notification(now, params) =>
+            {
+                return;
+            }
             "notifications/tools/list_changed" => N::ToolListChanged,
             "notifications/resources/list_changed" => N::ResourceListChanged,
             "notifications/prompts/list_changed" => N::PromptListChanged,

@@ -89,6 +89,9 @@ impl ClientConnection {
         pending: Pending,
         result: &Result<&RawValue, ErrorObject>,
     ) -> Option<Pending> {
+        if self.tasks.asked_for_task(id) {
+            return self.on_experimental_answer(now, id, pending, result);
+        }
         let Some(retry) = pending.retry.as_ref() else { return Some(pending) };
         match result {
             Ok(raw) if retry.method == "tools/call" && raw.get().contains("\"task\"") => {

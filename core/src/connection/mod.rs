@@ -640,8 +640,13 @@ impl ClientConnection {
                 id
             }
             None => {
+                let task = self.experimental_task(&method, params)?;
                 let params = with_meta(params, token, options.meta.as_ref())?;
-                self.start_request(pending, method, params.as_deref(), None)
+                let id = self.start_request(pending, method, params.as_deref(), None);
+                if task {
+                    self.augmented(id, options.task);
+                }
+                id
             }
         };
         Ok(RequestId::Number(id.0))

@@ -20,6 +20,13 @@
 //!   stream carries them for the task, polls slow down to the cap.
 //!
 //! Every request of this module carries `Mcp-Name: <taskId>` over HTTP (its route).
+//!
+//! **2025-11-25 (SEP-1686, experimental)** is followed the same way, for a `tools/call` whose
+//! params ask for a task (`params.task`; the server must declare `tasks.requests.tools.call`):
+//! the answer is `{"task": {...}}`; the engine polls `tasks/get` (its `pollInterval`), and once
+//! the task is `completed`, `failed` or `input_required` it sends `tasks/result` once, which
+//! blocks until the end (the server asks for input meanwhile with ordinary requests) and
+//! whose answer ends the call. `notifications/tasks/status` counts as a poll's answer.
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
@@ -46,6 +53,8 @@ enum Errand {
     Get,
     Update,
     Cancel,
+    /// 2025-11-25: `tasks/result`, which blocks until the task ends.
+    Result,
 }
 
 impl Errand {
@@ -54,14 +63,27 @@ impl Errand {
             Errand::Get => "tasks/get",
             Errand::Update => "tasks/update",
             Errand::Cancel => "tasks/cancel",
+            Errand::Result => "tasks/result",
         }
     }
+}
+
+/// Which tasks a followed task is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    /// The tasks extension (SEP-2663, 2026-07-28).
+    Extension,
+    /// The experimental tasks of 2025-11-25 (SEP-1686): `tasks/result` fetches the end.
+    Experimental,
 }
 
 /// A task followed for the application's request.
 #[derive(Debug)]
 struct Follow {
     task_id: String,
+    shape: Shape,
+    /// 2025-11-25: `tasks/result` is out (no more polls).
+    awaiting_result: bool,
     /// When the next `tasks/get` goes out; `None` while one is out.
     next_poll: Option<Instant>,
     /// The interval the server last suggested, in milliseconds.
@@ -87,11 +109,19 @@ pub(crate) struct Tasks {
     polls: BTreeSet<(Instant, CallId)>,
     /// The engine's `tasks/*` requests in flight → (the request they serve, what for).
     errands: BTreeMap<CallId, (CallId, Errand)>,
+    /// 2025-11-25: the application's `tools/call`s that asked for a task, and what to do with
+    /// one.
+    augmented: BTreeMap<CallId, TaskMode>,
 }
 
 impl Tasks {
     pub(crate) fn next_poll(&self) -> Option<Instant> {
         self.polls.first().map(|&(at, _)| at)
+    }
+
+    /// 2025-11-25: whether call `id` asked for a task.
+    pub(crate) fn asked_for_task(&self, id: CallId) -> bool {
+        self.augmented.contains_key(&id)
     }
 
     pub(crate) fn follows(&self, id: CallId) -> bool {
@@ -118,6 +148,7 @@ impl Tasks {
     }
 
     fn forget(&mut self, id: CallId) -> Option<Follow> {
+        self.augmented.remove(&id);
         self.unschedule(id);
         let follow = self.follows.remove(&id)?;
         self.errands.retain(|_, (owner, _)| *owner != id);
@@ -177,9 +208,73 @@ impl ClientConnection {
         pending.retime(now, task_timing(&self.config.tasks));
         pending.park();
         self.pending.insert(id, pending);
-        self.start_follow(now, id, &snapshot.task_id, true);
+        self.start_follow(now, id, &snapshot.task_id, Shape::Extension, true);
         // The seed state counts as the first answer (a server may create a task already done).
         self.on_snapshot(now, id, snapshot);
+        None
+    }
+
+    /// 2025-11-25: a `tools/call` of the application's that asks for a task
+    /// (`params.task`) is checked against the server's `tasks.requests.tools.call`, and
+    /// remembered as such once sent.
+    pub(super) fn experimental_task(&self, method: &str, params: Option<&[u8]>) -> Result<bool, UsageError> {
+        #[derive(serde::Deserialize)]
+        struct Augmented<'a> {
+            #[serde(borrow, default)]
+            task: Option<&'a RawValue>,
+        }
+        let asks = method == "tools/call"
+            && params
+                .and_then(|p| serde_json::from_slice::<Augmented<'_>>(p).ok())
+                .is_some_and(|a| a.task.is_some());
+        let Some(session) = self.session().filter(|_| asks) else { return Ok(false) };
+        let offered = session
+            .capabilities
+            .tasks
+            .as_ref()
+            .and_then(|t| t.get("requests"))
+            .and_then(|r| r.get("tools"))
+            .and_then(|t| t.get("call"));
+        match offered {
+            Some(_) if !session.version.is_modern() => Ok(true),
+            _ => Err(UsageError::CapabilityNotSupported {
+                method: method.to_owned(),
+                capability: "tasks.requests.tools.call",
+            }),
+        }
+    }
+
+    /// 2025-11-25: call `id` asked for a task; remember what to do with one.
+    pub(super) fn augmented(&mut self, id: CallId, mode: TaskMode) {
+        self.tasks.augmented.insert(id, mode);
+    }
+
+    /// 2025-11-25: the answer to a call that asked for a task. Returns the request back when
+    /// the answer is its result as it is.
+    pub(super) fn on_experimental_answer(
+        &mut self,
+        now: Instant,
+        id: CallId,
+        mut pending: Pending,
+        result: &Result<&RawValue, ErrorObject>,
+    ) -> Option<Pending> {
+        #[derive(serde::Deserialize)]
+        struct Created {
+            task: TaskSnapshot,
+        }
+        let mode = self.tasks.augmented.remove(&id)?;
+        let Ok(raw) = result else { return Some(pending) };
+        // A server may answer at once, without a task.
+        let Ok(Created { task }) = serde_json::from_str::<Created>(raw.get()) else { return Some(pending) };
+        if mode == TaskMode::Return {
+            return Some(pending);
+        }
+        tracing::debug!(id = id.0, task = %task.task_id, "the call became a (2025-11-25) task: following it");
+        pending.retime(now, task_timing(&self.config.tasks));
+        pending.park();
+        self.pending.insert(id, pending);
+        self.start_follow(now, id, &task.task_id, Shape::Experimental, true);
+        self.on_snapshot(now, id, task);
         None
     }
 
@@ -200,36 +295,51 @@ impl ClientConnection {
         _options: RequestOptions,
     ) -> Result<RequestId, UsageError> {
         let session = self.ready_session()?;
-        if !session.version.is_modern() {
-            return Err(UsageError::NotInVersion {
-                method: "tasks/get".into(),
-                version: session.version,
-                replacement: None,
-            });
-        }
-        if !session.capabilities.has_extension(schema::TASKS_EXTENSION) {
-            return Err(UsageError::CapabilityNotSupported {
-                method: "tasks/get".into(),
-                capability: "extensions/io.modelcontextprotocol/tasks",
-            });
-        }
-        if !self.config.capabilities.has_extension(schema::TASKS_EXTENSION) {
-            return Err(UsageError::InvalidParams(
-                "declare the tasks extension in the client's capabilities to follow a task".into(),
-            ));
+        let shape = match session.version.is_modern() {
+            true => Shape::Extension,
+            false => Shape::Experimental,
+        };
+        match shape {
+            Shape::Extension if !session.capabilities.has_extension(schema::TASKS_EXTENSION) => {
+                return Err(UsageError::CapabilityNotSupported {
+                    method: "tasks/get".into(),
+                    capability: "extensions/io.modelcontextprotocol/tasks",
+                });
+            }
+            Shape::Extension if !self.config.capabilities.has_extension(schema::TASKS_EXTENSION) => {
+                return Err(UsageError::InvalidParams(
+                    "declare the tasks extension in the client's capabilities to follow a task".into(),
+                ));
+            }
+            Shape::Experimental if session.capabilities.tasks.is_none() => {
+                return Err(UsageError::CapabilityNotSupported {
+                    method: "tasks/get".into(),
+                    capability: "tasks",
+                });
+            }
+            _ => {}
         }
         let pending = Pending::new(PendingKind::User, now, Some(task_timing(&self.config.tasks)));
         self.stats.requests_tracked += 1;
         let id = self.pending.start_local(pending);
-        self.start_follow(now, id, task_id, false);
+        self.start_follow(now, id, task_id, shape, false);
         self.schedule_poll(now, id, Duration::ZERO);
         self.pending.check();
         Ok(RequestId::Number(id.0))
     }
 
-    fn start_follow(&mut self, now: Instant, id: CallId, task_id: &str, cancel_with_request: bool) {
+    fn start_follow(
+        &mut self,
+        now: Instant,
+        id: CallId,
+        task_id: &str,
+        shape: Shape,
+        cancel_with_request: bool,
+    ) {
         let follow = Follow {
             task_id: task_id.to_owned(),
+            shape,
+            awaiting_result: false,
             next_poll: None,
             suggested_ms: None,
             asked: BTreeSet::new(),
@@ -296,7 +406,11 @@ impl ClientConnection {
         }
         let params = serde_json::to_vec(&params).unwrap_or_else(|_| b"{}".to_vec());
         let route = Some(Box::new(Route { name: task_id, arguments: None }));
-        let timing = Timing::fixed(self.config.request_timeout);
+        let timing = match errand {
+            // It blocks until the task ends: the task's limits, not the request timeout.
+            Errand::Result => task_timing(&self.config.tasks),
+            _ => Timing::fixed(self.config.request_timeout),
+        };
         let pending = Pending::new(PendingKind::TaskErrand, now, Some(timing));
         let id = self.start_request(pending, Cow::Borrowed(errand.method()), Some(&params), route);
         self.tasks.errands.insert(id, (owner, errand));
@@ -320,6 +434,7 @@ impl ClientConnection {
                 }
             },
             (Errand::Update, Ok(_)) => self.schedule_poll(now, owner, self.config.tasks.poll_floor),
+            (Errand::Result, Ok(raw)) => self.end_task(owner, Ok(raw.get())),
         }
     }
 
@@ -348,8 +463,22 @@ impl ClientConnection {
             );
             return self.abandon_task(now, owner, RequestError::InvalidResponse(why));
         }
-        if let Err(why) = snapshot.check() {
+        // 2025-11-25 carries no payload in a status: `tasks/result` fetches it.
+        let checked = match follow.shape {
+            Shape::Extension => snapshot.check(),
+            Shape::Experimental => match &snapshot.status {
+                TaskStatus::Unknown(status) => {
+                    Err(format!("task {:?} has unknown status {status:?}", snapshot.task_id))
+                }
+                _ => Ok(()),
+            },
+        };
+        if let Err(why) = checked {
             return self.abandon_task(now, owner, RequestError::InvalidResponse(why));
+        }
+        if follow.awaiting_result && !snapshot.status.is_terminal() {
+            // `tasks/result` is out and will end the call; a notification changes nothing.
+            return;
         }
         let seen =
             (snapshot.status.clone(), snapshot.status_message.clone(), snapshot.last_updated_at.clone());
@@ -361,6 +490,20 @@ impl ClientConnection {
             follow.suggested_ms = Some(ms);
         }
         let interval = self.config.tasks.interval(follow.suggested_ms);
+        let experimental = follow.shape == Shape::Experimental;
+        if experimental
+            && matches!(
+                snapshot.status,
+                TaskStatus::InputRequired | TaskStatus::Completed | TaskStatus::Failed
+            )
+        {
+            if !follow.awaiting_result {
+                follow.awaiting_result = true;
+                self.tasks.unschedule(owner);
+                self.send_errand(now, owner, Errand::Result, None);
+            }
+            return;
+        }
         match snapshot.status {
             TaskStatus::Working => self.schedule_poll(now, owner, interval),
             TaskStatus::InputRequired => {

@@ -7,7 +7,8 @@
 //! application that keeps a task handle sees.
 //!
 //! The 2025-11-25 experimental tasks (SEP-1686) are a different shape (`ttl`, `pollInterval`,
-//! `tasks/result`): see [`Task`](super::Task).
+//! `tasks/result`): see [`Task`](super::Task). A [`TaskSnapshot`] reads a 2025-11-25 `Task` too
+//! (without its payload fields, which that version fetches with `tasks/result`).
 
 use std::collections::BTreeMap;
 
@@ -43,11 +44,12 @@ pub struct TaskSnapshot {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_updated_at: Option<String>,
     /// How long the server keeps the task after its creation, in milliseconds; `None` for no
-    /// limit.
-    #[serde(default)]
+    /// limit. (Read from `ttl` too, the 2025-11-25 name.)
+    #[serde(default, alias = "ttl")]
     pub ttl_ms: Option<u64>,
-    /// How often the server would like to be polled, in milliseconds.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// How often the server would like to be polled, in milliseconds. (Read from
+    /// `pollInterval` too, the 2025-11-25 name.)
+    #[serde(default, alias = "pollInterval", skip_serializing_if = "Option::is_none")]
     pub poll_interval_ms: Option<u64>,
     /// `input_required`: the server's requests to the client, by key (each key is unique over
     /// the task's life).

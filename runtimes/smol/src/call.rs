@@ -67,6 +67,14 @@ impl CallOptions {
         self
     }
 
+    /// Sends this W3C trace context with the call (`traceparent`, `tracestate` as root keys of
+    /// `_meta`, SEP-414), so that the server's spans join the caller's trace.
+    pub fn trace(mut self, context: &mcp_sansio::schema::TraceContext) -> Self {
+        let meta = self.request.meta.get_or_insert_with(JsonObject::new);
+        meta.extend(context.to_meta());
+        self
+    }
+
     /// Asks the server for progress and calls `f` with each notification, on the task that
     /// awaits the call, before the call returns. A callback that panics is logged and
     /// dropped; the call goes on. If the task does not poll the call for a while, the 64

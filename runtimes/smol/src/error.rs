@@ -60,6 +60,9 @@ pub enum Error {
     #[cfg(feature = "output-schema")]
     #[error(transparent)]
     OutputSchema(#[from] crate::OutputSchemaError),
+    /// A tool's MCP App could not be read ([`Client::read_app_ui`](crate::Client::read_app_ui)).
+    #[error(transparent)]
+    AppUi(#[from] crate::AppUiError),
 }
 
 impl Error {
@@ -126,7 +129,7 @@ impl Error {
             // Members being restarted may be back soon; an empty pool stays empty.
             Error::NoLiveMember { members } => *members > 0,
             Error::DriverGone => true,
-            Error::Decode { .. } | Error::Spawn { .. } | Error::Pagination { .. } => false,
+            Error::Decode { .. } | Error::Spawn { .. } | Error::Pagination { .. } | Error::AppUi(_) => false,
             #[cfg(feature = "output-schema")]
             Error::OutputSchema(_) => false,
         }

@@ -86,6 +86,7 @@
 #![cfg_attr(not(feature = "http"), allow(rustdoc::broken_intra_doc_links))]
 
 mod api;
+mod apps;
 mod arguments;
 #[cfg(feature = "http")]
 mod auth;
@@ -108,8 +109,10 @@ mod pool;
 mod shared;
 mod source_waker;
 mod stdio;
+mod tasks;
 
 pub use api::ClientApi;
+pub use apps::{AppUi, AppUiError};
 #[cfg(feature = "http")]
 pub use auth::{AuthFuture, AuthorizationHandler, MemoryTokenStore, OAuth, OsRandom, TokenStore};
 pub use cache::{CacheInfo, ListCacheConfig};
@@ -131,6 +134,7 @@ pub use pool::{MemberId, MemberInfo, MemberStatus, Pool, PoolBuilder, PoolStats,
 pub use stdio::{
     DEFAULT_INHERITED_ENV, DEFAULT_SHUTDOWN_STEP, EndedBy, ServerCommand, ServerEnd, StderrSink,
 };
+pub use tasks::{TaskCall, TaskHandle, TaskRecord};
 
 pub use mcp_sansio;
 
