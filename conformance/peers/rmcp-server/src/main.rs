@@ -14,6 +14,11 @@
 //! Protocol versions are rmcp's: 2026-07-28 (`server/discover`, per-request `_meta`, stateless
 //! over HTTP) and the `initialize` era (2024-11-05 … 2025-11-25; sessions over HTTP).
 //!
+//! Like rmcp's own task example, the peer makes a task for any request that declared the
+//! extension, whatever the protocol version: on 2025-11-25 too (a client that put the extension
+//! in `initialize`), where SEP-2663 says a server must not, and rmcp's dispatch does not stop it.
+//! The interop tests use that to see what the client does with such an answer.
+//!
 //! # Tools
 //!
 //! The task tools make a task only for a request that declares the tasks extension in its
@@ -49,7 +54,7 @@
 //!   '{"jsonrpc":"2.0","id":2,"method":"skills/list","params":{'"$M"'}}' \
 //!   '{"jsonrpc":"2.0","id":3,"method":"skills/get","params":{"uri":"skill://expense-report/SKILL.md",'"$M"'}}' \
 //!   '{"jsonrpc":"2.0","id":4,"method":"resources/read","params":{"uri":"skill://expense-report/references/FORMS.md",'"$M"'}}' \
-//!   | .interop/rmcp-target/release/rmcp-peer
+//!   | .interop/rmcp-target/debug/rmcp-peer
 //! ```
 //!
 //! `server/discover` lists `io.modelcontextprotocol/skills` (with `directoryRead`) among the
