@@ -29,8 +29,8 @@ use mcp_sansio::schema::{
 };
 use mcp_sansio::{ClientConfig, RequestError};
 use mcp_smol::{
-    CallOptions, Client, ClientApi, ClientBuilder, ClientHandler, Error, HandlerFuture, ServerCommand,
-    StderrSink, TaskCall, TaskHandle, TaskRecord,
+    CallOptions, Client, ClientApi, ClientBuilder, ClientHandler, EndedBy, Error, HandlerFuture,
+    ServerCommand, StderrSink, TaskCall, TaskHandle, TaskRecord,
 };
 use serde_json::{Value, json};
 
@@ -610,5 +610,86 @@ fn stdio_a_2026_task_on_2025_11_25_is_an_invalid_response() {
         }));
         assert!(peer_log(&client).await.is_empty(), "no tasks/* request on 2025-11-25");
         assert!(client.close_within(Duration::from_secs(10)).await);
+    });
+}
+
+/// `TaskPolicy::listen`: the client asks for `notifications/tasks` on the `subscriptions/listen`
+/// stream. rmcp 3.11 has no `taskIds` in its subscription filter (the peer accepts what rmcp
+/// knows: `toolsListChanged`), so its acknowledgement names no task and the client must go on
+/// polling at the server's interval, not slow down to the cap.
+async fn listen_suite(client: &Client) {
+    let listens = |log: Value| log["listens"].as_u64().unwrap();
+    let before = listens(client.call_tool("peer_log", json!({})).await.unwrap().structured_content.unwrap());
+    let start = Instant::now();
+    let done = client.call_tool("countdown", json!({"polls": 3, "text": "listened"})).await.unwrap();
+    assert_eq!(text(&done), "countdown done: listened");
+    let hello = client.call_tool("input_task", json!({})).await.unwrap();
+    assert_eq!(text(&hello), "elicitation: Ada");
+    assert!(start.elapsed() < Duration::from_secs(5), "polls slowed down: {:?}", start.elapsed());
+    // A stream asked for each task followed (and again when it ended).
+    let after = listens(client.call_tool("peer_log", json!({})).await.unwrap().structured_content.unwrap());
+    assert!(after >= before + 2, "listens: {before} then {after}");
+}
+
+fn listening(asked: &Arc<Asked>) -> ClientBuilder {
+    builder(asked, Duration::ZERO, capabilities()).configure(|mut c| {
+        c.tasks.listen = true;
+        c
+    })
+}
+
+#[test]
+#[ignore = "needs the rmcp peer: run .ci/interop"]
+fn stdio_listen_for_task_notifications_the_server_does_not_send() {
+    smol::block_on(async {
+        let asked = Arc::<Asked>::default();
+        let command = ServerCommand::new(peer_binary()).args(["--no-skills"]);
+        let client = listening(&asked).spawn_stdio(&command).await.unwrap();
+        listen_suite(&client).await;
+        assert!(client.close_within(Duration::from_secs(10)).await);
+    });
+}
+
+#[test]
+#[ignore = "needs the rmcp peer: run .ci/interop"]
+fn hyper_listen_for_task_notifications_the_server_does_not_send() {
+    let peer = http_peer();
+    smol::block_on(async {
+        let asked = Arc::<Asked>::default();
+        let (client, driver) = listening(&asked)
+            .era_cache(None)
+            .connect_http(HttpConfig::new(&peer.url), mcp_hyper::HyperTransport::new());
+        smol::spawn(driver).detach();
+        client.ready().await.unwrap();
+        listen_suite(&client).await;
+        assert!(client.close_within(Duration::from_secs(10)).await);
+    });
+}
+
+/// Closing a 2026-07-28 stdio connection with a `subscriptions/listen` stream open (the client
+/// opens one for list changes whenever the server offers them). rmcp 3.11, after its stdin
+/// closes, waits up to 5 s for the requests it is still serving, the listen stream among them,
+/// and ends that stream at once on `notifications/cancelled` (the way SEP-2575 gives to end it
+/// on stdio). A client that cancels its open stream before closing stdin lets the server exit
+/// once its stdin closes; one that does not gets it killed with SIGTERM after the first
+/// shutdown step (2 s).
+#[test]
+#[ignore = "needs the rmcp peer: run .ci/interop (fails on issue28 as of this commit: reported)"]
+fn stdio_close_ends_the_listen_stream_first() {
+    smol::block_on(async {
+        let asked = Arc::<Asked>::default();
+        let (client, _) = connect_stdio(&asked, Duration::ZERO, capabilities()).await;
+        let start = Instant::now();
+        loop {
+            let log = client.call_tool("peer_log", json!({})).await.unwrap().structured_content.unwrap();
+            if log["listens"].as_u64().unwrap() >= 1 {
+                break;
+            }
+            assert!(start.elapsed() < Duration::from_secs(10), "no listen stream: {log}");
+            async_io::Timer::after(Duration::from_millis(20)).await;
+        }
+        let start = Instant::now();
+        let end = client.close().await.expect("a process");
+        assert_eq!(end.by, EndedBy::StdinClosed, "{end} after {:?}", start.elapsed());
     });
 }

@@ -34,13 +34,16 @@
 //! | `fail_task`   | `ms` (default 50)                 | a task that fails with the JSON-RPC error `-32050` "the task failed on purpose", `data: {"tool": "fail_task", "taskId": ...}` |
 //! | `self_cancel` | `ms` (default 50)                 | a task the server cancels: status `cancelled`, message "cancelled by the server" |
 //! | `endless`     |                                   | a task that runs until `tasks/cancel` (then `cancelled`), at most 10 minutes |
-//! | `peer_log`    | `taskId` (optional filter)        | answers at once with what the server saw: structured `{"requests": [{"method", "taskId", "mcpName"}...], "cancelled": [taskId...]}` |
+//! | `peer_log`    | `taskId` (optional filter)        | answers at once with what the server saw: structured `{"requests": [{"method", "taskId", "mcpName"}...], "cancelled": [taskId...], "listens": n}` |
 //!
 //! `peer_log`'s `requests` are the `tasks/get`, `tasks/update` and `tasks/cancel` requests in the
 //! order they came, with the `Mcp-Name` header each carried over HTTP (`null` over stdio). rmcp
 //! itself refuses a 2026-07-28 HTTP request whose `Mcp-Name` is missing or differs from
 //! `params.taskId` (HTTP 400, `-32020`), so a task request that reached the server had the right
 //! one. Each `tasks/cancel` is also logged on stderr: `rmcp-peer: tasks/cancel <taskId>`.
+//! `listens` counts the `subscriptions/listen` requests: the peer offers `tools.listChanged` and
+//! accepts what is asked, which rmcp cuts down to what it knows (never `taskIds`: rmcp 3.11
+//! sends no `notifications/tasks`).
 //!
 //! # Skills by hand (raw JSON-RPC over stdio, 2026-07-28)
 //!
@@ -66,6 +69,7 @@
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -74,8 +78,8 @@ use http_body_util::{BodyExt, Full};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ClientCapabilities,
     ContentBlock, CreateTaskResult, ErrorCode, GetTaskParams, GetTaskResult, Implementation, InputRequest,
-    JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
-    UpdateTaskParams,
+    JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    SubscriptionFilter, Tool, UpdateTaskParams,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::task_manager::{TaskContext, TaskExit, TaskFuture, TaskManager, TaskOptions};
@@ -97,6 +101,8 @@ struct Shared {
     polls: Mutex<HashMap<String, watch::Sender<u32>>>,
     /// The `tasks/*` requests seen, in order.
     journal: Mutex<Vec<Value>>,
+    /// `subscriptions/listen` requests seen.
+    listens: AtomicUsize,
     #[cfg(feature = "skills-fs")]
     skills: Option<rmcp::handler::server::skill_catalog::SkillCatalog>,
 }
@@ -234,6 +240,7 @@ impl Peer {
             tasks: TaskManager::new(),
             polls: Mutex::new(HashMap::new()),
             journal: Mutex::new(Vec::new()),
+            listens: AtomicUsize::new(0),
             #[cfg(feature = "skills-fs")]
             skills,
         })))
@@ -276,7 +283,8 @@ impl Peer {
         let requests: Vec<Value> = journal.iter().filter(matches).cloned().collect();
         let cancelled: Vec<Value> =
             requests.iter().filter(|e| e["method"] == "tasks/cancel").map(|e| e["taskId"].clone()).collect();
-        let log = json!({"requests": requests, "cancelled": cancelled});
+        let listens = self.0.listens.load(Ordering::SeqCst);
+        let log = json!({"requests": requests, "cancelled": cancelled, "listens": listens});
         let mut result = text(log.to_string());
         result.structured_content = Some(log);
         result
@@ -370,11 +378,13 @@ impl Peer {
 impl ServerHandler for Peer {
     fn get_info(&self) -> ServerConfig {
         #[allow(unused_mut)]
-        let mut capabilities = ServerCapabilities::builder().enable_tools().enable_tasks().build();
+        let mut capabilities =
+            ServerCapabilities::builder().enable_tools().enable_tool_list_changed().enable_tasks().build();
         #[cfg(feature = "skills-fs")]
         if self.0.skills.is_some() {
             capabilities = ServerCapabilities::builder()
                 .enable_tools()
+                .enable_tool_list_changed()
                 .enable_resources()
                 .enable_tasks()
                 .enable_skills_with_directory_read()
@@ -418,6 +428,13 @@ impl ServerHandler for Peer {
                 self.call_task_tool(name, &args)
             }
         }
+    }
+
+    /// `subscriptions/listen` (2026-07-28): whatever was asked, as far as the capabilities go
+    /// (rmcp intersects them). rmcp's filter has no `taskIds`: they are never acknowledged.
+    fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
+        self.0.listens.fetch_add(1, Ordering::SeqCst);
+        Some(requested.clone())
     }
 
     async fn get_task(
