@@ -15,7 +15,7 @@ mod common;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -27,7 +27,7 @@ use mcp_sansio::schema::{
     ElicitRequestParams, ElicitResult, Implementation, ListRootsResult, Root, SamplingContent,
     TASKS_EXTENSION, TaskStatus,
 };
-use mcp_sansio::{ClientConfig, RequestError};
+use mcp_sansio::{ClientConfig, ErrorObject, RequestError};
 use mcp_smol::{
     CallOptions, Client, ClientApi, ClientBuilder, ClientHandler, EndedBy, Error, HandlerFuture,
     ServerCommand, StderrSink, TaskCall, TaskHandle, TaskRecord,
@@ -46,6 +46,8 @@ struct Asked {
     elicit: AtomicUsize,
     sampling: AtomicUsize,
     roots: AtomicUsize,
+    /// Refuse elicitations (the user closed the dialog).
+    refuse: AtomicBool,
 }
 
 /// Answers the server's input requests after `delay` (so that the server shows the same
@@ -87,9 +89,13 @@ impl ClientHandler for Handler {
 
     fn elicit(&self, _params: ElicitRequestParams) -> HandlerFuture<ElicitResult> {
         self.asked.elicit.fetch_add(1, Ordering::SeqCst);
+        let refuse = self.asked.refuse.load(Ordering::SeqCst);
         let after = self.after();
         Box::pin(async move {
             after.await;
+            if refuse {
+                return Err(ErrorObject::new(-32001, "the user closed the dialog"));
+            }
             Ok(ElicitResult::accept(json!({"name": "Ada"}).as_object().cloned().unwrap_or_default()))
         })
     }
@@ -292,18 +298,9 @@ async fn call_tool_suite(client: &Client, asked: &Asked, http: bool) {
         let ended = futures_lite::future::or(async { Some(call.await) }, timer).await;
         assert!(ended.is_none(), "the endless task ended: {ended:?}");
     }
-    let start = Instant::now();
-    let (task, after) = loop {
-        let after = peer_log(client).await;
-        let task = new_task(&before, &after);
-        if count(&after, "tasks/cancel", &task) == 1 {
-            break (task, after);
-        }
-        assert!(start.elapsed() < Duration::from_secs(10), "no tasks/cancel for {task}: {after:?}");
-        async_io::Timer::after(Duration::from_millis(50)).await;
-    };
+    let task = cancelled_since(client, &before).await;
     // After the cancel, no more polls of that task.
-    let polls = count(&after, "tasks/get", &task);
+    let polls = count(&peer_log(client).await, "tasks/get", &task);
     async_io::Timer::after(Duration::from_millis(200)).await;
     assert_eq!(count(&peer_log(client).await, "tasks/get", &task), polls);
 
@@ -443,6 +440,81 @@ async fn second_run(client: &Client, saved: Saved, asked: &Asked) {
     // A task the server does not know: its error (rmcp: -32602 "unknown task").
     let error = client.resume_task(TaskRecord::new("no-such-task")).result().await.unwrap_err();
     assert_eq!(server_error(&error).map(|e| e.code), Some(-32602), "{error:?}");
+}
+
+/// Waits (bounded) until the peer saw a `tasks/cancel` of the one task started since `before`;
+/// returns its id.
+async fn cancelled_since(client: &Client, before: &[Value]) -> String {
+    let start = Instant::now();
+    loop {
+        let after = peer_log(client).await;
+        let task = new_task(before, &after);
+        if count(&after, "tasks/cancel", &task) == 1 {
+            return task;
+        }
+        assert!(start.elapsed() < Duration::from_secs(10), "no tasks/cancel for {task}: {after:?}");
+        async_io::Timer::after(Duration::from_millis(20)).await;
+    }
+}
+
+/// The client gives a task up: its application refuses an input request, or the task goes
+/// without any change past `TaskPolicy::timeout` (300 ms here). The call fails, and the task
+/// is cancelled with `tasks/cancel`.
+async fn giving_up_suite(client: &Client, asked: &Asked) {
+    asked.refuse.store(true, Ordering::SeqCst);
+    let before = peer_log(client).await;
+    let error = client.call_tool("input_task", json!({})).await.unwrap_err();
+    match &error {
+        Error::Request(RequestError::InputRefused(refusal)) => {
+            assert_eq!(refusal.message, "the user closed the dialog")
+        }
+        other => panic!("expected InputRefused, got {other:?}"),
+    }
+    assert_eq!(asked.elicit.load(Ordering::SeqCst), 1);
+    cancelled_since(client, &before).await;
+
+    // rmcp's endless task never changes (same status, no message, same lastUpdatedAt).
+    let before = peer_log(client).await;
+    let start = Instant::now();
+    let error = client.call_tool("endless", json!({})).await.unwrap_err();
+    assert!(matches!(error, Error::Request(RequestError::Timeout(_))), "{error:?}");
+    assert!(start.elapsed() < Duration::from_secs(5), "{:?}", start.elapsed());
+    cancelled_since(client, &before).await;
+}
+
+fn impatient(asked: &Arc<Asked>) -> ClientBuilder {
+    builder(asked, Duration::ZERO, capabilities()).configure(|mut c| {
+        c.tasks.timeout = Duration::from_millis(300);
+        c
+    })
+}
+
+#[test]
+#[ignore = "needs the rmcp peer: run .ci/interop"]
+fn stdio_a_task_given_up_is_cancelled() {
+    smol::block_on(async {
+        let asked = Arc::<Asked>::default();
+        let command = ServerCommand::new(peer_binary()).args(["--no-skills"]);
+        let client = impatient(&asked).spawn_stdio(&command).await.unwrap();
+        giving_up_suite(&client, &asked).await;
+        assert!(client.close_within(Duration::from_secs(10)).await);
+    });
+}
+
+#[test]
+#[ignore = "needs the rmcp peer: run .ci/interop"]
+fn hyper_a_task_given_up_is_cancelled() {
+    let peer = http_peer();
+    smol::block_on(async {
+        let asked = Arc::<Asked>::default();
+        let (client, driver) = impatient(&asked)
+            .era_cache(None)
+            .connect_http(HttpConfig::new(&peer.url), mcp_hyper::HyperTransport::new());
+        smol::spawn(driver).detach();
+        client.ready().await.unwrap();
+        giving_up_suite(&client, &asked).await;
+        assert!(client.close_within(Duration::from_secs(10)).await);
+    });
 }
 
 /// A client without the tasks extension: the peer's task tools refuse with `-32021` naming it.
