@@ -240,6 +240,10 @@ async fn call_tool_suite(client: &Client, asked: &Asked, http: bool) {
     assert_eq!(count(&after, "tasks/cancel", &task), 0);
     let timed = client.call_tool("countdown", json!({"ms": 150, "text": "timed"})).await.unwrap();
     assert_eq!(text(&timed), "countdown done: timed");
+    // `ttlMs: null` (kept for ever) on the wire.
+    let forever =
+        client.call_tool("countdown", json!({"polls": 1, "ttlMs": null, "text": "kept"})).await.unwrap();
+    assert_eq!(text(&forever), "countdown done: kept");
 
     // Input: the handler answers after 200 ms, while the engine polls every 20 ms and the
     // server repeats the same inputRequests: asked once, answered in one tasks/update.

@@ -24,7 +24,7 @@
 //! The task tools make a task only for a request that declares the tasks extension in its
 //! client capabilities; otherwise they answer `-32021` naming the extension (rmcp would refuse
 //! to send the task anyway). Every task tool takes `pollIntervalMs` (the interval the task
-//! suggests, default 20) and `ttlMs` (default 600000).
+//! suggests, default 20) and `ttlMs` (default 600000; `null`: unlimited).
 //!
 //! | tool          | arguments                         | what it does                                          |
 //! |---------------|-----------------------------------|-------------------------------------------------------|
@@ -133,7 +133,7 @@ fn schema(value: Value) -> JsonObject {
 fn tools() -> Vec<Tool> {
     let task_props = |mut extra: JsonObject| {
         extra.insert("pollIntervalMs".into(), json!({"type": "integer", "minimum": 0}));
-        extra.insert("ttlMs".into(), json!({"type": "integer", "minimum": 1}));
+        extra.insert("ttlMs".into(), json!({"type": ["integer", "null"], "minimum": 1}));
         schema(json!({"type": "object", "properties": extra}))
     };
     vec![
@@ -266,7 +266,10 @@ impl Peer {
     ) -> CallToolResponse {
         let options = TaskOptions::new()
             .with_poll_interval_ms(u64_arg(args, "pollIntervalMs").unwrap_or(DEFAULT_POLL_INTERVAL_MS))
-            .with_ttl_ms(u64_arg(args, "ttlMs").unwrap_or(DEFAULT_TTL_MS));
+            .with_ttl_ms(match args.get("ttlMs") {
+                Some(Value::Null) => None,
+                ttl => Some(ttl.and_then(Value::as_u64).unwrap_or(DEFAULT_TTL_MS)),
+            });
         let shared = self.0.clone();
         let task = self.0.tasks.spawn(options, move |ctx| {
             let (tx, rx) = watch::channel(0);
