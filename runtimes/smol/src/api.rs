@@ -40,7 +40,7 @@ pub(crate) const MAX_PAGES: usize = 10_000;
 ///
 /// ```no_run
 /// use mcp_smol::{ClientApi, ClientBuilder, ServerCommand};
-/// use mcp_sansio::schema::Implementation;
+/// use mcp_smol::mcp_sansio::schema::Implementation;
 ///
 /// // Works with a `Client` and with a `Pool`.
 /// async fn tool_names(api: &impl ClientApi) -> Result<Vec<String>, mcp_smol::Error> {
@@ -231,12 +231,22 @@ pub trait ClientApi: Send + Sync {
 
     /// `resources/subscribe`: updates arrive as
     /// [`ServerNotification::ResourceUpdated`](mcp_sansio::ServerNotification::ResourceUpdated).
+    ///
+    /// On 2026-07-28, where `resources/subscribe` does not exist, the same call adds the
+    /// resource to the connection's `subscriptions/listen` stream (opening one if needed), and
+    /// completes when the server acknowledges the stream's new filter; nothing named
+    /// `resources/subscribe` goes on the wire. If the server acknowledges without the resource,
+    /// the call fails with
+    /// [`RequestError::SubscriptionRefused`](mcp_sansio::RequestError::SubscriptionRefused).
+    /// Either way the server must offer `resources.subscribe`.
     fn subscribe(&self, uri: &str) -> impl Future<Output = Result<(), Error>> + Send {
         let sent = self.request::<Subscribe>(&SubscribeRequestParams::new(uri), CallOptions::default());
         async move { sent.await.map(drop) }
     }
 
-    /// `resources/unsubscribe`.
+    /// `resources/unsubscribe`. On 2026-07-28 it takes the resource out of the listen stream's
+    /// filter (replacing the stream, or ending it when nothing is left to listen to) and
+    /// completes when the server acknowledges.
     fn unsubscribe(&self, uri: &str) -> impl Future<Output = Result<(), Error>> + Send {
         let sent = self.request::<Unsubscribe>(&UnsubscribeRequestParams::new(uri), CallOptions::default());
         async move { sent.await.map(drop) }

@@ -70,7 +70,7 @@ use crate::stdio::{EndedBy, ServerCommand, ServerEnd, drain_stderr};
 /// ```no_run
 /// # smol::block_on(async {
 /// use mcp_smol::{ClientApi, ClientBuilder, ServerCommand};
-/// use mcp_sansio::schema::Implementation;
+/// use mcp_smol::mcp_sansio::schema::Implementation;
 ///
 /// let client = ClientBuilder::new(Implementation::new("my-app", "1.0.0"))
 ///     .spawn_stdio(&ServerCommand::new("mcp-demo-server"))
@@ -328,7 +328,11 @@ impl ClientBuilder {
     ) -> (Client, Driver) {
         let extras = self.extras();
         let code = self.user_code();
-        let engine = Engine::Stream(ClientConnection::new(self.config, self.clock.now()));
+        let now = self.clock.now();
+        let mut conn = ClientConnection::new(self.config, now);
+        // Hosted tasks' timestamps need the time of day; the engine reads no clock.
+        conn.set_wall_clock(now, crate::clock::unix_now());
+        let engine = Engine::Stream(conn);
         let shared = Shared::new(engine, extras, self.clock, code.watch);
         let driver = Driver::new(shared.clone(), reader, writer, code);
         (Client::from_shared(shared), driver)
@@ -392,6 +396,7 @@ impl ClientBuilder {
         let now = self.clock.now();
         let mut auth = None;
         let mut session = HttpSession::new(http, self.config, now);
+        session.set_wall_clock(now, unix_now());
         if let Some(oauth) = self.oauth {
             let url = session.url().to_owned();
             let mut authorizer = Authorizer::new(&url, oauth.config, Box::new(OsRandom));
@@ -415,8 +420,8 @@ impl ClientBuilder {
     /// ```no_run
     /// # smol::block_on(async {
     /// # fn transport() -> impl mcp_smol::HttpTransport { unimplemented!() as std::sync::Arc<dyn mcp_smol::HttpTransport> }
-    /// use mcp_sansio::http::HttpConfig;
-    /// use mcp_sansio::schema::Implementation;
+    /// use mcp_smol::mcp_sansio::http::HttpConfig;
+    /// use mcp_smol::mcp_sansio::schema::Implementation;
     /// use mcp_smol::{ClientApi, ClientBuilder};
     ///
     /// let http = HttpConfig::new("http://127.0.0.1:3000/mcp").header("Authorization", "Bearer t");
