@@ -9,9 +9,11 @@
 //!
 //! `.ci/install-peers` builds the peer; `.ci/interop` runs these tests with `MCP_RMCP_SERVER`
 //! set to its binary. Plain `cargo test` skips them (they are `#[ignore]`d), and running them
-//! without the variable fails loudly. Two say what the client does not do yet, and
-//! `.ci/interop` skips them until it does: `stdio_a_2026_task_on_2025_11_25_is_an_invalid_response`
-//! and `stdio_close_ends_the_listen_stream_first`.
+//! without the variable fails loudly. Two of them first failed, and the client was fixed:
+//! `stdio_a_2026_task_on_2025_11_25_is_an_invalid_response` (rmcp answers a 2025-11-25 session
+//! with a 2026-07-28 task, which the client now refuses as invalid) and
+//! `stdio_close_ends_the_listen_stream_first` (closing cancels the listen stream first, so rmcp
+//! exits at once instead of waiting for it).
 
 mod common;
 

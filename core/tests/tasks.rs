@@ -591,3 +591,41 @@ fn the_client_hosts_a_task_for_a_server_request_and_answers_the_servers_polls() 
         "{events:?}"
     );
 }
+
+#[test]
+fn a_task_of_the_extension_on_a_2025_11_25_session_is_an_invalid_response() {
+    let mut h = legacy_ready(true);
+    let id = h
+        .conn
+        .send::<CallTool>(h.now, &CallToolRequestParams::new("slow"), RequestOptions::default())
+        .unwrap();
+    let wire = h.sent()[0]["id"].as_i64().unwrap();
+    h.server(&created(wire, Some(100)));
+    let (got_id, result) = only_response(&mut h);
+    assert_eq!(got_id, id);
+    assert!(
+        matches!(&result, Err(RequestError::InvalidResponse(why)) if why.contains("2025-11-25")),
+        "{result:?}"
+    );
+    h.advance(Duration::from_secs(1));
+    assert!(h.sent().is_empty(), "nothing is followed");
+}
+
+#[test]
+fn closing_ends_the_listen_stream_first() {
+    let mut h = Harness::new(task_config());
+    h.sent();
+    h.server(&result_line(
+        0,
+        json!({"resultType": "complete", "supportedVersions": ["2026-07-28"],
+               "capabilities": {"tools": {"listChanged": true}}}),
+    ));
+    h.events();
+    let listen = h.sent();
+    assert_eq!(listen[0]["method"], "subscriptions/listen");
+    h.conn.close();
+    let sent = h.sent();
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    assert_eq!(sent[0]["method"], "notifications/cancelled");
+    assert_eq!(sent[0]["params"]["requestId"], listen[0]["id"]);
+}

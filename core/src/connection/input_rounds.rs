@@ -92,7 +92,7 @@ impl ClientConnection {
         if self.tasks.asked_for_task(id) {
             return self.on_experimental_answer(now, id, pending, result);
         }
-        let Some(retry) = pending.retry.as_ref() else { return Some(pending) };
+        let Some(retry) = pending.retry.as_ref() else { return self.refuse_modern_task(id, pending, result) };
         match result {
             Ok(raw) if retry.method == "tools/call" && raw.get().contains("\"task\"") => {
                 let mode = retry.task_mode;

@@ -743,6 +743,8 @@ impl ClientConnection {
     /// [`CloseReason::Local`], and [`Event::Closed`] follows. Transmits queued before stay
     /// available so the driver can flush them. Closing twice does nothing.
     pub fn close(&mut self) {
+        // A stdio server may wait for its listen stream to end before it exits on EOF.
+        self.end_listen();
         self.shut(CloseReason::Local);
     }
 

@@ -167,6 +167,20 @@ impl ClientConnection {
         self.listen.current = Some(Stream { id, asked: filter, honoured: None });
     }
 
+    /// Ends the listen streams, when the application closes the connection: a server that
+    /// waits for them to end before it exits on end of input need not wait.
+    pub(super) fn end_listen(&mut self) {
+        if self.is_closed() {
+            return;
+        }
+        if let Some(stream) = self.listen.current.take() {
+            self.stop_listen(stream.id);
+        }
+        if let Some(id) = self.listen.previous.take() {
+            self.stop_listen(id);
+        }
+    }
+
     /// Ends listen stream `id`: on stdio with `notifications/cancelled`; the HTTP session aborts
     /// the stream instead.
     fn stop_listen(&mut self, id: CallId) {

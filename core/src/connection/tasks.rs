@@ -214,6 +214,40 @@ impl ClientConnection {
         None
     }
 
+    /// A 2026-07-28 task (`resultType: "task"`) answering a request of a 2025-11-25 session: an
+    /// invalid response (the extension's tasks need the per-request capabilities of 2026-07-28,
+    /// whatever `initialize` declared), which fails the request at once. Looked for only when
+    /// the client declared the extension: other clients' responses are not scanned. Returns the
+    /// request back when the answer is something else.
+    pub(super) fn refuse_modern_task(
+        &mut self,
+        id: CallId,
+        pending: Pending,
+        result: &Result<&RawValue, ErrorObject>,
+    ) -> Option<Pending> {
+        #[derive(serde::Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Kind<'a> {
+            #[serde(borrow, default)]
+            result_type: Option<Cow<'a, str>>,
+        }
+        let Ok(raw) = result else { return Some(pending) };
+        if !self.config.capabilities.has_extension(schema::TASKS_EXTENSION)
+            || !raw.get().contains("resultType")
+        {
+            return Some(pending);
+        }
+        let is_task = serde_json::from_str::<Kind<'_>>(raw.get())
+            .is_ok_and(|kind| kind.result_type.as_deref() == Some("task"));
+        if !is_task {
+            return Some(pending);
+        }
+        let why =
+            "the server answered with a task of the tasks extension, which a 2025-11-25 session cannot have";
+        self.finish(id, pending, Err(RequestError::InvalidResponse(why.into())));
+        None
+    }
+
     /// 2025-11-25: a `tools/call` of the application's that asks for a task
     /// (`params.task`) is checked against the server's `tasks.requests.tools.call`, and
     /// remembered as such once sent.
