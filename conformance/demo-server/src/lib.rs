@@ -105,7 +105,7 @@
 //! listed last: `render {frames: 0..=20, frame_ms: 0..=100 = 20, fail = false}`, a task only
 //! (`-32021` with `data.requiredCapabilities.extensions` naming the extension when the request
 //! does not declare it, in either era), which sleeps `frames` × `frame_ms` ms, then completes
-//! with `structuredContent {frames, frameMs}` (its `outputSchema`), or fails with `-32603` when
+//! with `structuredContent {frames, frameMs}` (its `outputSchema`), or fails with `-32000` when
 //! `fail`; and `cancelled_tasks`, the JSON array of the ids `tasks/cancel` named.
 //!
 //! `tasks/get {taskId}` answers the task now (the spec's `DetailedTask`: `inputRequests`,

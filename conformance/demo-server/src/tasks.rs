@@ -52,6 +52,10 @@ pub(crate) const RENDER: &str = "render";
 /// The name of the tool that reports the ids `tasks/cancel` named.
 pub(crate) const CANCELLED_TASKS: &str = "cancelled_tasks";
 
+/// The error a `render` with `fail: true` ends with (a server error of JSON-RPC's
+/// implementation-defined range).
+pub(crate) const RENDER_FAILED: i64 = -32000;
+
 /// The most frames `render` renders, and the longest frame.
 const MAX_FRAMES: u64 = 20;
 const MAX_FRAME_MS: u64 = 100;
@@ -389,6 +393,9 @@ impl Server {
         }
         let name = params.get("name").and_then(Value::as_str)?;
         let outcome = match name {
+            CANCELLED_TASKS | RENDER if params.get("arguments").is_some_and(|a| !a.is_object()) => {
+                Err(RpcError::invalid_params("tool arguments must be an object"))
+            }
             CANCELLED_TASKS => {
                 let ids = Value::Array(self.tasks.cancelled_ids().into_iter().map(Value::from).collect());
                 let result = json!({ "content": [{ "type": "text", "text": ids.to_string() }] });
@@ -412,11 +419,7 @@ impl Server {
     }
 
     fn start_render(self: &Arc<Self>, params: &Map<String, Value>) -> Result<Value, RpcError> {
-        let arguments = match params.get("arguments") {
-            None => Map::new(),
-            Some(Value::Object(arguments)) => arguments.clone(),
-            Some(_) => return Err(RpcError::invalid_params("tool arguments must be an object")),
-        };
+        let arguments = params.get("arguments").and_then(Value::as_object).cloned().unwrap_or_default();
         if arguments.get("frames").is_none_or(Value::is_null) {
             return Err(RpcError::invalid_params("missing argument `frames`"));
         }
@@ -455,7 +458,7 @@ impl Server {
                     }
                 }
                 if fail {
-                    let error = RpcError::new(INTERNAL_ERROR, "render failed, as `fail: true` asked");
+                    let error = RpcError::new(RENDER_FAILED, "render failed, as `fail: true` asked");
                     task.set(Status::Failed, Some("the render failed".into()), Some(error.to_value()));
                 } else {
                     let result = modern::complete(json!({
@@ -534,7 +537,9 @@ impl Server {
                 let responses = match params.get("inputResponses") {
                     Some(Value::Object(responses)) => responses,
                     _ => {
-                        return Err(RpcError::invalid_params("tasks/update needs an object `inputResponses`"));
+                        return Err(RpcError::invalid_params(
+                            "tasks/update needs an object `inputResponses`",
+                        ));
                     }
                 };
                 let mut state = lock(&task.state);
