@@ -6,7 +6,8 @@
 
 mod demo;
 
-use std::process::{Command, Output};
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Output, Stdio};
 
 use demo::example;
 use serde_json::Value;
@@ -92,6 +93,36 @@ fn the_demo_server_with_tasks_keeps_every_task_property() {
             json["properties"].as_array().unwrap().iter().filter_map(|p| p["property"].as_str()).collect();
         assert_eq!(names.len(), 9, "{version}: {names:?}");
         assert!(!names.iter().any(|name| name.starts_with("task-")), "{version}: {names:?}");
+    }
+}
+
+/// Over Streamable HTTP too: the check's `tasks/*` requests carry `Mcp-Name: <taskId>`, which
+/// the demo server checks.
+#[test]
+fn the_demo_server_with_tasks_passes_over_http() {
+    let mut server = Command::new(example("demo_peer"))
+        .args(["--http", "127.0.0.1:0", "--tasks"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start the demo server");
+    let mut url = String::new();
+    BufReader::new(server.stdout.take().expect("piped stdout")).read_line(&mut url).expect("its URL");
+    let options = ["--protocol-version", "2026-07-28", "--cases", "8", "--seed", "3", "--timeout", "2"];
+    let mut args = vec!["check", "--format", "json", "--quiet", "--url", url.trim()];
+    args.extend(options);
+    args.extend(["--skip-tool", "bad_stats", "--skip-tool", "crash", "--skip-tool", "stderr_burst"]);
+    let output = Command::new(env!("CARGO_BIN_EXE_mcp-conformance")).args(&args).output();
+    let _ = server.kill();
+    let _ = server.wait();
+    let output = output.expect("run mcp-conformance");
+    assert!(output.status.success(), "{}", report(&output));
+    let json: Value = serde_json::from_slice(&output.stdout).expect("the report is JSON");
+    for name in ["task-status", "task-result"] {
+        let row = property(&json, name);
+        assert_eq!(row["verdict"], "pass", "{name}: {json:#}");
+        assert!(row["checks"].as_u64() > Some(0), "{name} was tested: {json:#}");
     }
 }
 
