@@ -18,7 +18,8 @@ use mcp_sansio::schema::{
     ElicitResult, Implementation, ListRootsResult, TaskStatus,
 };
 use mcp_smol::{
-    CallOptions, Client, ClientBuilder, ClientHandler, HandlerFuture, ServerCommand, TaskCall, TaskRecord,
+    CallOptions, Client, ClientApi, ClientBuilder, ClientHandler, HandlerFuture, ServerCommand, TaskCall,
+    TaskRecord,
 };
 use serde_json::json;
 
@@ -113,6 +114,41 @@ fn a_task_that_needs_input_asks_the_handler_once_while_the_client_waits_on_tasks
         );
         let TaskCall::Finished(echo) = echo.await.unwrap() else { panic!("echo is no task tool") };
         assert_eq!(text(&echo), "Echo: hi");
+        assert!(client.close_within(Duration::from_secs(10)).await);
+    });
+}
+
+/// The client as a task receiver: server-everything asks for a task-augmented sampling or
+/// elicitation, polls `tasks/get`, then fetches `tasks/result`.
+#[test]
+#[ignore = "needs server-everything: run .ci/interop"]
+fn the_client_hosts_the_servers_sampling_and_elicitation_as_tasks() {
+    smol::block_on(async {
+        let elicitations = Arc::new(AtomicUsize::new(0));
+        let client = ClientBuilder::new(Implementation::new("mcp-sansio-interop", "0.1.0"))
+            .configure(|c| c.with_capabilities(common::capabilities().with_hosted_tasks()))
+            .handler(Clarifier(elicitations.clone()))
+            .spawn_stdio(&everything())
+            .await
+            .expect("connect to server-everything");
+        // server-everything registers these only for a client that hosts such tasks.
+        wait_for_tool(&client, "trigger-sampling-request-async").await;
+        wait_for_tool(&client, "trigger-elicitation-request-async").await;
+
+        let sampled =
+            client.call_tool("trigger-sampling-request-async", json!({"prompt": "hello"})).await.unwrap();
+        let sampled = text(&sampled);
+        assert!(sampled.starts_with("[COMPLETED]"), "{sampled}");
+        assert!(sampled.contains("Task created: client-task-"), "{sampled}");
+        assert!(
+            sampled.contains("reply to"),
+            "the handler's answer came back through tasks/result: {sampled}"
+        );
+
+        let elicited = client.call_tool("trigger-elicitation-request-async", json!({})).await.unwrap();
+        let elicited = text(&elicited);
+        assert!(elicited.contains("COMPLETED") || elicited.contains("completed"), "{elicited}");
+        assert_eq!(elicitations.load(Ordering::SeqCst), 1);
         assert!(client.close_within(Duration::from_secs(10)).await);
     });
 }

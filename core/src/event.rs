@@ -73,6 +73,17 @@ pub enum Event {
         /// The cap that was reached.
         limit: usize,
     },
+    /// The server asked for something the client did not declare (`roots/list`,
+    /// `sampling/createMessage` or `elicitation/create` without the `roots`, `sampling` or
+    /// `elicitation` capability): the engine answered `-32601` and the application's handler
+    /// was not asked. If the application can serve it, the capability is missing from
+    /// [`ClientConfig::capabilities`](crate::ClientConfig::capabilities).
+    UndeclaredServerRequest {
+        /// The server's id for the request.
+        id: RequestId,
+        /// Its method.
+        method: String,
+    },
     /// The server broke the protocol: a message that was invalid, too large, or a response to
     /// nothing pending. It was discarded, or failed the request it answered; the connection goes
     /// on. Counted in [`Stats`](crate::Stats) too.

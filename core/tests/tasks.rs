@@ -48,6 +48,10 @@ fn call(h: &mut Harness, options: RequestOptions) -> (RequestId, i64) {
     let id = h.conn.send::<CallTool>(h.now, &CallToolRequestParams::new("slow"), options).unwrap();
     let sent = h.sent();
     assert_eq!(sent.len(), 1, "{sent:?}");
+    // The per-request capabilities carry the client's extensions (2026-07-28).
+    let caps = &sent[0]["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"];
+    let declared = h.conn.config().capabilities.has_extension(TASKS_EXTENSION);
+    assert_eq!(caps["extensions"].get(TASKS_EXTENSION).is_some(), declared, "{caps}");
     (id, sent[0]["id"].as_i64().unwrap())
 }
 
@@ -391,6 +395,9 @@ fn task_notifications_end_the_call_without_a_poll_and_the_listen_stream_asks_for
 
 fn legacy_ready(tasks_capability: bool) -> Harness {
     let mut h = Harness::new(task_config().with_versions(&[ProtocolVersion::V2025_11_25]));
+    // `initialize` declares the client's extensions too.
+    let init = h.sent();
+    assert_eq!(init[0]["params"]["capabilities"]["extensions"], json!({TASKS_EXTENSION: {}}));
     let mut capabilities = json!({"tools": {}});
     if tasks_capability {
         capabilities["tasks"] = json!({"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}});
@@ -498,4 +505,89 @@ fn experimental_tasks_are_refused_where_the_server_did_not_offer_them_and_status
     assert!(result.unwrap().contains("\"old-1\""));
     h.advance(Duration::from_secs(5));
     assert!(h.sent().is_empty());
+}
+
+// ----- the client as a task receiver (2025-11-25) -----
+
+#[test]
+fn the_client_hosts_a_task_for_a_server_request_and_answers_the_servers_polls() {
+    let caps = ClientCapabilities::default().with_sampling().with_hosted_tasks();
+    let mut h = Harness::new(config().with_versions(&[ProtocolVersion::V2025_11_25]).with_capabilities(caps));
+    h.conn.set_wall_clock(h.now, 1_795_777_200);
+    let init = h.sent();
+    assert_eq!(
+        init[0]["params"]["capabilities"]["tasks"]["requests"]["sampling"],
+        json!({"createMessage": {}})
+    );
+    assert!(init[0]["params"]["capabilities"]["tasks"]["requests"].get("elicitation").is_none());
+    h.ready_with(&common::init_result("2025-11-25", json!({"tools": {}})));
+
+    let sampling = json!({"task": {"ttl": 60000}, "maxTokens": 5,
+        "messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}]});
+    h.server(&common::request_line("s-1", "sampling/createMessage", sampling.clone()));
+    // The task, at once; the request to the application under the task's own id.
+    let created = h.sent();
+    assert_eq!(created[0]["id"], "s-1");
+    let task = &created[0]["result"]["task"];
+    assert_eq!(
+        (&task["taskId"], &task["status"], &task["ttl"]),
+        (&json!("client-task-0"), &json!("working"), &json!(60000))
+    );
+    assert_eq!(task["createdAt"], "2026-11-27T11:00:00Z");
+    let events = h.events();
+    let [Event::Request { id: asked, request: ServerRequest::CreateMessage(_) }] = &events[..] else {
+        panic!("{events:?}")
+    };
+    assert_eq!(asked, &RequestId::String("task/client-task-0".into()));
+
+    // The server polls, then waits on tasks/result until the application answers.
+    h.server(&common::request_line("s-2", "tasks/get", json!({"taskId": "client-task-0"})));
+    assert_eq!(h.sent()[0]["result"]["status"], "working");
+    h.server(&common::request_line("s-3", "tasks/result", json!({"taskId": "client-task-0"})));
+    assert!(h.sent().is_empty(), "tasks/result waits for the end");
+    h.advance(Duration::from_secs(2));
+    let answer = json!({"role": "assistant", "content": {"type": "text", "text": "yo"}, "model": "m"});
+    h.conn.respond(asked, Ok(&answer)).unwrap();
+    let sent = h.sent();
+    assert_eq!((sent.len(), &sent[0]["id"]), (1, &json!("s-3")));
+    assert_eq!(sent[0]["result"]["model"], "m");
+    assert_eq!(sent[0]["result"]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"], "client-task-0");
+    h.server(&common::request_line("s-4", "tasks/get", json!({"taskId": "client-task-0"})));
+    let got = h.sent();
+    assert_eq!(
+        (&got[0]["result"]["status"], &got[0]["result"]["lastUpdatedAt"]),
+        (&json!("completed"), &json!("2026-11-27T11:00:02Z"))
+    );
+    h.server(&common::request_line("s-5", "tasks/list", json!({})));
+    assert_eq!(h.sent()[0]["result"]["tasks"].as_array().unwrap().len(), 1);
+
+    // Unknown ids and cancelling an ended task are errors; cancelling a running one tells the
+    // application, whose late answer is accepted and changes nothing.
+    h.server(&common::request_line("s-6", "tasks/get", json!({"taskId": "client-task-9"})));
+    assert_eq!(h.sent()[0]["error"]["code"], -32602);
+    h.server(&common::request_line("s-7", "tasks/cancel", json!({"taskId": "client-task-0"})));
+    assert_eq!(h.sent()[0]["error"]["code"], -32602);
+    h.server(&common::request_line("s-8", "sampling/createMessage", sampling));
+    h.sent();
+    let events = h.events();
+    let [Event::Request { id: second, .. }] = &events[..] else { panic!("{events:?}") };
+    h.server(&common::request_line("s-9", "tasks/cancel", json!({"taskId": "client-task-1"})));
+    assert_eq!(h.sent()[0]["result"]["status"], "cancelled");
+    let events = h.events();
+    assert!(matches!(&events[..], [Event::ServerRequestCancelled { id, .. }] if id == second), "{events:?}");
+    h.conn.respond(second, Ok(&answer)).unwrap();
+    assert!(h.sent().is_empty());
+
+    // A request that does not ask for a task is answered as always.
+    h.server(&common::request_line(
+        "s-10",
+        "sampling/createMessage",
+        json!({"maxTokens": 5, "messages": []}),
+    ));
+    assert!(h.sent().is_empty());
+    let events = h.events();
+    assert!(
+        matches!(&events[..], [Event::Request { id, .. }] if *id == RequestId::String("s-10".into())),
+        "{events:?}"
+    );
 }

@@ -238,8 +238,16 @@ impl ClientConnection {
         if method == "ping" {
             return self.queue_response(&id, Ok(empty_object()));
         }
+        if self.on_hosted_request(&id, method, params) {
+            return;
+        }
         if !capability::client_declared(method, &self.config.capabilities) {
-            return self.queue_response(&id, Err(&ErrorObject::method_not_found(method)));
+            self.queue_response(&id, Err(&ErrorObject::method_not_found(method)));
+            if matches!(method, "roots/list" | "sampling/createMessage" | "elicitation/create") {
+                // A request the application could have served, had it declared the capability.
+                self.events.push_back(Event::UndeclaredServerRequest { id, method: method.to_owned() });
+            }
+            return;
         }
         match server_request(method, params) {
             Some(Ok(_)) if self.server_requests.len() >= self.config.max_open_server_requests => {

@@ -8,6 +8,7 @@
 //! `meta.rs` (`_meta` and params helpers).
 
 mod handshake;
+mod hosted_tasks;
 mod incoming;
 mod input_rounds;
 mod meta;
@@ -133,6 +134,8 @@ pub struct ClientConnection {
     listen: Listen,
     /// The tasks followed for the application's requests (tasks extension).
     tasks: tasks::Tasks,
+    /// The tasks the client hosts for the server (2025-11-25).
+    hosted: hosted_tasks::HostedTasks,
     scratch: Vec<u8>,
     /// The small results not handed out yet, which share one buffer once they are.
     results: ResultBatch,
@@ -173,6 +176,7 @@ impl ClientConnection {
             inputs: BTreeMap::new(),
             listen: Listen::default(),
             tasks: tasks::Tasks::default(),
+            hosted: hosted_tasks::HostedTasks::default(),
             scratch: Vec::new(),
             results: ResultBatch::default(),
             stats: Stats::default(),
@@ -685,6 +689,9 @@ impl ClientConnection {
     ) -> Result<(), UsageError> {
         if let Phase::Closed(reason) = &self.phase {
             return Err(UsageError::Closed(reason.clone()));
+        }
+        if let Some(n) = self.hosted_task_of(id) {
+            return self.settle_hosted(n, outcome.map(serde_json::to_value));
         }
         if let Some((owner, key)) = self.inputs.remove(id) {
             let outcome = outcome.map(serde_json::to_value);

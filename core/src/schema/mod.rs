@@ -15,6 +15,7 @@
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+mod apps;
 mod completion;
 mod content;
 mod discover;
@@ -34,6 +35,7 @@ mod tasks;
 mod tool_result;
 mod tools;
 
+pub use apps::*;
 pub use completion::*;
 pub use content::*;
 pub use discover::*;
