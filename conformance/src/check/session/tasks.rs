@@ -223,8 +223,14 @@ impl Checker<'_> {
         if status == "completed" {
             let Some(result) = task.get("result") else { return };
             self.checked(Property::TaskResult);
+            // The SEP's own example of a completed task has a result without `resultType`, which
+            // 2026-07-28 reads as "complete".
+            let mut full = result.clone();
+            if let Some(object) = full.as_object_mut() {
+                object.entry("resultType").or_insert_with(|| "complete".into());
+            }
             if let Some(schema) = official::schema(&self.catalog.version)
-                && let Err(errors) = schema.validate_definition("CallToolResult", result)
+                && let Err(errors) = schema.validate_definition("CallToolResult", &full)
             {
                 let list: Vec<String> = errors.iter().take(3).map(ToString::to_string).collect();
                 self.finding(
@@ -596,6 +602,85 @@ mod tests {
         assert_eq!(poll_interval(&json!({"pollIntervalMs": 0})), MIN_POLL);
         assert_eq!(poll_interval(&json!({"pollIntervalMs": 5000})), MAX_POLL);
         assert_eq!(poll_interval(&json!({})), MIN_POLL);
+    }
+
+    fn catalog() -> Catalog {
+        Catalog {
+            version: "2026-07-28".into(),
+            capabilities: json!({"tools": {}, "extensions": {TASKS_EXTENSION: {}}}),
+            tools: vec![json!({
+                "name": "render",
+                "inputSchema": {"type": "object"},
+                "outputSchema": {"type": "object", "properties": {"frames": {"type": "integer"}}, "required": ["frames"]},
+            })],
+            ..Catalog::default()
+        }
+    }
+
+    fn task(status: &str, extra: Value) -> Value {
+        let mut task = json!({"resultType": "complete", "taskId": "t", "status": status,
+            "createdAt": "2026-07-28T00:00:00Z", "lastUpdatedAt": "2026-07-28T00:00:00Z", "ttlMs": null});
+        task.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        task
+    }
+
+    /// The properties `check` finds broken in `task`, as `tasks/get` of `t` answered it and as
+    /// the end of a valid call of `render`.
+    fn findings(task: &Value) -> Vec<Property> {
+        let catalog = catalog();
+        let mut out = Checker::new(&catalog);
+        // As `track` does: a task that does not decode is not judged further.
+        if out.task_shape(task, Some("t"), "complete", "task t").is_some() {
+            let call =
+                Action::CallTool { name: "render".into(), arguments: json!({}), kind: ArgumentKind::Valid };
+            out.task_end(&call, task, "task t");
+        }
+        out.findings.iter().map(|f| f.property).collect()
+    }
+
+    #[test]
+    fn tasks_are_checked_for_their_shape_and_their_end() {
+        let good = task("completed", json!({"result": {"content": [], "structuredContent": {"frames": 2}}}));
+        assert_eq!(findings(&good), []);
+        assert_eq!(findings(&task("working", json!({"pollIntervalMs": 5}))), []);
+        assert_eq!(findings(&task("failed", json!({"error": {"code": -32000, "message": "no"}}))), []);
+        for bad in [
+            task("completed", json!({})),
+            task("input_required", json!({})),
+            task("paused", json!({})),
+            task("working", json!({"taskId": "other"})),
+            task("working", json!({"resultType": "task"})),
+            task("working", json!({"ttlMs": "soon"})),
+            task("completed", json!({"result": {"content": "not a list"}})),
+            task("completed", json!({"result": {"content": []}})),
+            task("completed", json!({"result": {"content": [], "structuredContent": {"frames": "2"}}})),
+            task("failed", json!({"error": {"code": "bad"}})),
+        ] {
+            assert_eq!(findings(&bad), [Property::TaskResult], "{bad}");
+        }
+        let mut missing = task("working", json!({}));
+        missing.as_object_mut().unwrap().remove("createdAt");
+        assert_eq!(findings(&missing), [Property::TaskResult]);
+        // A tool error is a completed task too, and needs no structuredContent.
+        let tool_error = task("completed", json!({"result": {"content": [], "isError": true}}));
+        assert_eq!(findings(&tool_error), []);
+    }
+
+    #[test]
+    fn an_unknown_task_must_be_an_error() {
+        let catalog = catalog();
+        let mut out = Checker::new(&catalog);
+        out.unknown_task_answer(
+            "x",
+            &json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32602, "message": "?"}}),
+        );
+        assert!(out.findings.is_empty());
+        out.unknown_task_answer(
+            "x",
+            &json!({"jsonrpc": "2.0", "id": 2, "result": task("working", json!({}))}),
+        );
+        assert_eq!(out.findings.iter().map(|f| f.property).collect::<Vec<_>>(), [Property::TaskUnknown]);
+        assert_eq!(out.checks.get(&Property::TaskUnknown), Some(&2));
     }
 
     #[test]
