@@ -16,7 +16,10 @@
 //!   negotiated version, and `structuredContent` against the tool's `outputSchema`;
 //! - after a request is cancelled (by the sequence, or because it outlived its time budget),
 //!   the server still answers;
-//! - the server is still there at the end.
+//! - the server is still there at the end;
+//! - for a server that offers the tasks extension (2026-07-28), its tasks keep to the valid
+//!   status transitions, `tasks/get` of an unknown id is an error, `tasks/cancel` is
+//!   idempotent, and a task's result has the tool's result shape (see `session/tasks.rs`).
 //!
 //! A tool call that takes longer than its budget is not a failure: MCP lets a request run until
 //! it is cancelled. It is cancelled, the server must answer a probe, and the call is reported
@@ -136,11 +139,19 @@ pub enum Property {
     Responsive,
     /// The server survives the sequence (`survives`).
     Survives,
+    /// A task's status moves only along valid transitions, and its id is fresh (`task-status`).
+    TaskStatus,
+    /// `tasks/get` of an unknown task id gets an error (`task-unknown`).
+    TaskUnknown,
+    /// `tasks/cancel` is acknowledged, twice (`task-cancel`).
+    TaskCancel,
+    /// A task has the SEP's shape and a completed one the tool's result shape (`task-result`).
+    TaskResult,
 }
 
 impl Property {
     /// Every property, in the order of the report.
-    pub const ALL: [Property; 9] = [
+    pub const ALL: [Property; 13] = [
         Property::OneResponse,
         Property::ParseError,
         Property::InvalidRequest,
@@ -150,6 +161,10 @@ impl Property {
         Property::OutputSchema,
         Property::Responsive,
         Property::Survives,
+        Property::TaskStatus,
+        Property::TaskUnknown,
+        Property::TaskCancel,
+        Property::TaskResult,
     ];
 
     /// The name `--allow` takes.
@@ -164,6 +179,10 @@ impl Property {
             Property::OutputSchema => "output-schema",
             Property::Responsive => "responsive",
             Property::Survives => "survives",
+            Property::TaskStatus => "task-status",
+            Property::TaskUnknown => "task-unknown",
+            Property::TaskCancel => "task-cancel",
+            Property::TaskResult => "task-result",
         }
     }
 
@@ -179,7 +198,18 @@ impl Property {
             Property::OutputSchema => "structuredContent matches the tool's outputSchema",
             Property::Responsive => "after a cancellation, the server still answers",
             Property::Survives => "the server lives through every sequence",
+            Property::TaskStatus => "a task's status changes only validly; new tasks get new ids",
+            Property::TaskUnknown => "tasks/get of an unknown task id gets an error",
+            Property::TaskCancel => "tasks/cancel is acknowledged, and again when repeated",
+            Property::TaskResult => "tasks have their shape; a completed one the tool's result",
         }
+    }
+
+    /// Whether the property applies to a server that offers what `catalog` says (the tasks
+    /// properties only to one that offers the tasks extension): the report has a row for each
+    /// property that applies.
+    pub fn applies(self, catalog: &Catalog) -> bool {
+        !session::tasks::is_task_property(self) || catalog.offers_tasks()
     }
 
     /// The property with this name.
