@@ -87,7 +87,7 @@ fn a_task_started_on_one_connection_is_resumed_on_another() {
         let params = CallToolRequestParams::new("render")
             .with_arguments(json!({"frames": 10, "frame_ms": 30}).as_object().unwrap().clone());
         let TaskCall::Started(handle) =
-            first.call_tool_as_task(&params, CallOptions::default()).await.unwrap()
+            first.call_tool_as_task(&params.name, &params.arguments, CallOptions::default()).await.unwrap()
         else {
             panic!("render is always a task")
         };

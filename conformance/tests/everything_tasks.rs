@@ -59,10 +59,8 @@ async fn connect(elicitations: Arc<AtomicUsize>) -> Client {
     client
 }
 
-fn research(topic: &str, ambiguous: bool) -> CallToolRequestParams {
-    let arguments = json!({"topic": topic, "ambiguous": ambiguous});
-    CallToolRequestParams::new("simulate-research-query")
-        .with_arguments(arguments.as_object().cloned().unwrap())
+fn research(topic: &str, ambiguous: bool) -> serde_json::Value {
+    json!({"topic": topic, "ambiguous": ambiguous})
 }
 
 #[test]
@@ -70,8 +68,10 @@ fn research(topic: &str, ambiguous: bool) -> CallToolRequestParams {
 fn a_task_tool_runs_as_a_task_and_its_handle_waits_for_the_report() {
     smol::block_on(async {
         let client = connect(Arc::default()).await;
-        let started =
-            client.call_tool_as_task(&research("rust", false), CallOptions::default()).await.unwrap();
+        let started = client
+            .call_tool_as_task("simulate-research-query", research("rust", false), CallOptions::default())
+            .await
+            .unwrap();
         let TaskCall::Started(handle) = started else {
             panic!("server-everything makes a task of this tool")
         };
@@ -98,7 +98,7 @@ fn a_task_that_needs_input_asks_the_handler_once_while_the_client_waits_on_tasks
         let elicitations = Arc::new(AtomicUsize::new(0));
         let client = connect(elicitations.clone()).await;
         let report = client
-            .call_tool_as_task(&research("python", true), CallOptions::default())
+            .call_tool_as_task("simulate-research-query", research("python", true), CallOptions::default())
             .await
             .unwrap()
             .result()
@@ -107,11 +107,7 @@ fn a_task_that_needs_input_asks_the_handler_once_while_the_client_waits_on_tasks
         assert_eq!(elicitations.load(Ordering::SeqCst), 1);
         assert!(text(&report).contains("the programming language"), "{}", text(&report));
         // A tool without task support is a plain call, even through call_tool_as_task.
-        let echo = client.call_tool_as_task(
-            &CallToolRequestParams::new("echo")
-                .with_arguments(json!({"message": "hi"}).as_object().cloned().unwrap()),
-            CallOptions::default(),
-        );
+        let echo = client.call_tool_as_task("echo", json!({"message": "hi"}), CallOptions::default());
         let TaskCall::Finished(echo) = echo.await.unwrap() else { panic!("echo is no task tool") };
         assert_eq!(text(&echo), "Echo: hi");
         assert!(client.close_within(Duration::from_secs(10)).await);

@@ -336,7 +336,7 @@ fn expect_cancelled(error: &Error, id: &str) {
 async fn start(client: &Client, name: &str, arguments: Value) -> TaskHandle {
     let params =
         CallToolRequestParams::new(name).with_arguments(arguments.as_object().cloned().unwrap_or_default());
-    match client.call_tool_as_task(&params, CallOptions::default()).await.unwrap() {
+    match client.call_tool_as_task(&params.name, &params.arguments, CallOptions::default()).await.unwrap() {
         TaskCall::Started(handle) => {
             assert_eq!(handle.status(), Some(&TaskStatus::Working), "{:?}", handle.last_seen());
             assert_eq!(handle.record().tool.as_deref(), Some(name));
@@ -370,7 +370,7 @@ async fn first_run(client: &Client) -> Saved {
     // A tool the server answers at once stays a result.
     let params = CallToolRequestParams::new("echo")
         .with_arguments(json!({"message": "now"}).as_object().cloned().unwrap());
-    match client.call_tool_as_task(&params, CallOptions::default()).await.unwrap() {
+    match client.call_tool_as_task(&params.name, &params.arguments, CallOptions::default()).await.unwrap() {
         TaskCall::Finished(result) => assert_eq!(text(&result), "Echo: now"),
         TaskCall::Started(handle) => panic!("echo made task {}", handle.id()),
     }
@@ -684,10 +684,12 @@ fn stdio_a_2026_task_on_2025_11_25_is_an_invalid_response() {
         };
         invalid(client.call_tool("countdown", json!({"polls": 1})).await.map(|r| text(&r)));
         let params = CallToolRequestParams::new("countdown");
-        invalid(client.call_tool_as_task(&params, CallOptions::default()).await.map(|call| match call {
-            TaskCall::Started(handle) => format!("a handle on {}", handle.id()),
-            TaskCall::Finished(result) => text(&result),
-        }));
+        invalid(client.call_tool_as_task(&params.name, &params.arguments, CallOptions::default()).await.map(
+            |call| match call {
+                TaskCall::Started(handle) => format!("a handle on {}", handle.id()),
+                TaskCall::Finished(result) => text(&result),
+            },
+        ));
         assert!(peer_log(&client).await.is_empty(), "no tasks/* request on 2025-11-25");
         assert!(client.close_within(Duration::from_secs(10)).await);
     });

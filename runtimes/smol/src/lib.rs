@@ -227,9 +227,11 @@ pub mod prelude {
     pub use crate::mcp_sansio::schema::{
         CallToolRequestParams, CallToolResult, ClientCapabilities, ContentBlock, CreateMessageRequestParams,
         CreateMessageResult, ElicitRequestParams, ElicitResult, Implementation, JsonObject, ListRootsResult,
-        Root, Tool,
+        Root, SamplingContent, TASKS_EXTENSION, Tool,
     };
-    pub use crate::mcp_sansio::{ClientConfig, ErrorObject, ProtocolVersion, ServerNotification, Status};
+    pub use crate::mcp_sansio::{
+        ClientConfig, ErrorObject, McpError, ProtocolVersion, RequestError, RequestId, ServerNotification, Status,
+    };
     pub use crate::{
         CallOptions, Client, ClientApi, ClientBuilder, ClientHandler, Error, HandlerFuture, ListKind,
         NotificationHandler, Pool, ServerCommand, Strategy, TaskCall, TaskHandle, TaskRecord,

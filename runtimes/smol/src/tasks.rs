@@ -8,6 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::arguments::tool_params;
 use crate::call::Decode;
 use crate::mcp_sansio::TaskMode;
 use crate::mcp_sansio::schema::{
@@ -152,10 +153,11 @@ impl Client {
     /// (`ClientCapabilities::with_extension(TASKS_EXTENSION, json!({}))`).
     ///
     /// ```no_run
-    /// # use mcp_smol::prelude::*;
-    /// # use mcp_smol::{TaskCall, TaskRecord};
+    /// use mcp_smol::prelude::*;
+    ///
     /// # async fn run(client: Client) -> Result<(), Error> {
-    /// match client.call_tool_as_task(&CallToolRequestParams::new("render"), CallOptions::default()).await? {
+    /// let arguments = serde_json::json!({"frames": 20});
+    /// match client.call_tool_as_task("render", arguments, CallOptions::default()).await? {
     ///     TaskCall::Started(handle) => {
     ///         let saved = serde_json::to_string(handle.record()).unwrap(); // persist it
     ///         // ... after a restart, on a new connection:
@@ -167,14 +169,16 @@ impl Client {
     /// }
     /// # Ok(()) }
     /// ```
-    pub fn call_tool_as_task(
+    pub fn call_tool_as_task<A: Serialize>(
         &self,
-        params: &CallToolRequestParams,
+        name: &str,
+        arguments: A,
         options: CallOptions,
-    ) -> impl Future<Output = Result<TaskCall, Error>> + Send + 'static + use<> {
-        // The future owns what it needs, as every call's does: it may list the tools first.
-        let (client, params) = (self.clone(), params.clone());
-        async move { client.start_tool_task(&params, options).await }
+    ) -> impl Future<Output = Result<TaskCall, Error>> + Send + 'static + use<A> {
+        // The arguments are serialized now, as every call's are; the future owns what it needs
+        // (it may list the tools first).
+        let (client, params) = (self.clone(), tool_params(name, &arguments));
+        async move { client.start_tool_task(&params?, options).await }
     }
 
     async fn start_tool_task(

@@ -132,7 +132,7 @@ fn a_task_handle_is_resumed_from_its_record() {
         let params = CallToolRequestParams::new("render")
             .with_arguments(json!({"frames": 5, "frame_ms": 20}).as_object().unwrap().clone());
         let TaskCall::Started(handle) =
-            client.call_tool_as_task(&params, CallOptions::default()).await.unwrap()
+            client.call_tool_as_task(&params.name, &params.arguments, CallOptions::default()).await.unwrap()
         else {
             panic!("render is always a task")
         };
