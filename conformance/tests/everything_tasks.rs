@@ -14,8 +14,8 @@ use std::time::Duration;
 
 use common::{Handler, text, wait_for_tool};
 use mcp_sansio::schema::{
-    CallToolRequestParams, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
-    ElicitResult, Implementation, ListRootsResult, TaskStatus,
+    CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult, Implementation,
+    ListRootsResult, TaskStatus,
 };
 use mcp_smol::{
     CallOptions, Client, ClientApi, ClientBuilder, ClientHandler, HandlerFuture, ServerCommand, TaskCall,

@@ -230,7 +230,8 @@ pub mod prelude {
         Root, SamplingContent, TASKS_EXTENSION, Tool,
     };
     pub use crate::mcp_sansio::{
-        ClientConfig, ErrorObject, McpError, ProtocolVersion, RequestError, RequestId, ServerNotification, Status,
+        ClientConfig, ErrorObject, McpError, ProtocolVersion, RequestError, RequestId, ServerNotification,
+        Status,
     };
     pub use crate::{
         CallOptions, Client, ClientApi, ClientBuilder, ClientHandler, Error, HandlerFuture, ListKind,
