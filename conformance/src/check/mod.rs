@@ -16,7 +16,10 @@
 //!   negotiated version, and `structuredContent` against the tool's `outputSchema`;
 //! - after a request is cancelled (by the sequence, or because it outlived its time budget),
 //!   the server still answers;
-//! - the server is still there at the end.
+//! - the server is still there at the end;
+//! - for a server that offers the skills extension (SEP-2640): every file a skill entry lists
+//!   reads back with the entry's size and `sha256:` digest, every entry's frontmatter `name` is
+//!   the last segment of its skill's path, and no skill lists more than 512 files or 16 MiB.
 //!
 //! A tool call that takes longer than its budget is not a failure: MCP lets a request run until
 //! it is cancelled. It is cancelled, the server must answer a probe, and the call is reported
@@ -33,12 +36,14 @@ mod report;
 mod run;
 mod session;
 mod shrink;
+mod skills;
 
 use std::collections::BTreeSet;
 use std::fmt;
 use std::io;
 use std::time::Duration;
 
+use mcp_sansio::schema::SKILLS_EXTENSION;
 use proptest::test_runner::TestCaseError;
 use serde_json::{Value, json};
 
@@ -136,11 +141,17 @@ pub enum Property {
     Responsive,
     /// The server survives the sequence (`survives`).
     Survives,
+    /// A listed skill file reads back with its entry's size and digest (`skill-files`).
+    SkillFiles,
+    /// A skill entry's frontmatter `name` is the last segment of its path (`skill-name`).
+    SkillName,
+    /// No skill lists more than 512 files or 16 MiB (`skill-limits`).
+    SkillLimits,
 }
 
 impl Property {
     /// Every property, in the order of the report.
-    pub const ALL: [Property; 9] = [
+    pub const ALL: [Property; 12] = [
         Property::OneResponse,
         Property::ParseError,
         Property::InvalidRequest,
@@ -150,6 +161,9 @@ impl Property {
         Property::OutputSchema,
         Property::Responsive,
         Property::Survives,
+        Property::SkillFiles,
+        Property::SkillName,
+        Property::SkillLimits,
     ];
 
     /// The name `--allow` takes.
@@ -164,6 +178,9 @@ impl Property {
             Property::OutputSchema => "output-schema",
             Property::Responsive => "responsive",
             Property::Survives => "survives",
+            Property::SkillFiles => "skill-files",
+            Property::SkillName => "skill-name",
+            Property::SkillLimits => "skill-limits",
         }
     }
 
@@ -179,6 +196,9 @@ impl Property {
             Property::OutputSchema => "structuredContent matches the tool's outputSchema",
             Property::Responsive => "after a cancellation, the server still answers",
             Property::Survives => "the server lives through every sequence",
+            Property::SkillFiles => "a listed skill file reads back with its entry's size and digest",
+            Property::SkillName => "a skill's frontmatter name is the last segment of its path",
+            Property::SkillLimits => "no skill lists more than 512 files or 16 MiB",
         }
     }
 
@@ -292,9 +312,15 @@ fn client_info() -> Value {
     json!({"name": CLIENT_NAME, "version": env!("CARGO_PKG_VERSION")})
 }
 
-/// What the check client declares: roots, sampling and elicitation, all answered.
+/// What the check client declares: roots, sampling and elicitation, all answered, and the skills
+/// extension (so that a server offering it answers `skills/list` and `skills/get`).
 fn client_capabilities() -> Value {
-    json!({"roots": {"listChanged": true}, "sampling": {}, "elicitation": {}})
+    json!({
+        "roots": {"listChanged": true},
+        "sampling": {},
+        "elicitation": {},
+        "extensions": {SKILLS_EXTENSION: {}},
+    })
 }
 
 /// What the server offers, learned once before the cases.
@@ -312,11 +338,19 @@ pub struct Catalog {
     pub prompts: Vec<Value>,
     /// The URIs of the listed resources.
     pub resources: Vec<String>,
+    /// The skill entries `skills/list` gave (the first 16), when the server offers the skills
+    /// extension.
+    pub skills: Vec<Value>,
 }
 
 impl Catalog {
     fn has(&self, capability: &str) -> bool {
         self.capabilities.get(capability).is_some()
+    }
+
+    /// Whether the server offers extension `id`.
+    fn offers(&self, id: &str) -> bool {
+        self.capabilities.get("extensions").and_then(|e| e.get(id)).is_some()
     }
 
     fn tool(&self, name: &str) -> Option<&Value> {
