@@ -503,8 +503,11 @@ impl Skill {
         Some(self.files()?.iter().fold(0_u64, |total, file| total.saturating_add(file.size)))
     }
 
-    /// Checks the entry on its own, before any file is read, and returns its files: see the
-    /// [module docs](self), step 1.
+    /// Checks the entry on its own, before any file is read, and returns its files: its `uri`
+    /// ends in `/SKILL.md` and the segment before it is the frontmatter's `name`; `resources` is
+    /// a list (not `"dynamic"`); every file is under the skill's directory, once, with a
+    /// well-formed digest; `SKILL.md` is listed; at most [`MAX_SKILL_FILES`] files and
+    /// [`MAX_SKILL_BYTES`] bytes in all.
     ///
     /// ```
     /// use mcp_sansio::schema::{Skill, SkillVerifyError};

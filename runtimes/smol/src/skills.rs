@@ -72,7 +72,10 @@ impl ClientBuilder {
     }
 }
 
-/// Skills: listing, fetching entries, reading files verified (see the [module docs](self)).
+/// Skills (SEP-2640, the `skills` feature): listing a server's skills, fetching an entry, and
+/// reading a skill's files, each returned only once it verifies against the entry ([`Skill`]:
+/// the frontmatter, and every file with the `sha256:` digest and size of its bytes). Nothing is
+/// fetched ahead of need: connecting and listing read no file. A refusal is a [`SkillError`].
 ///
 /// ```no_run
 /// use mcp_smol::prelude::*;
