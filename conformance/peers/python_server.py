@@ -31,7 +31,12 @@ Features (so a client test-suite can exercise everything):
             notify_changes(standalone=False) -> notifications/tools/list_changed and
                 notifications/resources/list_changed; on the tools/call response stream by
                 default, on the standalone (GET) stream when standalone=true
-  resources demo://readme (static, text/plain); template demo://items/{id}
+            trace_context() -> "traceparent=<..> tracestate=<..>" from the request's _meta (SEP-414)
+            chart() -> an MCP App tool (_meta.ui.resourceUri ui://charts/bar); plain_chart() ->
+                one whose ui:// resource is plain text/html (a client must refuse it)
+  resources demo://readme (static, text/plain); template demo://items/{id};
+            ui://charts/bar (text/html;profile=mcp-app, _meta.ui csp and permissions);
+            ui://charts/plain (text/html)
   prompts   greeting(name)
   logging   logging/setLevel is accepted (so the `logging` capability is advertised)
 
@@ -188,6 +193,48 @@ def build_server(name: str = "python-interop-peer", log_level: str = "WARNING") 
         return "notified"
 
     # ------------------------------------------------------------ resources
+    @mcp.tool(
+        description="Report the W3C trace context (traceparent, tracestate) of this request's _meta",
+        structured_output=False,
+    )
+    def trace_context(ctx: Context) -> str:
+        meta = ctx.request_context.meta or {}
+        if not isinstance(meta, dict):
+            meta = meta.model_dump(by_alias=True)
+        return f"traceparent={meta.get('traceparent')} tracestate={meta.get('tracestate')}"
+
+    # MCP Apps (SEP-1865): a tool with a ui:// resource, which asks for a sandbox.
+    @mcp.tool(
+        description="A bar chart with an MCP App",
+        structured_output=False,
+        meta={"ui": {"resourceUri": "ui://charts/bar", "visibility": ["model", "app"]}},
+    )
+    def chart() -> str:
+        return "3 bars"
+
+    @mcp.resource(
+        "ui://charts/bar",
+        name="bar-chart-app",
+        mime_type="text/html;profile=mcp-app",
+        meta={"ui": {"csp": {"connectDomains": ["https://api.example.com"]}, "permissions": {"clipboardWrite": {}},
+                     "prefersBorder": True}},
+    )
+    def bar_chart_app() -> str:
+        return "<!doctype html><html><body><div id=chart>bars</div></body></html>"
+
+    # An app tool whose resource is served as plain HTML: a client must refuse it.
+    @mcp.tool(
+        description="A tool whose app resource has the wrong MIME type",
+        structured_output=False,
+        meta={"ui": {"resourceUri": "ui://charts/plain"}},
+    )
+    def plain_chart() -> str:
+        return "plain"
+
+    @mcp.resource("ui://charts/plain", name="plain-html", mime_type="text/html")
+    def plain_html() -> str:
+        return "<html></html>"
+
     @mcp.resource("demo://readme", name="readme", description="Static text resource", mime_type="text/plain")
     def readme() -> str:
         return README_TEXT

@@ -31,6 +31,14 @@ pub(crate) fn check_server(
                 || (!version.has_completions_capability()
                     && (caps.prompts.is_some() || caps.resources.is_some()))
         }
+        // 2026-07-28: tasks are an extension (SEP-2663), with `tasks/update` and without
+        // `tasks/list` and `tasks/result`; 2025-11-25 declares them as the `tasks` capability.
+        "tasks/get" | "tasks/cancel" | "tasks/update" if version.is_modern() => {
+            if !caps.has_extension(crate::schema::TASKS_EXTENSION) {
+                return Err("extensions/io.modelcontextprotocol/tasks");
+            }
+            true
+        }
         "tasks/get" | "tasks/list" | "tasks/cancel" | "tasks/result" => caps.tasks.is_some(),
         _ => true,
     };

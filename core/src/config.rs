@@ -88,6 +88,78 @@ pub struct ClientConfig {
     /// server that floods the client with requests its application does not answer cannot
     /// grow the client's memory. `ping` is answered by the engine and never counts.
     pub max_open_server_requests: usize,
+    /// How the engine follows tasks (the tasks extension, 2026-07-28): poll intervals, the
+    /// task's own timeouts. See [`TaskPolicy`].
+    pub tasks: TaskPolicy,
+}
+
+/// How the engine follows a task that a call became (the tasks extension, SEP-2663).
+///
+/// A task is polled with `tasks/get` every `pollIntervalMs` the server suggests, kept within
+/// [`poll_floor`](Self::poll_floor) and [`poll_cap`](Self::poll_cap). Its deadline is its own,
+/// not the request's: [`timeout`](Self::timeout) without any change of the task (status,
+/// status message, last update), and [`max_total`](Self::max_total) in all. Each `tasks/get`,
+/// `tasks/update` and `tasks/cancel` is a request with the usual request timeout, for silence.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct TaskPolicy {
+    /// Never poll more often than this, whatever the server suggests (default 100 ms: a server
+    /// saying `0` must not make the client spin).
+    pub poll_floor: Duration,
+    /// Never wait longer than this between polls (default 30 s: a server suggesting an hour
+    /// must not hide its task's end for an hour).
+    pub poll_cap: Duration,
+    /// The interval when the server suggests none (default 1 s).
+    pub poll_default: Duration,
+    /// How long a task may go without any change before its call fails with a timeout and the
+    /// task is cancelled (default 10 minutes). Waiting for the application's answer to an
+    /// input request counts as no change.
+    pub timeout: Duration,
+    /// Cap on a task's total time, from its creation (default 24 hours).
+    pub max_total: Duration,
+    /// 2026-07-28: ask the server, on the `subscriptions/listen` stream, for
+    /// `notifications/tasks` about the tasks being followed (default `false`: each task that
+    /// starts or ends replaces the stream, which costs an HTTP server a new stream per task).
+    /// While the server agrees to send them, polls slow down to [`poll_cap`](Self::poll_cap), a
+    /// backstop. A `notifications/tasks` about a followed task counts either way.
+    pub listen: bool,
+}
+
+impl Default for TaskPolicy {
+    fn default() -> Self {
+        TaskPolicy {
+            poll_floor: Duration::from_millis(100),
+            poll_cap: Duration::from_secs(30),
+            poll_default: Duration::from_secs(1),
+            timeout: Duration::from_secs(10 * 60),
+            max_total: Duration::from_secs(24 * 60 * 60),
+            listen: false,
+        }
+    }
+}
+
+impl TaskPolicy {
+    /// The interval to wait before the next poll, given the server's suggestion.
+    pub fn interval(&self, suggested_ms: Option<u64>) -> Duration {
+        let floor = self.poll_floor.min(self.poll_cap);
+        suggested_ms.map_or(self.poll_default, Duration::from_millis).clamp(floor, self.poll_cap)
+    }
+}
+
+/// What a call does when the server answers it with a task (the tasks extension, 2026-07-28).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum TaskMode {
+    /// The engine follows the task (polls, hands its input requests to the application, sends
+    /// the answers) and the call ends with the task's result or error, as if no task had been
+    /// made (the default). Cancelling the call sends `tasks/cancel`.
+    #[default]
+    Follow,
+    /// The call ends as soon as the task exists, with the task itself (a
+    /// [`TaskSnapshot`](crate::schema::TaskSnapshot) with `resultType: "task"`), for an
+    /// application that keeps a handle and follows the task when it likes
+    /// ([`Commands::follow_task`](crate::Commands::follow_task)).
+    Return,
 }
 
 impl ClientConfig {
@@ -106,6 +178,7 @@ impl ClientConfig {
             max_input_rounds: 16,
             listen_for_list_changes: true,
             max_open_server_requests: DEFAULT_MAX_OPEN_SERVER_REQUESTS,
+            tasks: TaskPolicy::default(),
         }
     }
 
@@ -195,6 +268,8 @@ pub struct RequestOptions {
     pub progress: bool,
     /// Extra `_meta` members to send with the request.
     pub meta: Option<JsonObject>,
+    /// What happens when the server answers with a task (2026-07-28, tasks extension).
+    pub task: TaskMode,
 }
 
 impl RequestOptions {
@@ -225,6 +300,12 @@ impl RequestOptions {
     /// Adds `_meta` members.
     pub fn meta(mut self, meta: JsonObject) -> Self {
         self.meta = Some(meta);
+        self
+    }
+
+    /// Chooses what happens when the server answers with a task (see [`TaskMode`]).
+    pub fn task_mode(mut self, mode: TaskMode) -> Self {
+        self.task = mode;
         self
     }
 }

@@ -73,6 +73,17 @@ pub enum Event {
         /// The cap that was reached.
         limit: usize,
     },
+    /// The server asked for something the client did not declare (`roots/list`,
+    /// `sampling/createMessage` or `elicitation/create` without the `roots`, `sampling` or
+    /// `elicitation` capability): the engine answered `-32601` and the application's handler
+    /// was not asked. If the application can serve it, the capability is missing from
+    /// [`ClientConfig::capabilities`](crate::ClientConfig::capabilities).
+    UndeclaredServerRequest {
+        /// The server's id for the request.
+        id: RequestId,
+        /// Its method.
+        method: String,
+    },
     /// The server broke the protocol: a message that was invalid, too large, or a response to
     /// nothing pending. It was discarded, or failed the request it answered; the connection goes
     /// on. Counted in [`Stats`](crate::Stats) too.
@@ -311,6 +322,15 @@ pub enum RequestError {
     /// OAuth configuration, the user refused, discovery failed, the step-up limit, …).
     #[error("unauthorized: {0}")]
     Unauthorized(crate::auth::AuthError),
+    /// The task this request became (the tasks extension) ended `cancelled`: by the server, or
+    /// after a `tasks/cancel` from another client.
+    #[error("the task {task_id:?} was cancelled{}", reason_suffix(.message))]
+    TaskCancelled {
+        /// The server's id of the task.
+        task_id: String,
+        /// The task's status message, if it had one.
+        message: Option<String>,
+    },
     /// 2026-07-28: the server acknowledged the `subscriptions/listen` stream without this
     /// resource, so `resources/subscribe` has no effect.
     #[error("the server does not follow {uri:?} for this client")]
@@ -357,6 +377,7 @@ impl RequestError {
             | RequestError::InputRefused(_)
             | RequestError::ToolRejected { .. }
             | RequestError::SubscriptionRefused { .. }
+            | RequestError::TaskCancelled { .. }
             | RequestError::InvalidResponse(_)
             | RequestError::MessageTooLarge { .. } => false,
         }

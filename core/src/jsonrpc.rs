@@ -96,9 +96,17 @@ impl ErrorObject {
         struct Missing {
             required_capabilities: crate::schema::ClientCapabilities,
         }
+        #[derive(Deserialize)]
+        struct UrlRequired {
+            elicitations: Vec<crate::schema::ElicitRequestParams>,
+        }
         let data = || self.data.clone().unwrap_or_default();
         match self.code {
             error_codes::HEADER_MISMATCH => Some(McpError::HeaderMismatch),
+            error_codes::URL_ELICITATION_REQUIRED => {
+                let d: UrlRequired = serde_json::from_value(data()).ok()?;
+                Some(McpError::UrlElicitationRequired { elicitations: d.elicitations })
+            }
             error_codes::MISSING_REQUIRED_CLIENT_CAPABILITY => {
                 let missing: Missing = serde_json::from_value(data()).ok()?;
                 Some(McpError::MissingRequiredClientCapability { required: missing.required_capabilities })
@@ -112,8 +120,9 @@ impl ErrorObject {
     }
 }
 
-/// The errors MCP 2026-07-28 defines (codes `-32020` to `-32022`), decoded from an
-/// [`ErrorObject`] with [`ErrorObject::mcp_error`]. Over HTTP they come with status 400.
+/// The errors MCP defines beyond JSON-RPC's (2025-11-25's `-32042`, 2026-07-28's `-32020` to
+/// `-32022`), decoded from an [`ErrorObject`] with [`ErrorObject::mcp_error`]. Over HTTP the
+/// 2026-07-28 ones come with status 400.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum McpError {
@@ -126,6 +135,14 @@ pub enum McpError {
     MissingRequiredClientCapability {
         /// The capabilities the server requires.
         required: crate::schema::ClientCapabilities,
+    },
+    /// `-32042` (2025-11-25): the request needs the user to complete these URL-mode
+    /// elicitations first (open each `url`, let the user act). The request is not retriable as
+    /// it is: retry it once the user has acted (the server may say so with
+    /// `notifications/elicitation/complete` for each `elicitationId`).
+    UrlElicitationRequired {
+        /// The elicitations to complete (`mode: "url"`, `url`, `elicitationId`, `message`).
+        elicitations: Vec<crate::schema::ElicitRequestParams>,
     },
     /// `-32022`: the server does not speak the request's protocol version. The engine already
     /// moved to a version from `supported` if it speaks one.
@@ -141,6 +158,11 @@ impl fmt::Display for McpError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             McpError::HeaderMismatch => f.write_str("the HTTP headers do not match the body (-32020)"),
+            McpError::UrlElicitationRequired { elicitations } => write!(
+                f,
+                "the user must complete {} URL elicitation(s) first, then retry (-32042)",
+                elicitations.len()
+            ),
             McpError::MissingRequiredClientCapability { required } => {
                 write!(f, "the server requires client capabilities this request did not declare (-32021): ")?;
                 let names = required.declared();
@@ -641,6 +663,15 @@ mod tests {
         let error =
             |code: i64, data: serde_json::Value| ErrorObject { code, message: "m".into(), data: Some(data) };
         assert_eq!(error(-32020, serde_json::Value::Null).mcp_error(), Some(McpError::HeaderMismatch));
+        let url = error(
+            -32042,
+            serde_json::json!({"elicitations": [{"mode": "url", "elicitationId": "e1",
+                "url": "https://example.com/connect", "message": "Connect your account"}]}),
+        )
+        .mcp_error();
+        let Some(McpError::UrlElicitationRequired { elicitations }) = &url else { panic!("{url:?}") };
+        assert_eq!(elicitations[0].url.as_deref(), Some("https://example.com/connect"));
+        assert_eq!(error(-32042, serde_json::json!({})).mcp_error(), None);
         let missing =
             error(-32021, serde_json::json!({"requiredCapabilities": {"elicitation": {}}})).mcp_error();
         let Some(McpError::MissingRequiredClientCapability { required }) = missing else {

@@ -144,6 +144,16 @@ impl<'a> Commands<'a> {
         self.conn.respond(id, outcome)
     }
 
+    /// [`ClientConnection::follow_task`].
+    pub fn follow_task(
+        &mut self,
+        now: std::time::Instant,
+        task_id: &str,
+        options: crate::RequestOptions,
+    ) -> Result<RequestId, UsageError> {
+        self.conn.follow_task(now, task_id, options)
+    }
+
     /// [`ClientConnection::cancel`].
     pub fn cancel(&mut self, id: &RequestId, reason: Option<&str>) -> Result<(), UsageError> {
         self.conn.cancel(id, reason)

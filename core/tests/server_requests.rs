@@ -139,7 +139,24 @@ fn undeclared_capabilities_are_refused_with_method_not_found() {
     h.server(&request_line("s", "sampling/createMessage", sampling_params()));
     h.server(&request_line(3, "elicitation/create", json!({"message": "x"})));
     h.server(&request_line(4, "vendor/unknown", json!({})));
-    assert!(h.events().is_empty(), "nothing undeclared reaches the application");
+    // Nothing undeclared reaches the application as a request; the three it could have served
+    // are reported, so that a host whose handler serves them learns what it forgot to declare.
+    let undeclared: Vec<_> = h
+        .events()
+        .into_iter()
+        .map(|event| match event {
+            Event::UndeclaredServerRequest { id, method } => (id, method),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(
+        undeclared,
+        [
+            (RequestId::Number(1), "roots/list".to_owned()),
+            (RequestId::String("s".into()), "sampling/createMessage".to_owned()),
+            (RequestId::Number(3), "elicitation/create".to_owned()),
+        ]
+    );
     let sent = h.sent();
     let ids: Vec<_> = sent.iter().map(|m| m["id"].clone()).collect();
     assert_eq!(ids, [json!(1), json!("s"), json!(3), json!(4)]);
@@ -165,7 +182,10 @@ fn only_the_declared_capability_is_surfaced() {
     h.server(&request_line(2, "sampling/createMessage", sampling_params()));
     let events = h.events();
     assert!(
-        matches!(events.as_slice(), [Event::Request { request: ServerRequest::ListRoots, .. }]),
+        matches!(
+            events.as_slice(),
+            [Event::Request { request: ServerRequest::ListRoots, .. }, Event::UndeclaredServerRequest { .. }]
+        ),
         "{events:?}"
     );
     let sent = h.sent();

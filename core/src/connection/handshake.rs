@@ -69,6 +69,9 @@ pub(super) fn removed_in_modern(method: &str) -> Option<Removed> {
     match method {
         "ping" => Some(Removed::Gone(Some("any request: every request is answered or times out"))),
         "logging/setLevel" => Some(Removed::LogLevel),
+        // The tasks extension (SEP-2663) polls with `tasks/get`, whose answer carries the result.
+        "tasks/result" => Some(Removed::Gone(Some("tasks/get"))),
+        "tasks/list" => Some(Removed::Gone(None)),
         _ => None,
     }
 }

@@ -46,6 +46,7 @@ impl ClientConnection {
     }
 
     pub(super) fn on_frame(&mut self, now: Instant, frame: Frame<'_>) {
+        self.clock = self.clock.max(now);
         if self.is_closed() {
             return;
         }
@@ -116,6 +117,7 @@ impl ClientConnection {
                 self.not_modern(now, reason);
             }
             PendingKind::Listen => self.on_listen_answer(now, call, Err(error)),
+            PendingKind::TaskErrand => self.errand_failed(call, error),
         }
     }
 
@@ -159,6 +161,7 @@ impl ClientConnection {
             PendingKind::Initialize => self.on_initialize_result(result),
             PendingKind::Discover => self.on_discover_result(now, result),
             PendingKind::Listen => self.on_listen_answer(now, id, result.map_err(RequestError::Server)),
+            PendingKind::TaskErrand => self.on_errand_answer(now, id, result.map_err(RequestError::Server)),
         }
     }
 
@@ -200,6 +203,11 @@ impl ClientConnection {
                 Ok(p) => N::ElicitationComplete(p),
                 Err(e) => return self.invalid(e),
             },
+            "notifications/tasks" | "notifications/tasks/status"
+                if self.on_task_notification(now, params) =>
+            {
+                return;
+            }
             "notifications/tools/list_changed" => N::ToolListChanged,
             "notifications/resources/list_changed" => N::ResourceListChanged,
             "notifications/prompts/list_changed" => N::PromptListChanged,
@@ -230,8 +238,16 @@ impl ClientConnection {
         if method == "ping" {
             return self.queue_response(&id, Ok(empty_object()));
         }
+        if self.on_hosted_request(&id, method, params) {
+            return;
+        }
         if !capability::client_declared(method, &self.config.capabilities) {
-            return self.queue_response(&id, Err(&ErrorObject::method_not_found(method)));
+            self.queue_response(&id, Err(&ErrorObject::method_not_found(method)));
+            if matches!(method, "roots/list" | "sampling/createMessage" | "elicitation/create") {
+                // A request the application could have served, had it declared the capability.
+                self.events.push_back(Event::UndeclaredServerRequest { id, method: method.to_owned() });
+            }
+            return;
         }
         match server_request(method, params) {
             Some(Ok(_)) if self.server_requests.len() >= self.config.max_open_server_requests => {

@@ -43,6 +43,8 @@ pub(crate) struct Retry {
     state: Option<Box<RawValue>>,
     waiting: BTreeSet<String>,
     answers: schema::JsonObject,
+    /// What a task answer does (the tasks extension).
+    pub(crate) task_mode: crate::TaskMode,
 }
 
 impl Retry {
@@ -56,6 +58,7 @@ impl Retry {
             state: None,
             waiting: BTreeSet::new(),
             answers: schema::JsonObject::new(),
+            task_mode: crate::TaskMode::default(),
         }
     }
 
@@ -86,8 +89,15 @@ impl ClientConnection {
         pending: Pending,
         result: &Result<&RawValue, ErrorObject>,
     ) -> Option<Pending> {
-        let Some(retry) = pending.retry.as_ref() else { return Some(pending) };
+        if self.tasks.asked_for_task(id) {
+            return self.on_experimental_answer(now, id, pending, result);
+        }
+        let Some(retry) = pending.retry.as_ref() else { return self.refuse_modern_task(id, pending, result) };
         match result {
+            Ok(raw) if retry.method == "tools/call" && raw.get().contains("\"task\"") => {
+                let mode = retry.task_mode;
+                self.on_task_answer(now, id, pending, raw, mode)
+            }
             Ok(raw) if retry.takes_input() && raw.get().contains("\"input_required\"") => {
                 self.on_input_required(id, pending, raw)
             }
@@ -279,7 +289,7 @@ impl ClientConnection {
     /// has a request open under that id (ids are the server's to choose), the first of
     /// `input/<n>/<key>/1`, `/2`, … that is free. The loop ends within one step more than there
     /// are requests open.
-    fn input_id(&self, n: CallId, key: &str) -> RequestId {
+    pub(super) fn input_id(&self, n: CallId, key: &str) -> RequestId {
         let base = format!("input/{}/{key}", n.0);
         let mut id = RequestId::String(base.clone());
         let mut suffix = 0u64;

@@ -30,6 +30,7 @@ pub(super) fn method_name(method: &str) -> std::borrow::Cow<'static, str> {
         "tasks/result",
         "tasks/list",
         "tasks/cancel",
+        "tasks/update",
     ];
     match KNOWN.iter().find(|known| **known == method) {
         Some(known) => std::borrow::Cow::Borrowed(known),
@@ -48,8 +49,13 @@ pub(super) fn route_of(method: &str, params: &[u8]) -> Option<Route> {
         uri: Option<std::borrow::Cow<'a, str>>,
         #[serde(borrow, default)]
         arguments: Option<&'a RawValue>,
+        #[serde(borrow, default, rename = "taskId")]
+        task_id: Option<std::borrow::Cow<'a, str>>,
     }
-    if !matches!(method, "tools/call" | "prompts/get" | "resources/read") {
+    if !matches!(
+        method,
+        "tools/call" | "prompts/get" | "resources/read" | "tasks/get" | "tasks/update" | "tasks/cancel"
+    ) {
         return None;
     }
     let params = serde_json::from_slice::<Params<'_>>(params).ok()?;
@@ -59,6 +65,10 @@ pub(super) fn route_of(method: &str, params: &[u8]) -> Option<Route> {
             arguments: params.arguments.map(RawValue::to_owned),
         }),
         "prompts/get" => Some(Route { name: params.name?.into_owned(), arguments: None }),
+        // The tasks extension: load balancers route a task's requests by its id.
+        "tasks/get" | "tasks/update" | "tasks/cancel" => {
+            Some(Route { name: params.task_id?.into_owned(), arguments: None })
+        }
         _ => Some(Route { name: params.uri?.into_owned(), arguments: None }),
     }
 }

@@ -8,11 +8,14 @@
 //! `meta.rs` (`_meta` and params helpers).
 
 mod handshake;
+mod hosted_tasks;
 mod incoming;
 mod input_rounds;
 mod meta;
 mod pending;
+mod stats;
 mod subscriptions;
+mod tasks;
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, VecDeque};
@@ -36,6 +39,7 @@ use crate::{ProtocolVersion, RequestId};
 use handshake::{Phase, Session};
 use meta::{empty_object, one_line_json, with_meta};
 use pending::{CallId, Expiry, Pending, PendingKind, PendingTable, Timing, WireId};
+pub use stats::Stats;
 use subscriptions::Listen;
 
 /// Where the connection is in its life.
@@ -60,47 +64,6 @@ pub enum Status {
     Ready,
     /// Over, for this reason.
     Closed(CloseReason),
-}
-
-/// Counters of what the engine saw and discarded; for diagnostics and tests.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct Stats {
-    /// Messages received (a batch counts each element).
-    pub messages_received: u64,
-    /// Bytes received: every byte fed, framing included.
-    pub bytes_received: u64,
-    /// Messages sent.
-    pub messages_sent: u64,
-    /// Invalid messages discarded (including oversized ones and invalid responses, which also
-    /// fail the request they answer).
-    pub invalid_messages: u64,
-    /// Messages discarded because they were not JSON at all (a subset of `invalid_messages`).
-    pub parse_errors: u64,
-    /// Messages discarded for exceeding `max_message_size`.
-    pub oversized_messages: u64,
-    /// Responses to ids the engine issued but no longer waits for (timed out, cancelled, answered twice).
-    pub late_responses: u64,
-    /// Responses to ids the engine never issued.
-    pub unknown_responses: u64,
-    /// Requests that timed out, the engine's own (`initialize`, keep-alive `ping`) included.
-    pub timeouts: u64,
-    /// The application's requests: every id handed out by [`ClientConnection::send`] and
-    /// [`ClientConnection::send_request`]. Each ends in exactly one of the four outcomes below,
-    /// or is still pending.
-    pub requests_tracked: u64,
-    /// The application's requests answered with a result.
-    pub requests_completed: u64,
-    /// The application's requests that failed: an error answer, a lost transport, a closed
-    /// connection.
-    pub requests_failed: u64,
-    /// The application's requests that hit their idle timeout or their cap on total time.
-    pub requests_timed_out: u64,
-    /// The application's requests cancelled with [`ClientConnection::cancel`].
-    pub requests_cancelled: u64,
-    /// Server requests refused at once because
-    /// [`max_open_server_requests`](crate::ClientConfig::max_open_server_requests) were open.
-    pub server_requests_refused: u64,
 }
 
 /// A server→client request handed to the application and not answered yet.
@@ -158,6 +121,9 @@ pub struct ClientConnection {
     transmits: VecDeque<Transmit>,
     events: VecDeque<Event>,
     last_received: Instant,
+    /// The latest `now` any input gave: the time of commands that take none (`respond`,
+    /// `cancel`), for the deadlines of the requests they make.
+    clock: Instant,
     keep_alive_ping: Option<CallId>,
     /// 2026-07-28: the log level sent in every request's `_meta` (`logging/setLevel` is gone).
     log_level: Option<schema::LoggingLevel>,
@@ -166,6 +132,10 @@ pub struct ClientConnection {
     inputs: BTreeMap<RequestId, (CallId, String)>,
     /// 2026-07-28: the `subscriptions/listen` stream.
     listen: Listen,
+    /// The tasks followed for the application's requests (tasks extension).
+    tasks: tasks::Tasks,
+    /// The tasks the client hosts for the server (2025-11-25).
+    hosted: hosted_tasks::HostedTasks,
     scratch: Vec<u8>,
     /// The small results not handed out yet, which share one buffer once they are.
     results: ResultBatch,
@@ -200,10 +170,13 @@ impl ClientConnection {
             transmits: VecDeque::new(),
             events: VecDeque::new(),
             last_received: now,
+            clock: now,
             keep_alive_ping: None,
             log_level: None,
             inputs: BTreeMap::new(),
             listen: Listen::default(),
+            tasks: tasks::Tasks::default(),
+            hosted: hosted_tasks::HostedTasks::default(),
             scratch: Vec::new(),
             results: ResultBatch::default(),
             stats: Stats::default(),
@@ -415,6 +388,7 @@ impl ClientConnection {
 
     /// Processes every deadline at or before `now`. Calls before any deadline do nothing.
     pub fn handle_timeout(&mut self, now: Instant) {
+        self.clock = self.clock.max(now);
         while !self.is_closed() {
             let Some((id, pending, expiry)) = self.pending.pop_expired(now) else { break };
             self.stats.timeouts += 1;
@@ -425,6 +399,7 @@ impl ClientConnection {
             let pending = Pending::new(PendingKind::KeepAlive, now, Some(timing));
             self.keep_alive_ping = Some(self.start_request(pending, Cow::Borrowed("ping"), None, None));
         }
+        self.poll_tasks(now);
         if self.listen.again_at.is_some_and(|at| at <= now) && !self.is_closed() {
             self.listen.again_at = None;
             self.update_listen(now);
@@ -434,6 +409,7 @@ impl ClientConnection {
 
     /// What a transport layer learnt about the messages it carries (see [`TransportEvent`]).
     pub fn handle_transport(&mut self, now: Instant, event: TransportEvent) {
+        self.clock = self.clock.max(now);
         if self.is_closed() {
             return;
         }
@@ -498,6 +474,7 @@ impl ClientConnection {
                 self.not_modern(now, CloseReason::Transport(format!("server/discover failed: {error}")));
             }
             PendingKind::Listen => self.listen_lost(now, id, error),
+            PendingKind::TaskErrand => self.errand_failed(id, error),
             PendingKind::Initialize | PendingKind::KeepAlive => {
                 let what =
                     if pending.kind == PendingKind::Initialize { "initialize" } else { "keep-alive ping" };
@@ -514,6 +491,7 @@ impl ClientConnection {
             PendingKind::KeepAlive => self.shut(CloseReason::KeepAliveTimeout(pending.timeout())),
             // Listen streams have no deadline.
             PendingKind::Listen => {}
+            PendingKind::TaskErrand => self.errand_failed(id, RequestError::Timeout(pending.timeout())),
             PendingKind::User | PendingKind::Transport => {
                 let (error, reason) = match expiry {
                     Expiry::Cap(max_total) => {
@@ -525,6 +503,7 @@ impl ClientConnection {
                 if let Some(wire) = pending.wire() {
                     self.send_cancelled(wire, Some(reason));
                 }
+                self.drop_task_of(now, id);
                 self.finish(id, pending, Err(error));
             }
         }
@@ -611,6 +590,7 @@ impl ClientConnection {
         options: RequestOptions,
         kind: PendingKind,
     ) -> Result<RequestId, UsageError> {
+        self.clock = self.clock.max(now);
         let session = self.ready_session()?;
         let version = session.version;
         if method == "initialize" || (!version.is_modern() && method == "server/discover") {
@@ -657,13 +637,20 @@ impl ClientConnection {
                 let id = self.start_request(pending, method.clone(), Some(&params), route.clone());
                 // Kept to send it again: multi round-trip rounds, version refusals, lost streams.
                 if let Some(pending) = self.pending.get_mut(id) {
-                    pending.retry = Some(Box::new(input_rounds::Retry::new(method, params, route)));
+                    let mut retry = input_rounds::Retry::new(method, params, route);
+                    retry.task_mode = options.task;
+                    pending.retry = Some(Box::new(retry));
                 }
                 id
             }
             None => {
+                let task = self.experimental_task(&method, params)?;
                 let params = with_meta(params, token, options.meta.as_ref())?;
-                self.start_request(pending, method, params.as_deref(), None)
+                let id = self.start_request(pending, method, params.as_deref(), None);
+                if task {
+                    self.augmented(id, options.task);
+                }
+                id
             }
         };
         Ok(RequestId::Number(id.0))
@@ -703,8 +690,15 @@ impl ClientConnection {
         if let Phase::Closed(reason) = &self.phase {
             return Err(UsageError::Closed(reason.clone()));
         }
+        if let Some(n) = self.hosted_task_of(id) {
+            return self.settle_hosted(n, outcome.map(serde_json::to_value));
+        }
         if let Some((owner, key)) = self.inputs.remove(id) {
-            let answered = self.answer_input(owner, key, outcome.map(serde_json::to_value));
+            let outcome = outcome.map(serde_json::to_value);
+            let answered = match self.tasks.follows(owner) {
+                true => self.answer_task_input(self.clock, owner, key, outcome),
+                false => self.answer_input(owner, key, outcome),
+            };
             self.pending.check();
             return answered;
         }
@@ -738,6 +732,7 @@ impl ClientConnection {
             if let Some(wire) = pending.wire() {
                 self.send_cancelled(wire, reason);
             }
+            self.drop_task_of(self.clock, call);
             self.finish(call, pending, Err(RequestError::Cancelled(reason.map(str::to_owned))));
         }
         self.pending.check();
@@ -748,6 +743,8 @@ impl ClientConnection {
     /// [`CloseReason::Local`], and [`Event::Closed`] follows. Transmits queued before stay
     /// available so the driver can flush them. Closing twice does nothing.
     pub fn close(&mut self) {
+        // A stdio server may wait for its listen stream to end before it exits on EOF.
+        self.end_listen();
         self.shut(CloseReason::Local);
     }
 
@@ -782,7 +779,13 @@ impl ClientConnection {
         if self.is_closed() {
             return None;
         }
-        [self.pending.next_deadline(), self.keep_alive_at(), self.listen.again_at].into_iter().flatten().min()
+        let deadlines = [
+            self.pending.next_deadline(),
+            self.keep_alive_at(),
+            self.listen.again_at,
+            self.tasks.next_poll(),
+        ];
+        deadlines.into_iter().flatten().min()
     }
 
     // ----- internals -----
@@ -849,6 +852,7 @@ impl ClientConnection {
     /// Reports the outcome of request `id` (already out of the table) and counts it.
     fn finish(&mut self, id: CallId, pending: Pending, result: Result<&str, RequestError>) {
         self.forget_inputs(id);
+        self.forget_task(id);
         if !pending.kind.answers_caller() {
             return;
         }
@@ -875,6 +879,7 @@ impl ClientConnection {
         tracing::debug!(%reason, "connection closed");
         self.server_requests.clear();
         self.inputs.clear();
+        self.tasks.clear();
         for (id, pending) in self.pending.drain() {
             self.finish(id, pending, Err(RequestError::ConnectionClosed(reason.clone())));
         }

@@ -72,6 +72,9 @@ pub(crate) enum PendingKind {
     Transport,
     /// A 2026-07-28 `subscriptions/listen` stream: no deadline, no caller.
     Listen,
+    /// The engine's own `tasks/get`, `tasks/update` or `tasks/cancel` for a task it follows
+    /// (the tasks extension): answered to the engine, which ends the task's request.
+    TaskErrand,
 }
 
 impl PendingKind {
@@ -171,6 +174,15 @@ impl Pending {
     /// application's input); [`PendingTable::insert`] files it so.
     pub(crate) fn park(&mut self) {
         self.wire = None;
+    }
+
+    /// Gives a request taken out of the table new limits from `now` (a call that became a
+    /// task takes the task's); [`PendingTable::insert`] files it so.
+    pub(crate) fn retime(&mut self, now: Instant, timing: Timing) {
+        let cap = deadline_after(now, timing.max_total);
+        let at = deadline_after(now, timing.timeout).min(cap);
+        self.deadline = Some(Deadline { at, cap, timeout: timing.timeout, max_total: timing.max_total });
+        self.reset_on_progress = timing.reset_on_progress;
     }
 
     /// The idle timeout, for error messages.

@@ -113,6 +113,10 @@ impl ClientConnection {
                 true => self.listen.resources.iter().cloned().collect(),
                 false => Vec::new(),
             },
+            task_ids: match self.config.tasks.listen && caps.has_extension(schema::TASKS_EXTENSION) {
+                true => self.tasks.task_ids().map(str::to_owned).collect(),
+                false => Vec::new(),
+            },
         }
     }
 
@@ -161,6 +165,20 @@ impl ClientConnection {
         let id = self.start_request(pending, Cow::Borrowed("subscriptions/listen"), Some(&params), None);
         tracing::debug!(id = id.0, ?filter, "listening");
         self.listen.current = Some(Stream { id, asked: filter, honoured: None });
+    }
+
+    /// Ends the listen streams, when the application closes the connection: a server that
+    /// waits for them to end before it exits on end of input need not wait.
+    pub(super) fn end_listen(&mut self) {
+        if self.is_closed() {
+            return;
+        }
+        if let Some(stream) = self.listen.current.take() {
+            self.stop_listen(stream.id);
+        }
+        if let Some(id) = self.listen.previous.take() {
+            self.stop_listen(id);
+        }
     }
 
     /// Ends listen stream `id`: on stdio with `notifications/cancelled`; the HTTP session aborts

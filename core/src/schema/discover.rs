@@ -37,6 +37,9 @@ pub struct SubscriptionFilter {
     /// `notifications/resources/updated` for these resources (and what lies under them).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub resource_subscriptions: Vec<String>,
+    /// `notifications/tasks` for these tasks (the tasks extension).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub task_ids: Vec<String>,
 }
 
 impl SubscriptionFilter {
@@ -46,6 +49,7 @@ impl SubscriptionFilter {
             && !self.prompts_list_changed
             && !self.resources_list_changed
             && self.resource_subscriptions.is_empty()
+            && self.task_ids.is_empty()
     }
 }
 

@@ -162,6 +162,25 @@ impl ClientCapabilities {
         self
     }
 
+    /// Declares that the client hosts tasks for the server (2025-11-25, experimental): a
+    /// server may ask for a task-augmented `sampling/createMessage` or `elicitation/create`
+    /// (for those of the two that are declared too), and follow it with `tasks/get`,
+    /// `tasks/result`, `tasks/list` and `tasks/cancel`, which the engine answers.
+    pub fn with_hosted_tasks(mut self) -> Self {
+        let mut requests = JsonObject::new();
+        if self.sampling.is_some() {
+            requests.insert("sampling".into(), serde_json::json!({"createMessage": {}}));
+        }
+        if self.elicitation.is_some() {
+            requests.insert("elicitation".into(), serde_json::json!({"create": {}}));
+        }
+        let tasks = self.tasks.get_or_insert_with(JsonObject::new);
+        tasks.insert("list".into(), JsonObject::new().into());
+        tasks.insert("cancel".into(), JsonObject::new().into());
+        tasks.insert("requests".into(), requests.into());
+        self
+    }
+
     /// Declares extension `id` with its `settings` (`serde_json::json!({})` when it has none).
     pub fn with_extension(mut self, id: impl Into<String>, settings: serde_json::Value) -> Self {
         self.extensions.insert(id, settings);

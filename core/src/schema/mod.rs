@@ -15,6 +15,7 @@
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+mod apps;
 mod completion;
 mod content;
 mod discover;
@@ -30,10 +31,12 @@ mod roots;
 mod sampling;
 mod skills;
 mod tagged;
+mod task_extension;
 mod tasks;
 mod tool_result;
 mod tools;
 
+pub use apps::*;
 pub use completion::*;
 pub use content::*;
 pub use discover::*;
@@ -48,6 +51,7 @@ pub use resources::*;
 pub use roots::*;
 pub use sampling::*;
 pub use skills::*;
+pub use task_extension::*;
 pub use tasks::*;
 pub use tool_result::*;
 pub use tools::*;

@@ -94,3 +94,8 @@ pub use rustls;
 #[cfg(doctest)]
 #[doc = include_str!("../../../README.md")]
 struct ReadmeDoctests;
+
+/// The guide's examples (`docs/guide.md`), compiled as doc tests so that they stay true.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/guide.md")]
+struct GuideDoctests;

@@ -40,7 +40,7 @@ pub(crate) const MAX_PAGES: usize = 10_000;
 ///
 /// ```no_run
 /// use mcp_smol::{ClientApi, ClientBuilder, ServerCommand};
-/// use mcp_sansio::schema::Implementation;
+/// use mcp_smol::mcp_sansio::schema::Implementation;
 ///
 /// // Works with a `Client` and with a `Pool`.
 /// async fn tool_names(api: &impl ClientApi) -> Result<Vec<String>, mcp_smol::Error> {
@@ -185,8 +185,35 @@ pub trait ClientApi: Send + Sync {
         async move { call?.await }
     }
 
-    /// `tools/call` with full params and per-call options (timeout, progress, `_meta`). The
-    /// future does not borrow `params`: they are sent when this is called.
+    /// [`call_tool`](Self::call_tool) with per-call options (timeout, progress, `_meta`, trace
+    /// context): the same arguments of any serializable type.
+    ///
+    /// ```no_run
+    /// # smol::block_on(async {
+    /// # let client: mcp_smol::Client = unimplemented!();
+    /// use std::time::Duration;
+    /// use mcp_smol::prelude::*;
+    ///
+    /// #[derive(serde::Serialize)]
+    /// struct Report { year: u16 }
+    ///
+    /// let options = CallOptions::default().timeout(Duration::from_secs(600));
+    /// let report = client.call_tool_with_options("build_report", Report { year: 2026 }, options).await?;
+    /// # Ok::<(), mcp_smol::Error>(()) });
+    /// ```
+    fn call_tool_with_options<A: Serialize>(
+        &self,
+        name: &str,
+        arguments: A,
+        options: CallOptions,
+    ) -> impl Future<Output = Result<CallToolResult, Error>> + Send {
+        let call = tool_params(name, &arguments).map(|params| self.call_tool_with(&params, options));
+        async move { call?.await }
+    }
+
+    /// `tools/call` with full params (arguments as a JSON object, `_meta`, a 2025-11-25 `task`)
+    /// and per-call options. The future does not borrow `params`: they are sent when this is
+    /// called.
     fn call_tool_with<'s>(
         &'s self,
         params: &CallToolRequestParams,
@@ -231,12 +258,22 @@ pub trait ClientApi: Send + Sync {
 
     /// `resources/subscribe`: updates arrive as
     /// [`ServerNotification::ResourceUpdated`](mcp_sansio::ServerNotification::ResourceUpdated).
+    ///
+    /// On 2026-07-28, where `resources/subscribe` does not exist, the same call adds the
+    /// resource to the connection's `subscriptions/listen` stream (opening one if needed), and
+    /// completes when the server acknowledges the stream's new filter; nothing named
+    /// `resources/subscribe` goes on the wire. If the server acknowledges without the resource,
+    /// the call fails with
+    /// [`RequestError::SubscriptionRefused`](mcp_sansio::RequestError::SubscriptionRefused).
+    /// Either way the server must offer `resources.subscribe`.
     fn subscribe(&self, uri: &str) -> impl Future<Output = Result<(), Error>> + Send {
         let sent = self.request::<Subscribe>(&SubscribeRequestParams::new(uri), CallOptions::default());
         async move { sent.await.map(drop) }
     }
 
-    /// `resources/unsubscribe`.
+    /// `resources/unsubscribe`. On 2026-07-28 it takes the resource out of the listen stream's
+    /// filter (replacing the stream, or ending it when nothing is left to listen to) and
+    /// completes when the server acknowledges.
     fn unsubscribe(&self, uri: &str) -> impl Future<Output = Result<(), Error>> + Send {
         let sent = self.request::<Unsubscribe>(&UnsubscribeRequestParams::new(uri), CallOptions::default());
         async move { sent.await.map(drop) }

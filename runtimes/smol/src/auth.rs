@@ -13,7 +13,6 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use mcp_sansio::auth::{AuthConfig, Credentials, SecureRandom};
 
@@ -162,7 +161,4 @@ impl OAuth {
     }
 }
 
-/// Seconds since the Unix epoch, for the stored tokens' expiry and the authorizer's wall clock.
-pub(crate) fn unix_now() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
-}
+pub(crate) use crate::clock::unix_now;

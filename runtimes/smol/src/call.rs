@@ -31,13 +31,18 @@ use crate::source_waker::{CallToken, Released};
 pub struct CallOptions {
     pub(crate) request: RequestOptions,
     pub(crate) on_progress: Option<ProgressFn>,
+    pub(crate) on_sent: Option<SentFn>,
 }
+
+/// A call's hook for the id it was sent under ([`CallOptions::on_sent`]).
+pub(crate) type SentFn = Arc<dyn Fn(&RequestId) + Send + Sync + 'static>;
 
 impl fmt::Debug for CallOptions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("CallOptions")
             .field("request", &self.request)
             .field("on_progress", &self.on_progress.is_some())
+            .field("on_sent", &self.on_sent.is_some())
             .finish()
     }
 }
@@ -67,6 +72,33 @@ impl CallOptions {
         self
     }
 
+    /// Sends this W3C trace context with the call (`traceparent`, `tracestate` as root keys of
+    /// `_meta`, SEP-414), so that the server's spans join the caller's trace.
+    pub fn trace(mut self, context: &mcp_sansio::schema::TraceContext) -> Self {
+        let meta = self.request.meta.get_or_insert_with(JsonObject::new);
+        meta.extend(context.to_meta());
+        self
+    }
+
+    /// Calls `f` with the JSON-RPC id the request goes out under, once, when the call is made
+    /// (on the caller's thread, before the call's future is returned): to match the call with
+    /// a server's log, or with the ids in a `notifications/cancelled`. (A 2026-07-28 request
+    /// sent again, after an input round or a lost response, goes out under a new wire id; this
+    /// is the call's own, which its `_meta.progressToken` and the client's logs carry.)
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// use mcp_smol::CallOptions;
+    ///
+    /// let sent = Arc::new(Mutex::new(None));
+    /// let seen = sent.clone();
+    /// let options = CallOptions::default().on_sent(move |id| *seen.lock().unwrap() = Some(id.clone()));
+    /// ```
+    pub fn on_sent(mut self, f: impl Fn(&RequestId) + Send + Sync + 'static) -> Self {
+        self.on_sent = Some(Arc::new(f));
+        self
+    }
+
     /// Asks the server for progress and calls `f` with each notification, on the task that
     /// awaits the call, before the call returns. A callback that panics is logged and
     /// dropped; the call goes on. If the task does not poll the call for a while, the 64
@@ -92,6 +124,9 @@ impl CallOptions {
         if self.on_progress.is_none() {
             self.on_progress = defaults.on_progress.clone();
             mine.progress |= theirs.progress;
+        }
+        if self.on_sent.is_none() {
+            self.on_sent = defaults.on_sent.clone();
         }
         self
     }

@@ -70,7 +70,7 @@ use crate::stdio::{EndedBy, ServerCommand, ServerEnd, drain_stderr};
 /// ```no_run
 /// # smol::block_on(async {
 /// use mcp_smol::{ClientApi, ClientBuilder, ServerCommand};
-/// use mcp_sansio::schema::Implementation;
+/// use mcp_smol::mcp_sansio::schema::Implementation;
 ///
 /// let client = ClientBuilder::new(Implementation::new("my-app", "1.0.0"))
 ///     .spawn_stdio(&ServerCommand::new("mcp-demo-server"))
@@ -92,6 +92,7 @@ pub struct ClientBuilder {
     clock: Arc<dyn Clock>,
     /// Whether the driver keeps its watch on calls that drive the connection.
     driver_watch: bool,
+    trace: Option<crate::shared::TraceHook>,
     #[cfg(feature = "http")]
     oauth: Option<OAuth>,
     #[cfg(feature = "output-schema")]
@@ -116,6 +117,7 @@ impl ClientBuilder {
             list_cache: ListCacheConfig::default(),
             clock: Arc::new(AsyncIoClock),
             driver_watch: true,
+            trace: None,
             #[cfg(feature = "http")]
             oauth: None,
             #[cfg(feature = "output-schema")]
@@ -252,6 +254,29 @@ impl ClientBuilder {
         self
     }
 
+    /// Fills each call's W3C trace context (`traceparent`, `tracestate` in `_meta`, SEP-414)
+    /// from the application's tracing: `f` runs when a call is made, on the caller's thread
+    /// (before any of the client's locks), and returns the context of the caller's current
+    /// span, or `None` to send none. A call whose own `_meta` has a `traceparent` (see
+    /// [`CallOptions::trace`]) keeps it. Off by default: nothing is added.
+    ///
+    /// ```
+    /// use mcp_smol::ClientBuilder;
+    /// use mcp_smol::mcp_sansio::schema::{Implementation, TraceContext};
+    ///
+    /// let builder = ClientBuilder::new(Implementation::new("traced", "1.0")).trace_context(|| {
+    ///     // With OpenTelemetry, format the current span's context here.
+    ///     TraceContext::new("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01").ok()
+    /// });
+    /// ```
+    pub fn trace_context(
+        mut self,
+        f: impl Fn() -> Option<mcp_sansio::schema::TraceContext> + Send + Sync + 'static,
+    ) -> Self {
+        self.trace = Some(Arc::new(f));
+        self
+    }
+
     /// Switches off the driver's watch on the calls that drive the connection (on by default).
     ///
     /// The watch takes the connection back from a call that asked to drive it and whose future
@@ -270,6 +295,7 @@ impl ClientBuilder {
             notification_handlers: !self.notification_handlers.is_empty(),
             violation_hooks: !self.violation_hooks.is_empty(),
             lists: ListCache::new(self.list_cache, self.clock.clone()),
+            trace: self.trace.clone(),
             #[cfg(feature = "output-schema")]
             output_schemas: self.validate_output.then(OutputSchemas::new),
             #[cfg(feature = "output-schema")]
@@ -302,7 +328,11 @@ impl ClientBuilder {
     ) -> (Client, Driver) {
         let extras = self.extras();
         let code = self.user_code();
-        let engine = Engine::Stream(ClientConnection::new(self.config, self.clock.now()));
+        let now = self.clock.now();
+        let mut conn = ClientConnection::new(self.config, now);
+        // Hosted tasks' timestamps need the time of day; the engine reads no clock.
+        conn.set_wall_clock(now, crate::clock::unix_now());
+        let engine = Engine::Stream(conn);
         let shared = Shared::new(engine, extras, self.clock, code.watch);
         let driver = Driver::new(shared.clone(), reader, writer, code);
         (Client::from_shared(shared), driver)
@@ -366,6 +396,7 @@ impl ClientBuilder {
         let now = self.clock.now();
         let mut auth = None;
         let mut session = HttpSession::new(http, self.config, now);
+        session.set_wall_clock(now, unix_now());
         if let Some(oauth) = self.oauth {
             let url = session.url().to_owned();
             let mut authorizer = Authorizer::new(&url, oauth.config, Box::new(OsRandom));
@@ -389,8 +420,8 @@ impl ClientBuilder {
     /// ```no_run
     /// # smol::block_on(async {
     /// # fn transport() -> impl mcp_smol::HttpTransport { unimplemented!() as std::sync::Arc<dyn mcp_smol::HttpTransport> }
-    /// use mcp_sansio::http::HttpConfig;
-    /// use mcp_sansio::schema::Implementation;
+    /// use mcp_smol::mcp_sansio::http::HttpConfig;
+    /// use mcp_smol::mcp_sansio::schema::Implementation;
     /// use mcp_smol::{ClientApi, ClientBuilder};
     ///
     /// let http = HttpConfig::new("http://127.0.0.1:3000/mcp").header("Authorization", "Bearer t");
@@ -598,7 +629,7 @@ impl Client {
         Ok(())
     }
 
-    fn start(
+    pub(crate) fn start(
         &self,
         method: &str,
         options: CallOptions,
@@ -608,7 +639,19 @@ impl Client {
             mcp_sansio::RequestOptions,
         ) -> Result<mcp_sansio::RequestId, UsageError>,
     ) -> Result<ResponseFuture, Error> {
-        let options = self.options(options);
+        let mut options = self.options(options);
+        // The application's code, on the caller's thread, before any lock.
+        if let Some(hook) = &self.shared.extras.trace {
+            let meta = options.request.meta.get_or_insert_with(Default::default);
+            if !meta.contains_key(mcp_sansio::schema::META_TRACEPARENT) {
+                if let Some(context) = hook() {
+                    meta.extend(context.to_meta());
+                }
+            }
+            if meta.is_empty() {
+                options.request.meta = None;
+            }
+        }
         let now = self.shared.clock.now();
         let mut state = self.shared.lock();
         // Nothing would ever write it, nor answer it.
@@ -620,6 +663,9 @@ impl Client {
         let next = state.writer_for_new_call(&self.shared.route);
         drop(state);
         self.shared.sent(next);
+        if let Some(on_sent) = &options.on_sent {
+            on_sent(&id);
+        }
         Ok(ResponseFuture::new(self.shared.clone(), id, method, options.on_progress))
     }
 
@@ -852,10 +898,18 @@ impl ClientApi for Client {
     ) -> impl Future<Output = Result<CallToolResult, Error>> + Send {
         // Without an `async` block around the call: this is the shape the README shows, and its
         // future stays as small as the call itself.
+        self.call_tool_with_options(name, arguments, CallOptions::default())
+    }
+
+    /// Serializes the arguments once, into the request (no `serde_json::to_value`).
+    fn call_tool_with_options<A: Serialize>(
+        &self,
+        name: &str,
+        arguments: A,
+        options: CallOptions,
+    ) -> impl Future<Output = Result<CallToolResult, Error>> + Send {
         ToolCallParams::new(name, &arguments)
-            .and_then(|params| {
-                self.send_tool_call::<CallToolArguments<'_, A>>(name, &params, CallOptions::default())
-            })
+            .and_then(|params| self.send_tool_call::<CallToolArguments<'_, A>>(name, &params, options))
             .unwrap_or_else(ToolCall::refused)
     }
 }
@@ -977,25 +1031,49 @@ impl Client {
     /// as [`ToolCallParams`] borrowing the caller's arguments.
     pub(crate) fn send_tool_call<R: Request<Result = CallToolResult>>(
         &self,
-        #[cfg_attr(not(feature = "output-schema"), allow(unused_variables))] name: &str,
+        name: &str,
         params: &R::Params,
         options: CallOptions,
     ) -> Result<ToolCall, Error> {
         let call = self.send::<R>(params, options)?;
+        Ok(self.checked_tool_call(name, call))
+    }
+
+    /// Checks tool `name`'s result against its `outputSchema` when
+    /// [`ClientBuilder::validate_output`] is on (listing the tools first if nothing did).
+    pub(crate) async fn check_output(
+        &self,
+        #[cfg_attr(not(feature = "output-schema"), allow(unused_variables))] name: &str,
+        #[cfg_attr(not(feature = "output-schema"), allow(unused_variables))] result: &CallToolResult,
+    ) -> Result<(), Error> {
         #[cfg(feature = "output-schema")]
         if let Some(schemas) = self.shared.extras.output_schemas.clone() {
-            let (tool, client) = (name.to_owned(), self.clone());
-            return Ok(ToolCall::Checked(Box::pin(async move {
-                let result = call.await?;
-                if !client.shared.extras.tools_listed.load(std::sync::atomic::Ordering::Relaxed) {
-                    // Nothing listed the tools yet on this connection: the cached list does.
-                    client.tools().await?;
-                }
-                schemas.check(&tool, &result)?;
-                Ok(result)
-            })));
+            if !self.shared.extras.tools_listed.load(std::sync::atomic::Ordering::Relaxed) {
+                // Nothing listed the tools yet on this connection: the cached list does.
+                self.tools().await?;
+            }
+            schemas.check(name, result)?;
         }
-        Ok(ToolCall::Plain(call))
+        Ok(())
+    }
+
+    /// A tool call's result on its way, checked against tool `name`'s `outputSchema` when
+    /// [`ClientBuilder::validate_output`] is on (a call, or a task the call became).
+    pub(crate) fn checked_tool_call(
+        &self,
+        #[cfg_attr(not(feature = "output-schema"), allow(unused_variables))] name: &str,
+        call: Decode<CallToolResult>,
+    ) -> ToolCall {
+        #[cfg(feature = "output-schema")]
+        if self.shared.extras.output_schemas.is_some() {
+            let (tool, client) = (name.to_owned(), self.clone());
+            return ToolCall::Checked(Box::pin(async move {
+                let result = call.await?;
+                client.check_output(&tool, &result).await?;
+                Ok(result)
+            }));
+        }
+        ToolCall::Plain(call)
     }
 }
 

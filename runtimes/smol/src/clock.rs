@@ -160,3 +160,9 @@ impl Future for Sleep {
         self.0.as_mut().poll(cx)
     }
 }
+
+/// Seconds since the Unix epoch: the time of day the engine is given (stored tokens' expiry, the
+/// authorizer's JWTs, hosted tasks' timestamps).
+pub(crate) fn unix_now() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
+}

@@ -60,6 +60,31 @@ pub enum Error {
     #[cfg(feature = "output-schema")]
     #[error(transparent)]
     OutputSchema(#[from] crate::OutputSchemaError),
+    /// A tool result's `structuredContent` is missing or does not decode into the type asked
+    /// for ([`CallToolResult::structured`](mcp_sansio::schema::CallToolResult::structured)), so
+    /// that `result.structured::<T>()?` works in a function returning this error:
+    ///
+    /// ```
+    /// use mcp_smol::Error;
+    /// use mcp_smol::mcp_sansio::schema::CallToolResult;
+    ///
+    /// #[derive(serde::Deserialize)]
+    /// struct Sum { sum: f64 }
+    ///
+    /// fn sum_of(result: &CallToolResult) -> Result<f64, Error> {
+    ///     Ok(result.structured::<Sum>()?.sum)
+    /// }
+    /// let result: CallToolResult =
+    ///     serde_json::from_str(r#"{"content": [], "structuredContent": {"sum": 5.5}}"#).unwrap();
+    /// assert_eq!(sum_of(&result).unwrap(), 5.5);
+    /// let empty: CallToolResult = serde_json::from_str(r#"{"content": []}"#).unwrap();
+    /// assert!(matches!(sum_of(&empty), Err(Error::Structured(_))));
+    /// ```
+    #[error(transparent)]
+    Structured(#[from] mcp_sansio::schema::StructuredError),
+    /// A tool's MCP App could not be read ([`Client::read_app_ui`](crate::Client::read_app_ui)).
+    #[error(transparent)]
+    AppUi(#[from] crate::AppUiError),
 }
 
 impl Error {
@@ -93,10 +118,38 @@ impl Error {
         }
     }
 
-    /// The server's error as one of the MCP errors of 2026-07-28 (`-32020` header mismatch,
-    /// `-32021` missing client capability, `-32022` unsupported version), decoded.
+    /// The server's error as one of the MCP errors (`-32042` URL elicitation required,
+    /// 2026-07-28's `-32020` header mismatch, `-32021` missing client capability, `-32022`
+    /// unsupported version), decoded.
     pub fn mcp_error(&self) -> Option<mcp_sansio::McpError> {
         self.server_error()?.mcp_error()
+    }
+
+    /// `-32042` (URL elicitation required): the URL-mode elicitations the user must complete
+    /// before the request can succeed. [`is_retriable`](Self::is_retriable) says `false`, as
+    /// the same request fails the same way until the user has acted: show each `url` (and
+    /// `message`), wait for the user (or for `notifications/elicitation/complete` with the
+    /// `elicitationId`), then send the request again.
+    ///
+    /// ```
+    /// use mcp_smol::Error;
+    /// use mcp_smol::mcp_sansio::{ErrorObject, RequestError};
+    ///
+    /// let answer: ErrorObject = serde_json::from_value(serde_json::json!({
+    ///     "code": -32042, "message": "Authorization required",
+    ///     "data": {"elicitations": [{"mode": "url", "elicitationId": "e1",
+    ///         "url": "https://example.com/connect", "message": "Connect your account"}]}
+    /// })).unwrap();
+    /// let error = Error::from(RequestError::Server(answer));
+    /// let pending = error.url_elicitations().unwrap();
+    /// assert_eq!(pending[0].url.as_deref(), Some("https://example.com/connect"));
+    /// assert!(!error.is_retriable());
+    /// ```
+    pub fn url_elicitations(&self) -> Option<Vec<mcp_sansio::schema::ElicitRequestParams>> {
+        match self.mcp_error()? {
+            mcp_sansio::McpError::UrlElicitationRequired { elicitations } => Some(elicitations),
+            _ => None,
+        }
     }
 
     /// The JSON-RPC error code the server answered with (`-32602` invalid params, `-32002`
@@ -126,7 +179,11 @@ impl Error {
             // Members being restarted may be back soon; an empty pool stays empty.
             Error::NoLiveMember { members } => *members > 0,
             Error::DriverGone => true,
-            Error::Decode { .. } | Error::Spawn { .. } | Error::Pagination { .. } => false,
+            Error::Decode { .. }
+            | Error::Spawn { .. }
+            | Error::Pagination { .. }
+            | Error::AppUi(_)
+            | Error::Structured(_) => false,
             #[cfg(feature = "output-schema")]
             Error::OutputSchema(_) => false,
         }

@@ -21,15 +21,14 @@ pub type HandlerFuture<T> = Pin<Box<dyn Future<Output = Result<T, ErrorObject>> 
 ///
 /// ```
 /// use mcp_smol::{ClientHandler, HandlerFuture};
-/// use mcp_sansio::schema::{ListRootsResult, Root};
+/// use mcp_smol::mcp_sansio::schema::{ListRootsResult, Root};
 ///
 /// struct Workspace;
 ///
 /// impl ClientHandler for Workspace {
 ///     fn list_roots(&self) -> HandlerFuture<ListRootsResult> {
-///         let root: Root = serde_json::from_value(serde_json::json!({"uri": "file:///work", "name": "work"})).unwrap();
-///         let result: ListRootsResult = serde_json::from_value(serde_json::json!({"roots": [root]})).unwrap();
-///         Box::pin(async move { Ok(result) })
+///         let roots = vec![Root::new("file:///work").with_name("work")];
+///         Box::pin(async move { Ok(ListRootsResult::new(roots)) })
 ///     }
 /// }
 /// ```

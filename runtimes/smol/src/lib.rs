@@ -95,6 +95,7 @@
 #![cfg_attr(not(feature = "skills"), allow(rustdoc::broken_intra_doc_links))]
 
 mod api;
+mod apps;
 mod arguments;
 #[cfg(feature = "http")]
 mod auth;
@@ -119,8 +120,10 @@ mod shared;
 mod skills;
 mod source_waker;
 mod stdio;
+mod tasks;
 
 pub use api::ClientApi;
+pub use apps::{AppUi, AppUiError};
 #[cfg(feature = "http")]
 pub use auth::{AuthFuture, AuthorizationHandler, MemoryTokenStore, OAuth, OsRandom, TokenStore};
 pub use cache::{CacheInfo, ListCacheConfig};
@@ -149,6 +152,7 @@ pub use skills::{DEFAULT_SKILL_CACHE_BYTES, ServerSkillCache, SkillCache, SkillC
 pub use stdio::{
     DEFAULT_INHERITED_ENV, DEFAULT_SHUTDOWN_STEP, EndedBy, ServerCommand, ServerEnd, StderrSink,
 };
+pub use tasks::{TaskCall, TaskHandle, TaskRecord};
 
 pub use mcp_sansio;
 
@@ -206,15 +210,48 @@ pub const SUPPORTED_PROTOCOL_VERSIONS: &[mcp_sansio::ProtocolVersion] = mcp_sans
 /// })
 /// # .unwrap();
 /// ```
+///
+/// A host's handler and capabilities need nothing else either:
+///
+/// ```
+/// use mcp_smol::prelude::*;
+///
+/// struct Host;
+///
+/// impl ClientHandler for Host {
+///     fn list_roots(&self) -> HandlerFuture<ListRootsResult> {
+///         Box::pin(async { Ok(ListRootsResult::new(vec![Root::new("file:///work")])) })
+///     }
+///     fn elicit(&self, params: ElicitRequestParams) -> HandlerFuture<ElicitResult> {
+///         let _ = params;
+///         let mut content = JsonObject::new();
+///         content.insert("name".into(), "Ada".into());
+///         Box::pin(async move { Ok(ElicitResult::accept(content)) })
+///     }
+///     fn create_message(&self, params: CreateMessageRequestParams) -> HandlerFuture<CreateMessageResult> {
+///         let _ = params;
+///         Box::pin(async { Err(ErrorObject::internal("no model here")) })
+///     }
+/// }
+///
+/// let caps = ClientCapabilities::default().with_roots(false).with_elicitation_form();
+/// let builder = ClientBuilder::new(Implementation::new("host", "1.0"))
+///     .configure(|c| c.with_capabilities(caps))
+///     .handler(Host);
+/// ```
 pub mod prelude {
     #[cfg(feature = "http")]
     pub use crate::mcp_sansio::http::HttpConfig;
     pub use crate::mcp_sansio::schema::{
-        CallToolRequestParams, CallToolResult, ContentBlock, Implementation, Tool,
+        CallToolRequestParams, CallToolResult, ClientCapabilities, ContentBlock, CreateMessageRequestParams,
+        CreateMessageResult, ElicitRequestParams, ElicitResult, Implementation, JsonObject, ListRootsResult,
+        Root, Tool,
     };
-    pub use crate::mcp_sansio::{ClientConfig, ProtocolVersion, ServerNotification, Status};
+    pub use crate::mcp_sansio::{ClientConfig, ErrorObject, ProtocolVersion, ServerNotification, Status};
     pub use crate::{
-        CallOptions, Client, ClientApi, ClientBuilder, ClientHandler, Error, ListKind, NotificationHandler,
-        Pool, ServerCommand, Strategy,
+        CallOptions, Client, ClientApi, ClientBuilder, ClientHandler, Error, HandlerFuture, ListKind,
+        NotificationHandler, Pool, ServerCommand, Strategy, TaskCall, TaskHandle, TaskRecord,
     };
+    #[cfg(feature = "http")]
+    pub use crate::{LoopbackRedirect, OAuth};
 }

@@ -19,9 +19,11 @@ const PAGE: &str = "<!doctype html><html><head><meta charset=\"utf-8\"><title>Au
 <body><p>Authorization received. You can close this window and return to the application.</p></body></html>";
 
 /// An [`AuthorizationHandler`] for apps on the user's machine: it listens on 127.0.0.1 on a
-/// free port, gives the authorization URL to a function of yours (print it, open a browser),
-/// receives the one redirect to `http://127.0.0.1:<port>/callback`, answers the browser with a
-/// small page, and hands the redirect URL to the client.
+/// free port, gives each authorization URL to a function of yours (print it, open a browser),
+/// receives the redirect to `http://127.0.0.1:<port>/callback` that follows, answers the
+/// browser with a small page, and hands the redirect URL to the client. It serves every
+/// authorization of the connection, one after the other, on the same port: the first one, a
+/// step-up to more scopes later, a new login after the refresh token was refused.
 ///
 /// Use [`redirect_uri`](Self::redirect_uri) as the redirect URI of the
 /// [`AuthConfig`](mcp_sansio::auth::AuthConfig). Other requests to the port (a browser's

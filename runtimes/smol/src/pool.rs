@@ -742,7 +742,18 @@ impl ClientApi for Pool {
         name: &str,
         arguments: A,
     ) -> impl Future<Output = Result<CallToolResult, Error>> + Send {
-        let options = self.options(CallOptions::default());
+        self.call_tool_with_options(name, arguments, CallOptions::default())
+    }
+
+    /// Serializes the arguments once, into the request; arguments that are not an object are
+    /// refused before any member is chosen.
+    fn call_tool_with_options<A: Serialize>(
+        &self,
+        name: &str,
+        arguments: A,
+        options: CallOptions,
+    ) -> impl Future<Output = Result<CallToolResult, Error>> + Send {
+        let options = self.options(options);
         let sent = ToolCallParams::new(name, &arguments).map(|params| {
             self.inner.send(|client| {
                 client.send_tool_call::<CallToolArguments<'_, A>>(name, &params, options.clone())

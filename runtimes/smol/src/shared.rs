@@ -109,6 +109,10 @@ pub(crate) struct Shared {
 
 /// What a connection has besides the engine, fixed when it is built. The user code (handlers,
 /// hooks) is not here: the driver owns it, and only its task runs it.
+/// The application's hook for the W3C trace context of each call
+/// ([`ClientBuilder::trace_context`](crate::ClientBuilder::trace_context)).
+pub(crate) type TraceHook = Arc<dyn Fn() -> Option<mcp_sansio::schema::TraceContext> + Send + Sync + 'static>;
+
 pub(crate) struct Extras {
     pub(crate) broadcast: Arc<Broadcast>,
     /// Whether any notification handler was added (else notifications are not queued for the
@@ -117,6 +121,8 @@ pub(crate) struct Extras {
     /// Whether any protocol-violation hook was added.
     pub(crate) violation_hooks: bool,
     pub(crate) lists: ListCache,
+    /// Fills a call's W3C trace context from the application's tracing, when set.
+    pub(crate) trace: Option<TraceHook>,
     #[cfg(feature = "output-schema")]
     pub(crate) output_schemas: Option<crate::output_schema::OutputSchemas>,
     /// Whether a tool listing taught `output_schemas` this connection's tools.

@@ -130,6 +130,19 @@ fn with_options_applies_to_every_typed_call_of_that_handle() {
         assert_eq!(text(&quick.call_tool_with(&sleep, patient).await.unwrap()), "slept 400 ms");
         let timed_out = quick.call_tool_with(&sleep, CallOptions::default()).await.unwrap_err();
         assert!(timed_out.is_timeout(), "{timed_out:?}");
+        // The same with arguments of any serializable type, as `call_tool` takes them.
+        #[derive(serde::Serialize)]
+        struct Sleep {
+            ms: u64,
+        }
+        let patient = CallOptions::default().timeout(Duration::from_secs(10));
+        let slept = quick.call_tool_with_options("sleep", Sleep { ms: 400 }, patient).await.unwrap();
+        assert_eq!(text(&slept), "slept 400 ms");
+        let timed_out =
+            quick.call_tool_with_options("sleep", Sleep { ms: 400 }, CallOptions::default()).await;
+        assert!(timed_out.unwrap_err().is_timeout());
+        let not_an_object = quick.call_tool_with_options("sleep", 400, CallOptions::default()).await;
+        assert!(matches!(not_an_object, Err(mcp_smol::Error::Usage(_))), "{not_an_object:?}");
 
         // Progress through `call_tool`, which takes no options of its own.
         let seen = Arc::new(AtomicUsize::new(0));

@@ -174,6 +174,37 @@ fn dropping_a_call_future_cancels_the_request() {
 }
 
 #[test]
+fn a_calls_id_is_the_one_the_server_sees() {
+    smol::block_on(async {
+        let client = builder().spawn_stdio(&demo_server()).await.unwrap();
+        // A few calls first, so that the id is not a lucky guess.
+        for _ in 0..3 {
+            client.call_tool("echo", json!({"message": "x"})).await.unwrap();
+        }
+        let sent = Arc::new(Mutex::new(None));
+        let seen = sent.clone();
+        let options = CallOptions::default()
+            .timeout(Duration::from_millis(200))
+            .on_sent(move |id| *seen.lock().unwrap() = Some(id.clone()));
+        let error = client.call_tool_with_options("sleep", json!({"ms": 30_000}), options).await.unwrap_err();
+        assert!(error.is_timeout(), "{error:?}");
+        let id = sent.lock().unwrap().clone().expect("on_sent ran when the call was made");
+        // The server lists the ids it saw cancelled: the call's is among them.
+        let mut cancelled = String::new();
+        for _ in 0..100 {
+            let result = client.call_tool("cancelled_requests", json!({})).await.unwrap();
+            cancelled = result.content[0].as_text().unwrap().to_owned();
+            if cancelled != "[]" {
+                break;
+            }
+            async_io::Timer::after(Duration::from_millis(10)).await;
+        }
+        assert_eq!(cancelled, format!("[{id}]"));
+        client.close().await;
+    });
+}
+
+#[test]
 fn a_timed_out_call_fails_and_the_server_hears_of_it() {
     smol::block_on(async {
         let client = builder().spawn_stdio(&demo_server()).await.unwrap();

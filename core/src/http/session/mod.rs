@@ -392,6 +392,11 @@ impl HttpSession {
         &self.conn
     }
 
+    /// [`ClientConnection::set_wall_clock`]: the time of day, for the tasks the client hosts.
+    pub fn set_wall_clock(&mut self, now: Instant, now_unix: u64) {
+        self.conn.set_wall_clock(now, now_unix);
+    }
+
     /// The connection's commands (`send`, `cancel`, `close`, …). On a 2026-07-28 session,
     /// notifications are refused ([`UsageError::TransportCannotCarry`](crate::UsageError)):
     /// only requests are posted there.

@@ -473,6 +473,20 @@ fn sort(event: Event, state: &mut State, shared: &Shared, now: Instant, wake: &m
                 tracing::debug!(%id, method, limit, "server request refused: too many open");
             }
         }
+        Event::UndeclaredServerRequest { id, method } => {
+            // The handler may well serve it: the usual cause is a capability left undeclared.
+            let declare = match method.as_str() {
+                "roots/list" => "ClientCapabilities::with_roots",
+                "sampling/createMessage" => "ClientCapabilities::with_sampling",
+                _ => "ClientCapabilities::with_elicitation_form",
+            };
+            tracing::warn!(
+                %id,
+                method,
+                "the server asked for {method}, which the client's capabilities do not declare: it was \
+                 refused (-32601) without asking the handler; declare it ({declare}) if the handler serves it"
+            );
+        }
         Event::ProtocolViolation(violation) => {
             match &violation {
                 // A late answer is the server being slow, not broken.

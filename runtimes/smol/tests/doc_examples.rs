@@ -1,0 +1,65 @@
+//! The examples in mcp-smol's docs compile for a crate that depends on mcp-smol alone: they
+//! name the engine through the re-export (`mcp_smol::mcp_sansio::…`), never as `mcp_sansio::…`,
+//! which only this workspace's own dev-dependencies make compile. (Doc tests cannot show it:
+//! they build with the crate's dev-dependencies, which include mcp-sansio.)
+
+use std::path::Path;
+
+/// Every line of a code block in a `///` or `//!` comment of the files under `dir`.
+fn doc_code_lines(dir: &Path, out: &mut Vec<(String, usize, String)>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            doc_code_lines(&path, out);
+            continue;
+        }
+        if path.extension().is_none_or(|e| e != "rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        let mut in_code = false;
+        for (n, line) in text.lines().enumerate() {
+            let trimmed = line.trim_start();
+            let Some(doc) = trimmed.strip_prefix("///").or_else(|| trimmed.strip_prefix("//!")) else {
+                in_code = false;
+                continue;
+            };
+            let doc = doc.trim_start();
+            if doc.starts_with("```") {
+                in_code = !in_code;
+                continue;
+            }
+            if in_code {
+                out.push((path.display().to_string(), n + 1, doc.to_owned()));
+            }
+        }
+    }
+}
+
+/// Whether `line` names the engine crate directly (not through `mcp_smol::` or `crate::`).
+fn names_the_engine_directly(line: &str) -> bool {
+    line.match_indices("mcp_sansio::").any(|(at, _)| {
+        let before = &line[..at];
+        !(before.ends_with("mcp_smol::") || before.ends_with("crate::"))
+    })
+}
+
+#[test]
+fn doc_examples_reach_the_engine_through_the_re_export() {
+    let mut lines = Vec::new();
+    doc_code_lines(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), &mut lines);
+    assert!(lines.len() > 100, "the scan found the examples ({} lines)", lines.len());
+    let offending: Vec<_> = lines
+        .iter()
+        .filter(|(_, _, line)| names_the_engine_directly(line))
+        .map(|(file, n, line)| format!("{file}:{n}: {line}"))
+        .collect();
+    assert!(offending.is_empty(), "examples that need mcp-sansio as a dependency:\n{}", offending.join("\n"));
+}
+
+#[test]
+fn the_scan_tells_the_re_export_from_the_direct_name() {
+    assert!(names_the_engine_directly("use mcp_sansio::schema::Root;"));
+    assert!(names_the_engine_directly("let x = mcp_sansio::ClientConfig::new(info);"));
+    assert!(!names_the_engine_directly("use mcp_smol::mcp_sansio::schema::Root;"));
+}
