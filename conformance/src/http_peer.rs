@@ -114,7 +114,7 @@ impl HttpPeer {
     /// those the caller did not give: `Mcp-Session-Id` once learned; `MCP-Protocol-Version`
     /// (the body's `_meta` version for a 2026-07-28-style request, else the version `initialize`
     /// negotiated); and for a request whose `params._meta` names a protocol version, `Mcp-Method`
-    /// and, for `tools/call`, `prompts/get` and `resources/read`, `Mcp-Name`.
+    /// and, for `tools/call`, `prompts/get`, `resources/read` and `tasks/*`, `Mcp-Name`.
     ///
     /// Returns once the response head arrived, the exchange failed, or 200 ms passed, so that
     /// messages sent one after the other reach a promptly answering server in that order. The
@@ -141,6 +141,7 @@ impl HttpPeer {
             let name = match method {
                 "tools/call" | "prompts/get" => params.and_then(|p| p.get("name")),
                 "resources/read" => params.and_then(|p| p.get("uri")),
+                "tasks/get" | "tasks/update" | "tasks/cancel" => params.and_then(|p| p.get("taskId")),
                 _ => None,
             };
             if let Some(name) = name.and_then(Value::as_str) {

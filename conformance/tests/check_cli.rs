@@ -111,14 +111,11 @@ fn the_demo_servers_skills_keep_the_skill_properties() {
             assert!(row[2].parse::<u32>().unwrap() > 0, "{property} was tested:\n{report}");
         }
     }
-    // A server without skills: the properties are not tested.
+    // A server without skills: the report has no row for them.
     let output = check(&["--cases", "4", "--seed", "1", "--timeout", "2"], &[demo()]);
     let report = stdout(&output);
-    assert_eq!(
-        row(&report, "skill-files")[1..],
-        ["not", "tested", "0", "no", "case", "tested", "it"],
-        "{report}"
-    );
+    assert!(output.status.success(), "{report}");
+    assert!(!report.contains("skill-"), "{report}");
 }
 
 /// Issue 28's acceptance: `check` finds the demo's planted skill-digest bug (a listed file
@@ -181,7 +178,7 @@ fn an_unbounded_sleep_is_reported_slow_and_the_server_stays_responsive() {
     assert_eq!(json["slow"][0]["key"], "tools/call sleep", "{json:#}");
     assert_eq!(json["slow"][0]["budgetMs"], 1000, "{json:#}");
     let properties = json["properties"].as_array().unwrap();
-    assert_eq!(properties.len(), 12);
+    assert_eq!(properties.len(), 9);
     let responsive = properties.iter().find(|p| p["property"] == "responsive").unwrap();
     assert_eq!(responsive["verdict"], "pass", "{json:#}");
 }
@@ -216,18 +213,16 @@ fn one_run_reports_three_violations_each_with_its_own_minimal_sequence() {
     assert!(report.contains("  known SDK deviation: the stdio transports"), "{report}");
     assert!(report.contains("(unknown method)\n  violated: the unknown method"), "{report}");
     assert!(report.contains("got error -32603 instead of error -32601"), "{report}");
-    assert!(report.contains("FAIL: 3 of 12 properties violated: parse-error, method-not-found, survives"));
+    assert!(report.contains("FAIL: 3 of 9 properties violated: parse-error, method-not-found, survives"));
     for property in ["one-response", "invalid-request", "invalid-params", "schema", "responsive"] {
         assert_eq!(row(&report, property)[1], "pass", "{report}");
     }
 
     let xml = std::fs::read_to_string(&junit).expect("the JUnit report");
     assert!(
-        xml.starts_with(
-            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites tests=\"12\" failures=\"3\""
-        )
+        xml.starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites tests=\"9\" failures=\"3\"")
     );
-    assert_eq!(xml.matches("<testcase ").count(), 12, "{xml}");
+    assert_eq!(xml.matches("<testcase ").count(), 9, "{xml}");
     assert_eq!(xml.matches("<failure ").count(), 3, "{xml}");
     assert!(xml.contains("<failure message=\"the unknown method mcp-conformance/no-such-"), "{xml}");
 

@@ -90,6 +90,37 @@
 //! for a method the modern era lacks) until an `initialize` arrives. Before either, requests
 //! without `_meta` are legacy and answered as always.
 //!
+//! ## Tasks (`--tasks`)
+//!
+//! With `--tasks` the server offers the tasks extension (SEP-2663): `server/discover` declares
+//! `extensions: {"io.modelcontextprotocol/tasks": {}}`. A 2026-07-28 `tools/call` whose
+//! `_meta` client capabilities declare the extension is answered with a task (`resultType:
+//! "task"`, status `working`, a 32-hex-digit id, `ttlMs: 600000`, `pollIntervalMs: 20`) when
+//! its tool runs on its own thread (`long_running`, `sleep`, `sample`, `elicit`, `list_roots`,
+//! `stderr_burst`): the task runs the tool, and ends `completed` with the `CallToolResult` the
+//! call would have had as `result`, or `failed` with its JSON-RPC `error`. The question a tool
+//! asks (`elicit`'s elicitation, say) makes the task `input_required`, with the call's
+//! `inputRequests` (keys never reused over a task's life); `tasks/update {taskId,
+//! inputResponses}` answers it, and the task goes on as the call's retry would. Two tools are
+//! listed last: `render {frames: 0..=20, frame_ms: 0..=100 = 20, fail = false}`, a task only
+//! (`-32021` with `data.requiredCapabilities.extensions` naming the extension when the request
+//! does not declare it, in either era), which sleeps `frames` × `frame_ms` ms, then completes
+//! with `structuredContent {frames, frameMs}` (its `outputSchema`), or fails with `-32000` when
+//! `fail`; and `cancelled_tasks`, the JSON array of the ids `tasks/cancel` named.
+//!
+//! `tasks/get {taskId}` answers the task now (the spec's `DetailedTask`: `inputRequests`,
+//! `result` or `error` with their status), `tasks/update` and `tasks/cancel` an empty
+//! acknowledgement; `tasks/cancel` is idempotent, and a task not ended yet ends `cancelled`
+//! (stderr: `demo-server: tasks/cancel <id>`). An unknown task id is `-32602` with
+//! `data.taskId`. Over HTTP the tasks belong to the stateless side that every 2026-07-28
+//! request shares (they outlive connections), and `Mcp-Name` must be the `taskId`. Without
+//! `--tasks`, `tasks/*` are `-32601` and nothing else changes.
+//!
+//! `--task-bug reused-id` (implies `--tasks`) plants a mistake for `mcp-conformance check` to
+//! find: task ids are `task-<n>`, `n` being one more than the number of tasks still running,
+//! so a task created after another one ended takes that one's id (and record): a `completed`
+//! task is seen `working` again. It takes two calls, one after the other, to show.
+//!
 //! # Tools
 //!
 //! | tool | arguments | result |
@@ -345,6 +376,7 @@ mod resources;
 mod server;
 mod skills;
 mod startup;
+mod tasks;
 mod tools;
 
 use std::io::{self, BufRead, Write};
@@ -353,6 +385,7 @@ use std::process::Child;
 use std::sync::Arc;
 
 pub use options::{Command, OAuthOptions, Options, SkillBug, USAGE};
+pub use tasks::TaskBug;
 
 use output::Output;
 use server::Server;

@@ -55,7 +55,7 @@ const MODERN_METHODS: [&str; 12] = [
 
 /// Whether `method` exists in the modern era.
 pub(crate) fn is_method(method: &str) -> bool {
-    MODERN_METHODS.contains(&method)
+    MODERN_METHODS.contains(&method) || super::tasks::METHODS.contains(&method)
 }
 
 /// How the session opened: it decides what a request without per-request `_meta` means.

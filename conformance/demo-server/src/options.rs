@@ -28,6 +28,11 @@ OPTIONS:
     --legacy-only        behave as a server of the initialize era only: server/discover is -32601 and
                          2026-07-28 `_meta` is ignored (for testing dual-era clients' fallback)
     --page-size N        list results hold at most N items and a nextCursor (0 = one page; default 0)
+    --tasks              offer the tasks extension (io.modelcontextprotocol/tasks, SEP-2663) on 2026-07-28:
+                         tools that run on their own thread answer with a task when a request declares
+                         it; tasks/get, tasks/update, tasks/cancel; the tools render and cancelled_tasks
+    --task-bug BUG       with a planted bug (implies --tasks): reused-id (a task created after another
+                         one ended takes its id, so a completed task shows working again)
     --skills             offer the skills extension (io.modelcontextprotocol/skills, SEP-2640): skills/list,
                          skills/get and the skills' files as skill:// resources
     --skill-bug BUG      with a planted bug (implies --skills): digest (a file's bytes do not match its
@@ -58,6 +63,10 @@ pub struct Options {
     pub http: Option<String>,
     /// Speak only the `initialize` era, as servers written before 2026-07-28 do.
     pub legacy_only: bool,
+    /// Offer the tasks extension (`--tasks`, or any `--task-bug`).
+    pub tasks: bool,
+    /// A planted tasks bug (`--task-bug`).
+    pub task_bug: Option<crate::TaskBug>,
     /// Offer the skills extension (`--skills`, or any `--skill-bug`).
     pub skills: bool,
     /// A planted skills bug (`--skill-bug`).
@@ -186,8 +195,9 @@ impl Options {
                 Some((flag, value)) if flag.starts_with("--") => (flag.to_owned(), Some(value.to_owned())),
                 _ => (arg.clone(), None),
             };
-            let takes_value = ["--page-size", "--http", "--oauth-client", "--oauth-token-ttl", "--skill-bug"]
-                .contains(&flag.as_str());
+            let takes_value =
+                ["--page-size", "--http", "--oauth-client", "--oauth-token-ttl", "--task-bug", "--skill-bug"]
+                    .contains(&flag.as_str());
             if inline_value.is_some() && !takes_value {
                 return Err(format!("option {flag} takes no value"));
             }
@@ -224,6 +234,12 @@ impl Options {
                 "--spawn-grandchild" => options.spawn_grandchild = true,
                 "--banner" => options.banner = true,
                 "--legacy-only" => options.legacy_only = true,
+                "--tasks" => options.tasks = true,
+                "--task-bug" => {
+                    let value = inline_value.or_else(|| args.next()).ok_or("--task-bug needs a bug name")?;
+                    options.task_bug = Some(crate::TaskBug::parse(&value)?);
+                    options.tasks = true;
+                }
                 "--oauth" => options.oauth = Some(OAuthOptions::default()),
                 "--oauth-client" => {
                     let value = inline_value
@@ -279,6 +295,8 @@ mod tests {
                 banner: true,
                 http: None,
                 legacy_only: false,
+                tasks: false,
+                task_bug: None,
                 skills: false,
                 skill_bug: None,
                 oauth: None,
@@ -319,6 +337,20 @@ mod tests {
         assert!(Options::parse(["--nope"]).is_err());
         assert!(Options::parse(["--http"]).is_err());
         assert!(Options::parse(["--http="]).is_err());
+    }
+
+    #[test]
+    fn parses_tasks_flags() {
+        assert_eq!(
+            Options::parse(["--tasks"]),
+            Ok(Command::Run(Options { tasks: true, ..Options::default() }))
+        );
+        let bug = Some(crate::TaskBug::ReusedId);
+        let expected = Ok(Command::Run(Options { tasks: true, task_bug: bug, ..Options::default() }));
+        assert_eq!(Options::parse(["--task-bug", "reused-id"]), expected);
+        assert_eq!(Options::parse(["--task-bug=reused-id"]), expected);
+        assert!(Options::parse(["--task-bug"]).is_err());
+        assert!(Options::parse(["--task-bug", "nope"]).unwrap_err().contains("reused-id"));
     }
 
     #[test]

@@ -37,7 +37,7 @@ use super::output::{Outlet, Output, Sink};
 use super::pagination::paginate;
 use super::resources::Subscriptions;
 use super::tools::{self, AddedTools, ToolCall};
-use super::{completion, lifecycle, prompts, resources, skills};
+use super::{completion, lifecycle, prompts, resources, skills, tasks};
 
 /// How often blocked handlers look at their cancel flag.
 pub(crate) const CANCEL_POLL: Duration = Duration::from_millis(5);
@@ -68,6 +68,8 @@ pub(crate) struct Server {
     listeners: Arc<Listeners>,
     /// The tools `add_tool` added to this session.
     pub(crate) added_tools: AddedTools,
+    /// The tasks of the tasks extension (`--tasks`).
+    pub(crate) tasks: tasks::Tasks,
 }
 
 /// Where the response to one request goes.
@@ -125,6 +127,7 @@ impl Server {
             era: EraCell::new(era),
             listeners,
             added_tools: AddedTools::default(),
+            tasks: tasks::Tasks::default(),
         }
     }
 
@@ -252,7 +255,7 @@ impl Server {
     }
 
     /// Delivers a response.
-    fn deliver(&self, reply: Reply, message: Value) {
+    pub(crate) fn deliver(&self, reply: Reply, message: Value) {
         match reply {
             Reply::Line => self.send(&message),
             // The receiver lives until every sender is gone; a failed send cannot happen.
@@ -278,6 +281,9 @@ impl Server {
             }
         }
         if method == "tools/call" {
+            if let Some(later) = self.task_call(&id, &params, None, &reply) {
+                return later;
+            }
             return match tools::prepare(&params, &self.added_tools, self.oauth_mode()) {
                 Ok(call) => self.call_tool(id, call, reply),
                 Err(error) => {
@@ -339,6 +345,11 @@ impl Server {
         meta: RequestMeta,
         reply: Reply,
     ) -> bool {
+        if method == "tools/call"
+            && let Some(later) = self.task_call(&id, params, Some(&meta), &reply)
+        {
+            return later;
+        }
         match method {
             "tools/call" => match tools::prepare_modern(params, meta, &self.added_tools, self.oauth_mode()) {
                 Ok(call) => self.call_tool(id, call, reply),
@@ -357,7 +368,7 @@ impl Server {
                 false
             }
             _ => {
-                let outcome = self.call_modern_method(method, params);
+                let outcome = self.call_modern_method(method, params).map(|r| self.offer_tasks(method, r));
                 self.deliver(reply, jsonrpc::response(&id, outcome));
                 false
             }
@@ -387,9 +398,7 @@ impl Server {
         let page_size = self.options.page_size;
         let listed = match method {
             "server/discover" => return Ok(modern::discover(&self.options)),
-            "tools/list" => {
-                paginate("tools", tools::list(&self.added_tools, self.oauth_mode()), page_size, params)
-            }
+            "tools/list" => paginate("tools", self.tool_list(), page_size, params),
             "resources/list" => paginate("resources", resources::list(), page_size, params),
             "resources/templates/list" => {
                 paginate("resourceTemplates", resources::templates(), page_size, params)
@@ -407,6 +416,7 @@ impl Server {
             }
             "prompts/get" => return prompts::get(params).map(modern::complete),
             "completion/complete" => return completion::complete(params).map(modern::complete),
+            method if tasks::METHODS.contains(&method) => return self.task_request(method, params),
             _ => return Err(RpcError::method_not_found(method)),
         };
         listed.map(modern::cacheable)
@@ -418,9 +428,7 @@ impl Server {
         match method {
             "initialize" => lifecycle::initialize(params, &self.options),
             "ping" => Ok(json!({})),
-            "tools/list" => {
-                paginate("tools", tools::list(&self.added_tools, self.oauth_mode()), page_size, params)
-            }
+            "tools/list" => paginate("tools", self.tool_list(), page_size, params),
             "resources/list" => paginate("resources", resources::list(), page_size, params),
             "resources/templates/list" => {
                 paginate("resourceTemplates", resources::templates(), page_size, params)

@@ -77,6 +77,11 @@ pub enum Action {
     Cancelled(Box<Action>),
     /// All of these sent before any answer is awaited.
     Concurrent(Vec<Action>),
+    /// `tasks/get` of a task id the server never made (the tasks extension).
+    UnknownTask(String),
+    /// A `tools/call` whose task, if it makes one, is cancelled with two `tasks/cancel` at once
+    /// (the tasks extension).
+    CancelTask(Box<Action>),
 }
 
 impl Action {
@@ -96,7 +101,9 @@ impl Action {
             Action::List(method) => ((*method).into(), json!({})),
             Action::Ping => ("ping".into(), json!({})),
             Action::UnknownMethod(method) => (method.clone(), json!({})),
-            Action::Malformed(_)
+            Action::UnknownTask(id) => ("tasks/get".into(), json!({"taskId": id})),
+            Action::CancelTask(_)
+            | Action::Malformed(_)
             | Action::InvalidRequest(_)
             | Action::Cancelled(_)
             | Action::Concurrent(_) => {
@@ -251,6 +258,9 @@ fn request_action(catalog: &Catalog) -> BoxedStrategy<Action> {
     // `ping` is gone in 2026-07-28; `server/discover` may be sent any time instead.
     let alive = if is_modern(&catalog.version) { Action::List("server/discover") } else { Action::Ping };
     choices.push((1, Just(alive).boxed()));
+    if let Some(tasks) = super::session::tasks::strategy(catalog) {
+        choices.push((3, tasks));
+    }
     choices.push((
         2,
         "[a-z]{1,8}".prop_map(|s| Action::UnknownMethod(format!("mcp-conformance/no-such-{s}"))).boxed(),
@@ -287,6 +297,8 @@ pub fn action_line(action: &Action) -> String {
         Action::Concurrent(actions) => {
             format!("concurrently: {}", actions.iter().map(action_line).collect::<Vec<_>>().join(" | "))
         }
+        Action::UnknownTask(id) => format!("tasks/get {id} (unknown task)"),
+        Action::CancelTask(inner) => format!("{}, its task cancelled twice", action_line(inner)),
     }
 }
 

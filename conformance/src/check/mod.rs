@@ -17,6 +17,9 @@
 //! - after a request is cancelled (by the sequence, or because it outlived its time budget),
 //!   the server still answers;
 //! - the server is still there at the end;
+//! - for a server that offers the tasks extension (2026-07-28), its tasks keep to the valid
+//!   status transitions, `tasks/get` of an unknown id is an error, `tasks/cancel` is
+//!   idempotent, and a task's result has the tool's result shape (see `session/tasks.rs`);
 //! - for a server that offers the skills extension (SEP-2640): every file a skill entry lists
 //!   reads back with the entry's size and `sha256:` digest, every entry's frontmatter `name` is
 //!   the last segment of its skill's path, and no skill lists more than 512 files or 16 MiB.
@@ -141,6 +144,14 @@ pub enum Property {
     Responsive,
     /// The server survives the sequence (`survives`).
     Survives,
+    /// A task's status moves only along valid transitions, and its id is fresh (`task-status`).
+    TaskStatus,
+    /// `tasks/get` of an unknown task id gets an error (`task-unknown`).
+    TaskUnknown,
+    /// `tasks/cancel` is acknowledged, twice (`task-cancel`).
+    TaskCancel,
+    /// A task has the SEP's shape and a completed one the tool's result shape (`task-result`).
+    TaskResult,
     /// A listed skill file reads back with its entry's size and digest (`skill-files`).
     SkillFiles,
     /// A skill entry's frontmatter `name` is the last segment of its path (`skill-name`).
@@ -151,7 +162,7 @@ pub enum Property {
 
 impl Property {
     /// Every property, in the order of the report.
-    pub const ALL: [Property; 12] = [
+    pub const ALL: [Property; 16] = [
         Property::OneResponse,
         Property::ParseError,
         Property::InvalidRequest,
@@ -161,6 +172,10 @@ impl Property {
         Property::OutputSchema,
         Property::Responsive,
         Property::Survives,
+        Property::TaskStatus,
+        Property::TaskUnknown,
+        Property::TaskCancel,
+        Property::TaskResult,
         Property::SkillFiles,
         Property::SkillName,
         Property::SkillLimits,
@@ -178,6 +193,10 @@ impl Property {
             Property::OutputSchema => "output-schema",
             Property::Responsive => "responsive",
             Property::Survives => "survives",
+            Property::TaskStatus => "task-status",
+            Property::TaskUnknown => "task-unknown",
+            Property::TaskCancel => "task-cancel",
+            Property::TaskResult => "task-result",
             Property::SkillFiles => "skill-files",
             Property::SkillName => "skill-name",
             Property::SkillLimits => "skill-limits",
@@ -196,10 +215,23 @@ impl Property {
             Property::OutputSchema => "structuredContent matches the tool's outputSchema",
             Property::Responsive => "after a cancellation, the server still answers",
             Property::Survives => "the server lives through every sequence",
+            Property::TaskStatus => "a task's status changes only validly; new tasks get new ids",
+            Property::TaskUnknown => "tasks/get of an unknown task id gets an error",
+            Property::TaskCancel => "tasks/cancel is acknowledged, and again when repeated",
+            Property::TaskResult => "tasks have their shape; a completed one the tool's result",
             Property::SkillFiles => "a listed skill file reads back with its entry's size and digest",
             Property::SkillName => "a skill's frontmatter name is the last segment of its path",
             Property::SkillLimits => "no skill lists more than 512 files or 16 MiB",
         }
+    }
+
+    /// Whether the property applies to a server that offers what `catalog` says (the tasks
+    /// properties only to one that offers the tasks extension, the skills properties only to
+    /// one that offers the skills extension): the report has a row for each property that
+    /// applies.
+    pub fn applies(self, catalog: &Catalog) -> bool {
+        (!session::tasks::is_task_property(self) || catalog.offers_tasks())
+            && (!skills::is_skill_property(self) || catalog.offers(SKILLS_EXTENSION))
     }
 
     /// The property with this name.

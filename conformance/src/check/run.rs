@@ -343,6 +343,7 @@ pub fn check_with_progress(
     let mut shrunk = shrunk.into_inner().unwrap_or_else(|e| e.into_inner());
     let properties = Property::ALL
         .into_iter()
+        .filter(|property| property.applies(&catalog))
         .map(|property| {
             let checks = state.checks.get(&property).copied().unwrap_or_default();
             let violation = shrunk.remove(&property);

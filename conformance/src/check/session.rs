@@ -31,6 +31,8 @@ use crate::peer::{Incoming, LivePeer, Target};
 use crate::rules::short;
 use crate::trace::{Direction, Trace, TraceBuffer, TraceHeader};
 
+pub(super) mod tasks;
+
 /// How long a case waits, for what.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Budgets {
@@ -156,6 +158,7 @@ pub(crate) async fn run_case_with(
     let recorder = Arc::new(Mutex::new(TraceBuffer::new(header)));
     let mut session = Session::start(target, options, plan, Some(Arc::clone(&recorder))).await?;
     session.tools = Some(&catalog.tools);
+    session.tasks.offered = catalog.offers_tasks();
     let mut out = Checker::new(catalog);
     match session.initialize().await {
         Ok(_) => {
@@ -308,6 +311,9 @@ impl<'a> Checker<'a> {
 
     /// Checks the answer to one request.
     fn answer(&mut self, action: &Action, method: &str, response: &Value) {
+        if self.task_answer(action, method, response) {
+            return;
+        }
         let version = self.catalog.version.as_str();
         let error = response.get("error");
         let code = error.and_then(|e| e.get("code")).and_then(Value::as_i64);
@@ -337,6 +343,7 @@ impl<'a> Checker<'a> {
         }
         let is_error_result = response.pointer("/result/isError").and_then(Value::as_bool) == Some(true);
         match action {
+            Action::UnknownTask(id) => self.unknown_task_answer(id, response),
             Action::UnknownMethod(m) => {
                 self.checked(Property::MethodNotFound);
                 if code != Some(-32601) {
@@ -496,6 +503,8 @@ struct Session<'a> {
     tools: Option<&'a [Value]>,
     /// How long each answer to a request that needs no work took.
     latencies: Vec<Duration>,
+    /// The tasks the server made (the tasks extension).
+    tasks: tasks::Tracker,
 }
 
 impl<'a> Session<'a> {
@@ -526,6 +535,7 @@ impl<'a> Session<'a> {
             modern: is_modern(&options.protocol_version),
             tools: None,
             latencies: Vec::new(),
+            tasks: tasks::Tracker::default(),
         })
     }
 
@@ -611,7 +621,7 @@ impl<'a> Session<'a> {
             if let Some(meta) = meta.as_object_mut() {
                 meta.insert(META_PROTOCOL_VERSION.into(), Value::from(self.version.clone()));
                 meta.insert(META_CLIENT_INFO.into(), client_info());
-                meta.insert(META_CLIENT_CAPABILITIES.into(), client_capabilities());
+                meta.insert(META_CLIENT_CAPABILITIES.into(), self.task_capabilities());
             }
         }
         let headers = match (self.modern, method, &self.tools) {
@@ -913,13 +923,18 @@ impl<'a> Session<'a> {
                         waiting.push(Waiting { id, method, action, budget });
                     }
                 }
+                let ids: Vec<(String, &Action)> = waiting.iter().map(|w| (w.id.clone(), w.action)).collect();
                 self.await_answers(waiting, out).await;
+                self.follow_tasks(&ids, out).await;
             }
+            Action::CancelTask(inner) => self.cancel_task(inner, out).await,
             other => {
                 let Some((method, params)) = other.request() else { return };
                 let budget = self.budget(other, &method);
                 let id = self.request(&method, params).await;
-                self.await_answers(vec![Waiting { id, method, action: other, budget }], out).await;
+                self.await_answers(vec![Waiting { id: id.clone(), method, action: other, budget }], out)
+                    .await;
+                self.follow_tasks(&[(id, other)], out).await;
             }
         }
         self.drain_findings(out);

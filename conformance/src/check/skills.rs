@@ -18,6 +18,12 @@ use serde_json::Value;
 use super::actions::Action;
 use super::{Catalog, Property};
 
+/// Whether `property` is one of the skills properties (a report has their rows only for a
+/// server that offers the extension).
+pub(crate) fn is_skill_property(property: Property) -> bool {
+    matches!(property, Property::SkillFiles | Property::SkillName | Property::SkillLimits)
+}
+
 /// The most skill files `check` picks its reads from.
 const MAX_FILES: usize = 256;
 

@@ -32,7 +32,7 @@ pub struct TaskRecord {
     /// The server's id of the task.
     pub task_id: String,
     /// The tool the task runs, when known: its result is checked against that tool's
-    /// `outputSchema` (when [`validate_output`](crate::ClientBuilder::validate_output) is on).
+    /// `outputSchema` (when `ClientBuilder::validate_output` is on).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool: Option<String>,
     /// The name the server gave itself (`serverInfo.name`), to tell records of different

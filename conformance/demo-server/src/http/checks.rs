@@ -78,6 +78,7 @@ pub(crate) fn modern_headers(
     let name = match method {
         "tools/call" | "prompts/get" => Some(("params.name", params.get("name"))),
         "resources/read" => Some(("params.uri", params.get("uri"))),
+        "tasks/get" | "tasks/update" | "tasks/cancel" => Some(("params.taskId", params.get("taskId"))),
         _ => None,
     };
     if let Some((what, Some(Value::String(value)))) = name {
