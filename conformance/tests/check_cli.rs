@@ -92,6 +92,56 @@ fn the_demo_server_passes_with_every_property_tested() {
     }
 }
 
+/// A server that offers the skills extension (SEP-2640) gets the skills properties: the demo's
+/// honest skills keep them, in both eras, with every one of them tested.
+#[test]
+fn the_demo_servers_skills_keep_the_skill_properties() {
+    for version in ["2025-11-25", "2026-07-28"] {
+        let options = ["--cases", "24", "--seed", "11", "--timeout", "2", "--protocol-version", version];
+        let output = check(&options, &[demo(), "--skills".into()]);
+        let report = stdout(&output);
+        assert!(output.status.success(), "{version}:\n{report}\n{}", stderr(&output));
+        assert!(
+            report.contains(&format!("({version}): 16 tools, 2 prompts, 3 resources, 2 skills")),
+            "{report}"
+        );
+        for property in ["skill-files", "skill-name", "skill-limits"] {
+            let row = row(&report, property);
+            assert_eq!(row[1], "pass", "{report}");
+            assert!(row[2].parse::<u32>().unwrap() > 0, "{property} was tested:\n{report}");
+        }
+    }
+    // A server without skills: the report has no row for them.
+    let output = check(&["--cases", "4", "--seed", "1", "--timeout", "2"], &[demo()]);
+    let report = stdout(&output);
+    assert!(output.status.success(), "{report}");
+    assert!(!report.contains("skill-"), "{report}");
+}
+
+/// Issue 28's acceptance: `check` finds the demo's planted skill-digest bug (a listed file
+/// served with one byte changed) and shrinks it to the one read that shows it.
+#[test]
+fn a_planted_skill_digest_bug_is_found_and_shrunk_to_the_read() {
+    let server = [demo(), "--skill-bug".into(), "digest".into()];
+    let output = check(&["--cases", "32", "--seed", "5", "--timeout", "2"], &server);
+    let report = stdout(&output);
+    assert_eq!(output.status.code(), Some(1), "{report}\n{}", stderr(&output));
+    assert_eq!(row(&report, "skill-files")[1], "FAIL", "{report}");
+    assert!(report.contains("skill-files: minimal failing sequence (1 step;"), "{report}");
+    assert!(
+        report.contains("  1. resources/read skill://pdf-processing/references/FORMS.md (a file of the skill skill://pdf-processing/SKILL.md, listed as 146 bytes, sha256:"),
+        "{report}"
+    );
+    assert!(
+        report.contains("  violated: the skill file skill://pdf-processing/references/FORMS.md reads back with digest sha256:"),
+        "{report}"
+    );
+    assert!(report.contains("FAIL: 1 of 12 properties violated: skill-files"), "{report}");
+    for property in ["skill-name", "skill-limits", "schema", "one-response"] {
+        assert_eq!(row(&report, property)[1], "pass", "{report}");
+    }
+}
+
 /// The issue's first acceptance item: a tool that sleeps as long as asked is slow, not broken.
 /// `check` cancels it, sees the server answer a ping, reports the call as slow, and passes.
 #[test]

@@ -171,6 +171,32 @@
 //! `greeting(name)` and `code_review(code, language?)`. Completion offers languages for
 //! `code_review`'s `language` and ids `1, 2, 3, 42` for the item template.
 //!
+//! # Skills (`--skills`)
+//!
+//! With `--skills` the server offers the skills extension (SEP-2640): its capabilities declare
+//! `extensions: {"io.modelcontextprotocol/skills": {}}`, and it answers `skills/list`
+//! (paginated by `--page-size`; cacheable on 2026-07-28) and `skills/get {uri}` (`-32602` with
+//! `data.uri` for a URI that is no skill's `SKILL.md`). Without it both are `-32601`. Two
+//! skills, each file readable with `resources/read` as text (not listed by `resources/list`):
+//!
+//! - `skill://pdf-processing/SKILL.md`, whose body sends the reader to
+//!   `references/FORMS.md` and `scripts/extract.py`; frontmatter with a nested `metadata`;
+//! - `skill://acme/billing/refunds/SKILL.md` (the prefix `acme/billing`), with
+//!   `examples/email.md`; a folded `description`, a `license` and a flow list
+//!   `allowed-tools`.
+//!
+//! Each entry's digests and sizes are computed from the bytes served, and its `frontmatter` is
+//! its `SKILL.md`'s. Every read of a skill file is logged to stderr (`demo-server: read skill
+//! file <uri>`), so a test can see what a client fetched and when.
+//!
+//! `--skill-bug BUG` (implies `--skills`) plants one mistake ([`SkillBug`]): `digest`
+//! (`references/FORMS.md` served with a byte changed), `size` (with a line more), `frontmatter`
+//! (`pdf-processing`'s `SKILL.md` says another `description` than its entry; its digest and
+//! size match what is served), `name` (`acme/billing/refunds` named `refund`), `unlisted`
+//! (`scripts/extract.py` left out of the entry, still served), `limits` (two more skills:
+//! `demo/too-many` lists 513 files, `demo/too-large` says its two files weigh 8 MiB and a byte
+//! each).
+//!
 //! # HTTP
 //!
 //! `mcp-demo-server --http 127.0.0.1:0` binds, prints the endpoint URL
@@ -348,6 +374,7 @@ mod pagination;
 mod prompts;
 mod resources;
 mod server;
+mod skills;
 mod startup;
 mod tasks;
 mod tools;
@@ -357,7 +384,7 @@ use std::net::TcpListener;
 use std::process::Child;
 use std::sync::Arc;
 
-pub use options::{Command, OAuthOptions, Options, USAGE};
+pub use options::{Command, OAuthOptions, Options, SkillBug, USAGE};
 pub use tasks::TaskBug;
 
 use output::Output;

@@ -4,6 +4,8 @@
 use serde_json::{Map, Value, json};
 
 use super::jsonrpc::RpcError;
+use super::options::Options;
+use super::skills;
 
 /// The protocol versions this server speaks, oldest first.
 pub(crate) const SUPPORTED_VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
@@ -33,26 +35,31 @@ pub(crate) fn server_info() -> Value {
     })
 }
 
-/// The server capabilities announced in the `initialize` and `server/discover` results.
-pub(crate) fn capabilities() -> Value {
-    json!({
+/// The server capabilities announced in the `initialize` and `server/discover` results (with
+/// `--skills`, the skills extension too).
+pub(crate) fn capabilities(options: &Options) -> Value {
+    let mut capabilities = json!({
         "tools": { "listChanged": true },
         "resources": { "subscribe": true, "listChanged": true },
         "prompts": { "listChanged": true },
         "logging": {},
         "completions": {},
-    })
+    });
+    if options.skills {
+        capabilities["extensions"] = json!({ skills::EXTENSION: {} });
+    }
+    capabilities
 }
 
 /// `initialize {protocolVersion, capabilities, clientInfo}` → the `InitializeResult`.
-pub(crate) fn initialize(params: &Map<String, Value>) -> Result<Value, RpcError> {
+pub(crate) fn initialize(params: &Map<String, Value>, options: &Options) -> Result<Value, RpcError> {
     let requested = params
         .get("protocolVersion")
         .and_then(Value::as_str)
         .ok_or_else(|| RpcError::invalid_params("initialize needs a string `protocolVersion`"))?;
     Ok(json!({
         "protocolVersion": negotiate(requested),
-        "capabilities": capabilities(),
+        "capabilities": capabilities(options),
         "serverInfo": server_info(),
         "instructions": INSTRUCTIONS,
     }))
@@ -73,9 +80,9 @@ mod tests {
 
     #[test]
     fn requires_a_protocol_version() {
-        assert!(initialize(&Map::new()).is_err());
+        assert!(initialize(&Map::new(), &Options::default()).is_err());
         let params = json!({"protocolVersion": "2025-03-26"}).as_object().cloned().expect("object");
-        let result = initialize(&params).expect("initialize");
+        let result = initialize(&params, &Options::default()).expect("initialize");
         assert_eq!(result["protocolVersion"], "2025-03-26");
         assert_eq!(result["serverInfo"]["name"], SERVER_NAME);
     }
@@ -83,7 +90,7 @@ mod tests {
     #[test]
     fn initialize_result_keeps_its_identity_and_instructions() {
         let params = json!({"protocolVersion": "2025-11-25"}).as_object().cloned().expect("object");
-        let result = initialize(&params).expect("initialize");
+        let result = initialize(&params, &Options::default()).expect("initialize");
         assert_eq!(
             result["serverInfo"],
             json!({"name": "mcp-demo-server", "title": "MCP demo server", "version": env!("CARGO_PKG_VERSION")})
@@ -94,5 +101,9 @@ mod tests {
              `greeting` prompt."
         );
         assert!(result.get("resultType").is_none());
+        assert!(result["capabilities"].get("extensions").is_none());
+        let skills = Options { skills: true, ..Options::default() };
+        let result = initialize(&params, &skills).expect("initialize");
+        assert_eq!(result["capabilities"]["extensions"], json!({"io.modelcontextprotocol/skills": {}}));
     }
 }

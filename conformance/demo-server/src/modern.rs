@@ -37,7 +37,7 @@ pub(crate) const CACHE_SCOPE: &str = "public";
 
 /// The methods of the modern era (no `initialize`, `ping`, `logging/setLevel`,
 /// `resources/subscribe` or `resources/unsubscribe`).
-const MODERN_METHODS: [&str; 10] = [
+const MODERN_METHODS: [&str; 12] = [
     "server/discover",
     "tools/list",
     "tools/call",
@@ -48,6 +48,9 @@ const MODERN_METHODS: [&str; 10] = [
     "prompts/get",
     "completion/complete",
     "subscriptions/listen",
+    // With `--skills` only (`-32601` otherwise, as for an unknown method).
+    "skills/list",
+    "skills/get",
 ];
 
 /// Whether `method` exists in the modern era.
@@ -236,10 +239,10 @@ pub(crate) fn cacheable(result: Value) -> Value {
 }
 
 /// `server/discover` → the `DiscoverResult`.
-pub(crate) fn discover() -> Value {
+pub(crate) fn discover(options: &super::options::Options) -> Value {
     cacheable(json!({
         "supportedVersions": supported_versions(),
-        "capabilities": lifecycle::capabilities(),
+        "capabilities": lifecycle::capabilities(options),
         "instructions": lifecycle::INSTRUCTIONS,
     }))
 }
@@ -520,8 +523,9 @@ mod tests {
         assert_eq!(listed["_meta"][META_SERVER_INFO]["name"], lifecycle::SERVER_NAME);
         let asked = complete(json!({"resultType": "input_required", "requestState": "x"}));
         assert_eq!(asked["resultType"], "input_required");
-        let discovered = discover();
-        assert_eq!(discovered["capabilities"], lifecycle::capabilities());
+        let options = super::super::options::Options::default();
+        let discovered = discover(&options);
+        assert_eq!(discovered["capabilities"], lifecycle::capabilities(&options));
         assert_eq!(discovered["supportedVersions"][0], "2026-07-28");
     }
 

@@ -33,6 +33,12 @@ OPTIONS:
                          it; tasks/get, tasks/update, tasks/cancel; the tools render and cancelled_tasks
     --task-bug BUG       with a planted bug (implies --tasks): reused-id (a task created after another
                          one ended takes its id, so a completed task shows working again)
+    --skills             offer the skills extension (io.modelcontextprotocol/skills, SEP-2640): skills/list,
+                         skills/get and the skills' files as skill:// resources
+    --skill-bug BUG      with a planted bug (implies --skills): digest (a file's bytes do not match its
+                         digest), size (nor its size), frontmatter (SKILL.md's frontmatter differs from
+                         the entry's), name (a name that is not its path's last segment), unlisted (a
+                         file the entry leaves out), limits (two skills past the spec's limits)
     --flood-stderr       a background thread writes ~1 KiB lines to stderr forever
     --spawn-grandchild   spawn `sleep 3600` in the server's process group and print its pid to stderr
     --banner             print a few startup lines to stderr
@@ -61,10 +67,58 @@ pub struct Options {
     pub tasks: bool,
     /// A planted tasks bug (`--task-bug`).
     pub task_bug: Option<crate::TaskBug>,
+    /// Offer the skills extension (`--skills`, or any `--skill-bug`).
+    pub skills: bool,
+    /// A planted skills bug (`--skill-bug`).
+    pub skill_bug: Option<SkillBug>,
     /// OAuth mode of the HTTP server (`--oauth`): `/mcp` needs a bearer token, and the server
     /// is its own authorization server (see the crate docs, "OAuth"). Only HTTP uses it: stdio
     /// ignores it.
     pub oauth: Option<OAuthOptions>,
+}
+
+/// A deliberate mistake in the skills the demo serves (`--skill-bug`), for showing that clients
+/// refuse what does not verify and that `mcp-conformance check` finds it. See the crate docs,
+/// "Skills".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SkillBug {
+    /// `pdf-processing`'s `references/FORMS.md` is served with one byte changed (its size is right).
+    Digest,
+    /// `pdf-processing`'s `references/FORMS.md` is served with a line more than its size says.
+    Size,
+    /// `pdf-processing`'s `SKILL.md` says another `description` than its entry (its digest and
+    /// size are those of what is served).
+    Frontmatter,
+    /// `acme/billing/refunds` is named `refund`, in its entry and in its `SKILL.md`.
+    Name,
+    /// `pdf-processing`'s entry leaves out `scripts/extract.py`, which is still served.
+    Unlisted,
+    /// Two more skills: `demo/too-many` lists 513 files, `demo/too-large` 16 MiB and a byte.
+    Limits,
+}
+
+impl SkillBug {
+    /// Every bug, in the order of `--help`.
+    pub const ALL: [SkillBug; 6] = [
+        SkillBug::Digest,
+        SkillBug::Size,
+        SkillBug::Frontmatter,
+        SkillBug::Name,
+        SkillBug::Unlisted,
+        SkillBug::Limits,
+    ];
+
+    /// The name `--skill-bug` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            SkillBug::Digest => "digest",
+            SkillBug::Size => "size",
+            SkillBug::Frontmatter => "frontmatter",
+            SkillBug::Name => "name",
+            SkillBug::Unlisted => "unlisted",
+            SkillBug::Limits => "limits",
+        }
+    }
 }
 
 /// The settings of OAuth mode (`--oauth`, `--oauth-client`, `--oauth-token-ttl`).
@@ -141,8 +195,9 @@ impl Options {
                 Some((flag, value)) if flag.starts_with("--") => (flag.to_owned(), Some(value.to_owned())),
                 _ => (arg.clone(), None),
             };
-            let takes_value = ["--page-size", "--http", "--oauth-client", "--oauth-token-ttl", "--task-bug"]
-                .contains(&flag.as_str());
+            let takes_value =
+                ["--page-size", "--http", "--oauth-client", "--oauth-token-ttl", "--task-bug", "--skill-bug"]
+                    .contains(&flag.as_str());
             if inline_value.is_some() && !takes_value {
                 return Err(format!("option {flag} takes no value"));
             }
@@ -162,6 +217,18 @@ impl Options {
                         .filter(|value| !value.is_empty())
                         .ok_or_else(|| "--http needs an address such as 127.0.0.1:0".to_owned())?;
                     options.http = Some(value);
+                }
+                "--skills" => options.skills = true,
+                "--skill-bug" => {
+                    let value = inline_value
+                        .or_else(|| args.next())
+                        .ok_or_else(|| "--skill-bug needs a bug name".to_owned())?;
+                    let bug = SkillBug::ALL.into_iter().find(|bug| bug.name() == value).ok_or_else(|| {
+                        let names: Vec<&str> = SkillBug::ALL.iter().map(|bug| bug.name()).collect();
+                        format!("--skill-bug expects one of {}, got {value:?}", names.join(", "))
+                    })?;
+                    options.skills = true;
+                    options.skill_bug = Some(bug);
                 }
                 "--flood-stderr" => options.flood_stderr = true,
                 "--spawn-grandchild" => options.spawn_grandchild = true,
@@ -230,6 +297,8 @@ mod tests {
                 legacy_only: false,
                 tasks: false,
                 task_bug: None,
+                skills: false,
+                skill_bug: None,
                 oauth: None,
             }))
         );
@@ -282,6 +351,22 @@ mod tests {
         assert_eq!(Options::parse(["--task-bug=reused-id"]), expected);
         assert!(Options::parse(["--task-bug"]).is_err());
         assert!(Options::parse(["--task-bug", "nope"]).unwrap_err().contains("reused-id"));
+    }
+
+    #[test]
+    fn parses_skills_flags() {
+        assert_eq!(
+            Options::parse(["--skills"]),
+            Ok(Command::Run(Options { skills: true, ..Options::default() }))
+        );
+        for bug in SkillBug::ALL {
+            let expected = Options { skills: true, skill_bug: Some(bug), ..Options::default() };
+            assert_eq!(Options::parse(["--skill-bug", bug.name()]), Ok(Command::Run(expected.clone())));
+            assert_eq!(Options::parse([format!("--skill-bug={}", bug.name())]), Ok(Command::Run(expected)));
+        }
+        assert!(Options::parse(["--skill-bug"]).is_err());
+        assert!(Options::parse(["--skill-bug", "nope"]).is_err());
+        assert!(Options::parse(["--skills=yes"]).is_err());
     }
 
     #[test]

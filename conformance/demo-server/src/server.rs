@@ -37,7 +37,7 @@ use super::output::{Outlet, Output, Sink};
 use super::pagination::paginate;
 use super::resources::Subscriptions;
 use super::tools::{self, AddedTools, ToolCall};
-use super::{completion, lifecycle, prompts, resources, tasks};
+use super::{completion, lifecycle, prompts, resources, skills, tasks};
 
 /// How often blocked handlers look at their cancel flag.
 pub(crate) const CANCEL_POLL: Duration = Duration::from_millis(5);
@@ -397,19 +397,23 @@ impl Server {
     fn call_modern_method(&self, method: &str, params: &Map<String, Value>) -> Result<Value, RpcError> {
         let page_size = self.options.page_size;
         let listed = match method {
-            "server/discover" => return Ok(modern::discover()),
+            "server/discover" => return Ok(modern::discover(&self.options)),
             "tools/list" => paginate("tools", self.tool_list(), page_size, params),
             "resources/list" => paginate("resources", resources::list(), page_size, params),
             "resources/templates/list" => {
                 paginate("resourceTemplates", resources::templates(), page_size, params)
             }
-            "resources/read" => resources::read(params).map_err(|mut error| {
+            "resources/read" => self.read_resource(params).map_err(|mut error| {
                 if error.code == RESOURCE_NOT_FOUND {
                     error.code = INVALID_PARAMS;
                 }
                 error
             }),
             "prompts/list" => paginate("prompts", prompts::list(), page_size, params),
+            "skills/list" if self.options.skills => skills::list(&self.options, params),
+            "skills/get" if self.options.skills => {
+                return skills::get(&self.options, params).map(modern::complete);
+            }
             "prompts/get" => return prompts::get(params).map(modern::complete),
             "completion/complete" => return completion::complete(params).map(modern::complete),
             method if tasks::METHODS.contains(&method) => return self.task_request(method, params),
@@ -422,14 +426,16 @@ impl Server {
     fn call_method(&self, method: &str, params: &Map<String, Value>) -> Result<Value, RpcError> {
         let page_size = self.options.page_size;
         match method {
-            "initialize" => lifecycle::initialize(params),
+            "initialize" => lifecycle::initialize(params, &self.options),
             "ping" => Ok(json!({})),
             "tools/list" => paginate("tools", self.tool_list(), page_size, params),
             "resources/list" => paginate("resources", resources::list(), page_size, params),
             "resources/templates/list" => {
                 paginate("resourceTemplates", resources::templates(), page_size, params)
             }
-            "resources/read" => resources::read(params),
+            "resources/read" => self.read_resource(params),
+            "skills/list" if self.options.skills => skills::list(&self.options, params),
+            "skills/get" if self.options.skills => skills::get(&self.options, params),
             "resources/subscribe" => self.subscriptions.subscribe(params),
             "resources/unsubscribe" => self.subscriptions.unsubscribe(params),
             "prompts/list" => paginate("prompts", prompts::list(), page_size, params),
@@ -437,6 +443,15 @@ impl Server {
             "completion/complete" => completion::complete(params),
             "logging/setLevel" => self.log_filter.set_level(params),
             _ => Err(RpcError::method_not_found(method)),
+        }
+    }
+
+    /// `resources/read`: a skill's file (with `--skills`), or one of the demo's resources.
+    fn read_resource(&self, params: &Map<String, Value>) -> Result<Value, RpcError> {
+        let uri = params.get("uri").and_then(Value::as_str);
+        match uri.filter(|_| self.options.skills).and_then(|uri| skills::read(&self.options, uri)) {
+            Some(read) => Ok(read),
+            None => resources::read(params),
         }
     }
 

@@ -10,6 +10,12 @@
 //! (for the schema-echo scenarios). The process exits by itself: 0 when everything succeeded
 //! (a tool the server then refuses with a JSON-RPC error does not count as a client failure),
 //! 1 otherwise, and never later than [`DEADLINE`].
+//!
+//! The skills scenarios (`sep-2640-client-*`, SEP-2640) get a host instead ([`skills_host`]):
+//! it declares the skills extension, lists the skills and, unless the scenario is about not
+//! fetching (`sep-2640-client-no-prefetch`: the host's task needs no skill), loads the first
+//! one: `SKILL.md`, verified against its entry, and only then the supporting files it refers to.
+//! A file that does not verify stops it with exit status 1.
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -18,8 +24,10 @@ use mcp_hyper::HyperTransport;
 use mcp_sansio::ProtocolVersion;
 use mcp_sansio::auth::{AuthConfig, ClientInfo, IdentityAssertion, SigningKey};
 use mcp_sansio::http::{HttpConfig, HttpMethod, HttpRequest};
-use mcp_sansio::schema::{ClientCapabilities, ElicitRequestParams, ElicitResult, Implementation, JsonObject};
-use mcp_smol::{ClientApi, HttpTransport, OAuth};
+use mcp_sansio::schema::{
+    ClientCapabilities, ElicitRequestParams, ElicitResult, Implementation, JsonObject, SKILL_MD, Skill,
+};
+use mcp_smol::{ClientApi, HttpTransport, OAuth, SkillError};
 use mcp_smol::{ClientBuilder, ClientHandler, HandlerFuture};
 use serde_json::{Value, json};
 
@@ -194,24 +202,73 @@ async fn headless_authorization(transport: &HyperTransport, url: String) -> Resu
         .ok_or_else(|| format!("the authorization endpoint answered {} without a redirect", response.status))
 }
 
+/// The supporting files a host reads once `SKILL.md` verified: those of the entry that its text
+/// names (as the model would follow its references), or, when it names none, the first one
+/// listed (the task needs one).
+fn supporting_files<'a>(skill: &'a Skill, skill_md: &str) -> Vec<&'a str> {
+    let root = skill.root().unwrap_or_default();
+    let files: Vec<&str> = skill
+        .files()
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|file| file.uri.strip_prefix(root))
+        .filter(|relative| *relative != SKILL_MD)
+        .collect();
+    let named: Vec<&str> = files.iter().copied().filter(|relative| skill_md.contains(relative)).collect();
+    if named.is_empty() { files.into_iter().take(1).collect() } else { named }
+}
+
+/// The host of the skills scenarios: lists the skills; unless `scenario` is about not fetching
+/// ahead of need, loads the first skill's `SKILL.md` and, only if it verifies, the supporting
+/// files it names. A file that does not verify ends the run with an error (exit status 1); no
+/// byte of it is used.
+async fn skills_host(client: &mcp_smol::Client, scenario: &str) -> Result<(), String> {
+    let skills = client.list_all_skills().await.map_err(|e| format!("listing skills: {e}"))?;
+    eprintln!("listed {} skill(s): {:?}", skills.len(), skills.iter().map(|s| &s.uri).collect::<Vec<_>>());
+    if scenario == "sep-2640-client-no-prefetch" {
+        // The task at hand needs no skill: nothing is fetched.
+        return Ok(());
+    }
+    let Some(skill) = skills.first() else { return Err("the server lists no skill".into()) };
+    let refused = |path: &str, e: SkillError| format!("refusing {path} of {}: {e}", skill.uri);
+    let skill_md = client.read_skill_file(skill, SKILL_MD).await.map_err(|e| refused(SKILL_MD, e))?;
+    eprintln!("loaded {} ({} bytes, verified)", skill.uri, skill_md.len());
+    let text = String::from_utf8_lossy(&skill_md);
+    for path in supporting_files(skill, &text) {
+        let bytes = client.read_skill_file(skill, path).await.map_err(|e| refused(path, e))?;
+        eprintln!("read {path} ({} bytes, verified)", bytes.len());
+    }
+    Ok(())
+}
+
 async fn run(url: String) -> Result<(), String> {
     let capabilities = ClientCapabilities {
         elicitation: Some(JsonObject::from_iter([("form".to_owned(), json!({}))])),
         ..Default::default()
     };
+    let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
+    let skills = scenario.starts_with("sep-2640-client-");
     let transport = HyperTransport::new();
-    let client = ClientBuilder::new(Implementation::new("mcp-sansio-conformance", env!("CARGO_PKG_VERSION")))
-        .configure(|config| config.with_capabilities(capabilities).with_versions(&versions()))
-        .handler(AcceptDefaults)
-        .oauth(oauth(&transport)?)
-        .spawn_http(HttpConfig::new(url), transport)
-        .await
-        .map_err(|e| format!("connecting: {e}"))?;
+    let mut builder =
+        ClientBuilder::new(Implementation::new("mcp-sansio-conformance", env!("CARGO_PKG_VERSION")))
+            .configure(|config| config.with_capabilities(capabilities).with_versions(&versions()))
+            .handler(AcceptDefaults)
+            .oauth(oauth(&transport)?);
+    if skills {
+        builder = builder.skills();
+    }
+    let client =
+        builder.spawn_http(HttpConfig::new(url), transport).await.map_err(|e| format!("connecting: {e}"))?;
     eprintln!(
         "connected: protocol {:?}, server {:?}",
         client.protocol_version().map(|v| v.as_str()),
         client.server_info().map(|i| i.name)
     );
+    if skills {
+        let outcome = skills_host(&client, &scenario).await;
+        client.close().await;
+        return outcome;
+    }
     let has_tools = client.server_capabilities().is_some_and(|c| c.tools.is_some());
     let mut outcome = Ok(());
     if has_tools {

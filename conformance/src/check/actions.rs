@@ -4,7 +4,7 @@
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
-use super::{Catalog, is_modern};
+use super::{Catalog, is_modern, skills};
 use crate::arguments;
 use crate::rules::short;
 
@@ -47,6 +47,22 @@ pub enum Action {
         /// Whether the server listed it.
         listed: bool,
     },
+    /// `resources/read` of a file a skill entry lists, with what the entry says of it.
+    ReadSkillFile {
+        /// The skill's `SKILL.md` URI.
+        skill: String,
+        /// The file.
+        uri: String,
+        /// Its digest, as listed.
+        digest: String,
+        /// Its size, as listed.
+        size: u64,
+    },
+    /// `skills/get` of a listed skill.
+    GetSkill {
+        /// The skill's `SKILL.md` URI.
+        uri: String,
+    },
     /// A `*/list` request.
     List(&'static str),
     /// `ping`.
@@ -78,7 +94,10 @@ impl Action {
             Action::GetPrompt { name, arguments, .. } => {
                 ("prompts/get".into(), json!({"name": name, "arguments": arguments}))
             }
-            Action::ReadResource { uri, .. } => ("resources/read".into(), json!({"uri": uri})),
+            Action::ReadResource { uri, .. } | Action::ReadSkillFile { uri, .. } => {
+                ("resources/read".into(), json!({"uri": uri}))
+            }
+            Action::GetSkill { uri } => ("skills/get".into(), json!({"uri": uri})),
             Action::List(method) => ((*method).into(), json!({})),
             Action::Ping => ("ping".into(), json!({})),
             Action::UnknownMethod(method) => (method.clone(), json!({})),
@@ -216,11 +235,23 @@ fn request_action(catalog: &Catalog) -> BoxedStrategy<Action> {
                 .boxed(),
         ));
     }
+    let reads = skills::file_reads(catalog);
+    if !reads.is_empty() {
+        choices.push((4, proptest::sample::select(reads).boxed()));
+    }
+    let skill_uris = skills::skill_uris(catalog);
+    if !skill_uris.is_empty() {
+        choices
+            .push((1, proptest::sample::select(skill_uris).prop_map(|uri| Action::GetSkill { uri }).boxed()));
+    }
     let mut lists = vec!["tools/list", "prompts/list", "resources/list", "resources/templates/list"];
     lists.retain(|m| {
         let capability = m.split('/').next().unwrap_or_default();
         catalog.has(capability)
     });
+    if catalog.offers(mcp_sansio::schema::SKILLS_EXTENSION) {
+        lists.push("skills/list");
+    }
     if !lists.is_empty() {
         choices.push((1, proptest::sample::select(lists).prop_map(Action::List).boxed()));
     }
@@ -250,6 +281,10 @@ pub fn action_line(action: &Action) -> String {
         }
         Action::GetPrompt { name, arguments, .. } => format!("prompts/get {name} {}", short(arguments)),
         Action::ReadResource { uri, .. } => format!("resources/read {uri}"),
+        Action::ReadSkillFile { skill, uri, digest, size } => {
+            format!("resources/read {uri} (a file of the skill {skill}, listed as {size} bytes, {digest})")
+        }
+        Action::GetSkill { uri } => format!("skills/get {uri}"),
         Action::List(method) => (*method).to_owned(),
         Action::Ping => "ping".into(),
         Action::UnknownMethod(method) => format!("{method} (unknown method)"),
@@ -271,7 +306,9 @@ pub(crate) fn request_summary(action: &Action) -> String {
     match action {
         Action::CallTool { name, arguments, .. } => format!("{name} {}", short(arguments)),
         Action::GetPrompt { name, .. } => name.clone(),
-        Action::ReadResource { uri, .. } => uri.clone(),
+        Action::ReadResource { uri, .. } | Action::ReadSkillFile { uri, .. } | Action::GetSkill { uri } => {
+            uri.clone()
+        }
         _ => String::new(),
     }
 }

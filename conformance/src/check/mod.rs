@@ -19,7 +19,10 @@
 //! - the server is still there at the end;
 //! - for a server that offers the tasks extension (2026-07-28), its tasks keep to the valid
 //!   status transitions, `tasks/get` of an unknown id is an error, `tasks/cancel` is
-//!   idempotent, and a task's result has the tool's result shape (see `session/tasks.rs`).
+//!   idempotent, and a task's result has the tool's result shape (see `session/tasks.rs`);
+//! - for a server that offers the skills extension (SEP-2640): every file a skill entry lists
+//!   reads back with the entry's size and `sha256:` digest, every entry's frontmatter `name` is
+//!   the last segment of its skill's path, and no skill lists more than 512 files or 16 MiB.
 //!
 //! A tool call that takes longer than its budget is not a failure: MCP lets a request run until
 //! it is cancelled. It is cancelled, the server must answer a probe, and the call is reported
@@ -36,12 +39,14 @@ mod report;
 mod run;
 mod session;
 mod shrink;
+mod skills;
 
 use std::collections::BTreeSet;
 use std::fmt;
 use std::io;
 use std::time::Duration;
 
+use mcp_sansio::schema::SKILLS_EXTENSION;
 use proptest::test_runner::TestCaseError;
 use serde_json::{Value, json};
 
@@ -147,11 +152,17 @@ pub enum Property {
     TaskCancel,
     /// A task has the SEP's shape and a completed one the tool's result shape (`task-result`).
     TaskResult,
+    /// A listed skill file reads back with its entry's size and digest (`skill-files`).
+    SkillFiles,
+    /// A skill entry's frontmatter `name` is the last segment of its path (`skill-name`).
+    SkillName,
+    /// No skill lists more than 512 files or 16 MiB (`skill-limits`).
+    SkillLimits,
 }
 
 impl Property {
     /// Every property, in the order of the report.
-    pub const ALL: [Property; 13] = [
+    pub const ALL: [Property; 16] = [
         Property::OneResponse,
         Property::ParseError,
         Property::InvalidRequest,
@@ -165,6 +176,9 @@ impl Property {
         Property::TaskUnknown,
         Property::TaskCancel,
         Property::TaskResult,
+        Property::SkillFiles,
+        Property::SkillName,
+        Property::SkillLimits,
     ];
 
     /// The name `--allow` takes.
@@ -183,6 +197,9 @@ impl Property {
             Property::TaskUnknown => "task-unknown",
             Property::TaskCancel => "task-cancel",
             Property::TaskResult => "task-result",
+            Property::SkillFiles => "skill-files",
+            Property::SkillName => "skill-name",
+            Property::SkillLimits => "skill-limits",
         }
     }
 
@@ -202,14 +219,19 @@ impl Property {
             Property::TaskUnknown => "tasks/get of an unknown task id gets an error",
             Property::TaskCancel => "tasks/cancel is acknowledged, and again when repeated",
             Property::TaskResult => "tasks have their shape; a completed one the tool's result",
+            Property::SkillFiles => "a listed skill file reads back with its entry's size and digest",
+            Property::SkillName => "a skill's frontmatter name is the last segment of its path",
+            Property::SkillLimits => "no skill lists more than 512 files or 16 MiB",
         }
     }
 
     /// Whether the property applies to a server that offers what `catalog` says (the tasks
-    /// properties only to one that offers the tasks extension): the report has a row for each
-    /// property that applies.
+    /// properties only to one that offers the tasks extension, the skills properties only to
+    /// one that offers the skills extension): the report has a row for each property that
+    /// applies.
     pub fn applies(self, catalog: &Catalog) -> bool {
-        !session::tasks::is_task_property(self) || catalog.offers_tasks()
+        (!session::tasks::is_task_property(self) || catalog.offers_tasks())
+            && (!skills::is_skill_property(self) || catalog.offers(SKILLS_EXTENSION))
     }
 
     /// The property with this name.
@@ -322,9 +344,15 @@ fn client_info() -> Value {
     json!({"name": CLIENT_NAME, "version": env!("CARGO_PKG_VERSION")})
 }
 
-/// What the check client declares: roots, sampling and elicitation, all answered.
+/// What the check client declares: roots, sampling and elicitation, all answered, and the skills
+/// extension (so that a server offering it answers `skills/list` and `skills/get`).
 fn client_capabilities() -> Value {
-    json!({"roots": {"listChanged": true}, "sampling": {}, "elicitation": {}})
+    json!({
+        "roots": {"listChanged": true},
+        "sampling": {},
+        "elicitation": {},
+        "extensions": {SKILLS_EXTENSION: {}},
+    })
 }
 
 /// What the server offers, learned once before the cases.
@@ -342,11 +370,19 @@ pub struct Catalog {
     pub prompts: Vec<Value>,
     /// The URIs of the listed resources.
     pub resources: Vec<String>,
+    /// The skill entries `skills/list` gave (the first 16), when the server offers the skills
+    /// extension.
+    pub skills: Vec<Value>,
 }
 
 impl Catalog {
     fn has(&self, capability: &str) -> bool {
         self.capabilities.get(capability).is_some()
+    }
+
+    /// Whether the server offers extension `id`.
+    fn offers(&self, id: &str) -> bool {
+        self.capabilities.get("extensions").and_then(|e| e.get(id)).is_some()
     }
 
     fn tool(&self, name: &str) -> Option<&Value> {

@@ -153,8 +153,12 @@ impl CheckReport {
         let name = info.get("name").and_then(Value::as_str).unwrap_or("?");
         let version =
             info.get("version").and_then(Value::as_str).map(|v| format!(" {v}")).unwrap_or_default();
+        let skills = match self.catalog.skills.len() {
+            0 => String::new(),
+            n => format!(", {}", count(n, "skill")),
+        };
         format!(
-            "server {name}{version} ({}): {}, {}, {}",
+            "server {name}{version} ({}): {}, {}, {}{skills}",
             self.catalog.version,
             count(self.catalog.tools.len(), "tool"),
             count(self.catalog.prompts.len(), "prompt"),

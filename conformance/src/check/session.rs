@@ -16,15 +16,15 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use mcp_sansio::schema::{
-    META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION, META_SERVER_INFO,
+    META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION, META_SERVER_INFO, SKILLS_EXTENSION,
 };
 
 use super::actions::{Action, ArgumentKind, action_line, request_summary};
-use super::headers;
 use super::{
     Catalog, CheckOptions, Finding, Property, SdkDeviation, SlowRequest, client_capabilities, client_info,
     is_modern,
 };
+use super::{headers, skills};
 use crate::json_schema::Schema;
 use crate::official;
 use crate::peer::{Incoming, LivePeer, Target};
@@ -395,7 +395,21 @@ impl<'a> Checker<'a> {
             Action::ReadResource { uri, listed: false } if code.is_none() => {
                 self.warn(format!("resources/read of the unlisted {uri} succeeded"));
             }
+            Action::ReadSkillFile { uri, digest, size, .. } => {
+                self.checked(Property::SkillFiles);
+                if let Some(why) = skills::judge_read(uri, digest, *size, response) {
+                    self.finding(Property::SkillFiles, why);
+                }
+            }
             _ => {}
+        }
+        if let Some(result) = response.get("result") {
+            for (property, verdict) in skills::judge_entries(method, result) {
+                self.checked(property);
+                if let Some(why) = verdict {
+                    self.finding(property, why);
+                }
+            }
         }
     }
 
@@ -1222,6 +1236,10 @@ pub async fn explore(target: &Target, options: &CheckOptions) -> io::Result<Cata
             .filter_map(|r| r.get("uri").and_then(Value::as_str).map(str::to_owned))
             .take(16)
             .collect();
+    }
+    if catalog.offers(SKILLS_EXTENSION) {
+        catalog.skills = session.list_all("skills/list", "skills").await;
+        catalog.skills.truncate(16);
     }
     session.close().await;
     Ok(catalog)

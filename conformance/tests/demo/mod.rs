@@ -74,8 +74,14 @@ pub(crate) struct DemoHttp {
 
 impl DemoHttp {
     pub(crate) fn start() -> Self {
+        Self::start_with(&[])
+    }
+
+    /// The demo server over HTTP with more flags (`--skills`, ...).
+    pub(crate) fn start_with(args: &[&str]) -> Self {
         let mut child = Command::new(demo_path())
             .args(["--http", "127.0.0.1:0"])
+            .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

@@ -36,6 +36,9 @@
 //!   `OutputSchemas`).
 //! - [`Pool`]: several connections behind the same [`ClientApi`], round-robin, random or
 //!   least-busy, with members added and removed at run time and dead ones restarted.
+//! - Skills (the `skills` feature): a server's skills listed, and their files read only when
+//!   needed and returned only once verified against their entry ([`Client::read_skill_file`],
+//!   [`SkillError`]).
 //! - Observability: [`Client::stats`] (requests tracked, completed, failed, timed out,
 //!   cancelled; messages, bytes, parse errors), `tracing` spans per connection
 //!   (`mcp_connection`) and per request (`mcp_request`: method, id, outcome, duration), and
@@ -58,6 +61,10 @@
 //!   DPoP is never used. On through the default features of `mcp-hyper` and `mcp-surf`.
 //! - `output-schema`: validation of tool results against the tools' `outputSchema`, with the
 //!   jsonschema crate (see above).
+//! - `skills`: the skills extension (SEP-2640): [`Client::list_skills`],
+//!   [`Client::get_skill`], and [`Client::read_skill_file`], which returns a skill's file only
+//!   once its size, `sha256:` digest and (for `SKILL.md`) frontmatter match the skill's entry;
+//!   an optional [`SkillCache`]. With mcp-sansio's `skills` feature (sha2).
 //!
 //! The guide for application developers is `docs/guide.md` in the repository; each crate's
 //! `examples/` has a runnable program per feature.
@@ -83,7 +90,8 @@
 #![deny(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 // Some docs link to the HTTP client and OAuth, which only the `http` feature builds.
-#![cfg_attr(not(feature = "http"), allow(rustdoc::broken_intra_doc_links))]
+// And to the skills methods, which only the `skills` feature builds.
+#![cfg_attr(any(not(feature = "http"), not(feature = "skills")), allow(rustdoc::broken_intra_doc_links))]
 
 mod api;
 mod apps;
@@ -107,6 +115,8 @@ mod notifications;
 mod output_schema;
 mod pool;
 mod shared;
+#[cfg(feature = "skills")]
+mod skills;
 mod source_waker;
 mod stdio;
 mod tasks;
@@ -127,10 +137,17 @@ pub use handler::{ClientHandler, DefaultHandler, HandlerFuture};
 pub use http::{HttpResponse, HttpTransport};
 #[cfg(feature = "http")]
 pub use loopback::LoopbackRedirect;
+/// The skills model, from the engine: an entry, its files, and why one does not verify.
+#[cfg(feature = "skills")]
+pub use mcp_sansio::schema::{
+    FrontmatterError, ListSkillsResult, Skill, SkillFile, SkillResources, SkillVerifyError,
+};
 pub use notifications::{ListKind, NotificationHandler, Notifications, RecvError};
 #[cfg(feature = "output-schema")]
 pub use output_schema::{OutputSchemaError, OutputSchemas, SchemaViolation};
 pub use pool::{MemberId, MemberInfo, MemberStatus, Pool, PoolBuilder, PoolStats, Strategy};
+#[cfg(feature = "skills")]
+pub use skills::{DEFAULT_SKILL_CACHE_BYTES, ServerSkillCache, SkillCache, SkillCacheStats, SkillError};
 pub use stdio::{
     DEFAULT_INHERITED_ENV, DEFAULT_SHUTDOWN_STEP, EndedBy, ServerCommand, ServerEnd, StderrSink,
 };

@@ -307,7 +307,8 @@ impl Session<'_> {
     pub(super) fn task_capabilities(&self) -> Value {
         let mut capabilities = client_capabilities();
         if self.tasks.offered {
-            capabilities["extensions"] = json!({ TASKS_EXTENSION: {} });
+            // Beside the skills extension, which the check client always declares.
+            capabilities["extensions"][TASKS_EXTENSION] = json!({});
         }
         capabilities
     }
