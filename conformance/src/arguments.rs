@@ -51,7 +51,8 @@
 //!   infinite nesting has no valid value.
 //! - A schema no value satisfies (`false`, an empty `enum`, `minimum` above `maximum`…): [`valid`]
 //!   and [`boundary`] then generate `{}`, which the schema rejects, and [`invalid`] gives `None`.
-//! - A malformed schema never panics: a keyword whose value has the wrong shape is ignored.
+//! - A malformed schema never panics: a keyword whose value has the wrong shape is ignored, and
+//!   a schema that does not compile ([`crate::json_schema::compile`]) filters no value out.
 
 use std::cmp::Ordering;
 use std::sync::Arc;
@@ -126,8 +127,9 @@ pub fn boundary(schema: &Value) -> BoxedStrategy<Value> {
 /// `None` when the schema accepts anything (`{}`, `true`: nothing can be invalid), or when no valid
 /// value can be built to start from. `{"type": "object"}` only gives non-objects.
 ///
-/// "Exactly one way" is as far as [`crate::json_schema`] can tell: a string cut to break
-/// `maxLength` may also stop matching a `pattern`, which it does not check.
+/// Only values the schema rejects are kept ([`crate::json_schema`], the client's validator);
+/// "exactly one way" is what the mutation meant to break: a string cut to break `maxLength` may
+/// also stop matching a `pattern`. A schema that does not compile has no invalid arguments.
 pub fn invalid(schema: &Value) -> Option<BoxedStrategy<(Value, String)>> {
     let generator = Gen::new(schema, Mode::Valid);
     let mutations = generator.mutations()?;
