@@ -215,12 +215,12 @@ impl<R: BufRead> BufRead for Watch<R> {
         }
         let start = line.len();
         let n = self.inner.read_until(byte, line)?;
-        if let Ok(mut value) = serde_json::from_slice::<Value>(&line[start..]) {
-            if self.inspect(&mut value) {
-                line.truncate(start);
-                serde_json::to_writer(&mut *line, &value).map_err(io::Error::other)?;
-                line.push(b'\n');
-            }
+        if let Ok(mut value) = serde_json::from_slice::<Value>(&line[start..])
+            && self.inspect(&mut value)
+        {
+            line.truncate(start);
+            serde_json::to_writer(&mut *line, &value).map_err(io::Error::other)?;
+            line.push(b'\n');
         }
         Ok(n)
     }

@@ -169,10 +169,10 @@ struct Output {
 
 /// An example binary of the workspace, next to the test binaries.
 fn example(name: &str) -> PathBuf {
-    if OTHER_PACKAGES_EXAMPLES.contains(&name) {
-        if let Err(error) = &*BUILT {
-            panic!("{error}");
-        }
+    if OTHER_PACKAGES_EXAMPLES.contains(&name)
+        && let Err(error) = &*BUILT
+    {
+        panic!("{error}");
     }
     let path = profile_dir().join("examples").join(name);
     assert!(path.exists(), "{} is missing", path.display());
