@@ -24,6 +24,19 @@
 //! - `internal-error-for-unknown-method`: an unknown method is answered with `-32603` instead of
 //!   `-32601`: the code of every `-32601` error response is rewritten, the message is kept.
 //!
+//! - `pattern-mismatch`: the tool of `pattern-tool` (below) answers `{"version": "v0.1"}`, a
+//!   string, as its `outputSchema` says, but one that does not match the schema's `pattern`.
+//!   Only a validator that reads `pattern` sees it: `mcp-conformance check`, and the client
+//!   with `validate_output`.
+//!
+//! One name is not a bug but an extra tool, to test `outputSchema` validation on something only
+//! a `pattern` constrains:
+//!
+//! - `pattern-tool`: `tools/list` lists one more tool, last, `version` (no arguments), whose
+//!   `outputSchema` says `{"version": <string matching ^[0-9]+\.[0-9]+\.[0-9]+$>}`; a call with
+//!   no arguments (or `{}`) is answered `{"version": "0.1.0"}`, as structured content and as
+//!   text. Other arguments are passed to the demo's `echo`, which refuses them with `-32602`.
+//!
 //! One name is not a bug but the server's "next release", for the regression workflow of
 //! `docs/conformance.md` (a trace recorded against the demo, replayed with
 //! `examples/regression.rules`):
@@ -50,11 +63,19 @@ use serde_json::Value;
 const USAGE: &str = "\
 usage: planted_bug_server BUG[,BUG...]
 bugs: wrong-id, crash, blocking-sleep, deaf-after-cancel, dies-after-cancel,
-      silent-parse-error, internal-error-for-unknown-method,
+      silent-parse-error, internal-error-for-unknown-method, pattern-mismatch,
+      pattern-tool (not a bug: one more tool, whose outputSchema has a pattern),
       next-version (not a bug: the demo server's next release)";
 
 /// The longest inline sleep of `blocking-sleep`.
 const MAX_INLINE_SLEEP: Duration = Duration::from_secs(3600);
+
+/// The `version` tool of `pattern-tool`: its name, its output schema's pattern, and what it
+/// answers with and without `pattern-mismatch`.
+const PATTERN_TOOL: &str = "version";
+const VERSION_PATTERN: &str = "^[0-9]+\\.[0-9]+\\.[0-9]+$";
+const VERSION: &str = "0.1.0";
+const MISMATCHED_VERSION: &str = "v0.1";
 
 /// The version `next-version` reports.
 const NEXT_VERSION: &str = "0.2.0";
@@ -75,6 +96,8 @@ struct Bugs {
     dies_after_cancel: bool,
     silent_parse_error: bool,
     internal_error_for_unknown_method: bool,
+    pattern_mismatch: bool,
+    pattern_tool: bool,
     next_version: bool,
 }
 
@@ -91,6 +114,11 @@ impl Bugs {
                 "dies-after-cancel" => &mut bugs.dies_after_cancel,
                 "silent-parse-error" => &mut bugs.silent_parse_error,
                 "internal-error-for-unknown-method" => &mut bugs.internal_error_for_unknown_method,
+                "pattern-mismatch" => {
+                    bugs.pattern_tool = true;
+                    &mut bugs.pattern_mismatch
+                }
+                "pattern-tool" => &mut bugs.pattern_tool,
                 "next-version" => &mut bugs.next_version,
                 _ => return Err(format!("unknown bug {name:?}")),
             };
@@ -118,6 +146,8 @@ struct State {
     pending: Vec<Value>,
     /// `deaf-after-cancel`: nothing more is written.
     deaf: bool,
+    /// `pattern-tool`: ids of `version` calls passed on as `echo` calls.
+    version_calls: Vec<Value>,
 }
 
 fn lock(shared: &Shared) -> MutexGuard<'_, State> {
@@ -185,12 +215,12 @@ impl<R: BufRead> BufRead for Watch<R> {
         }
         let start = line.len();
         let n = self.inner.read_until(byte, line)?;
-        if let Ok(mut value) = serde_json::from_slice::<Value>(&line[start..]) {
-            if self.inspect(&mut value) {
-                line.truncate(start);
-                serde_json::to_writer(&mut *line, &value).map_err(io::Error::other)?;
-                line.push(b'\n');
-            }
+        if let Ok(mut value) = serde_json::from_slice::<Value>(&line[start..])
+            && self.inspect(&mut value)
+        {
+            line.truncate(start);
+            serde_json::to_writer(&mut *line, &value).map_err(io::Error::other)?;
+            line.push(b'\n');
         }
         Ok(n)
     }
@@ -222,9 +252,27 @@ impl<R> Watch<R> {
                 }
             }
             Some("sleep") if self.bugs.blocking_sleep => return self.sleep_inline(value),
+            Some(PATTERN_TOOL) if self.bugs.pattern_tool => return self.version_call(value),
             _ => {}
         }
         false
+    }
+
+    /// `pattern-tool`: a `version` call goes on as an `echo` call, whose answer [`Rewrite`] turns
+    /// into the version. Without arguments (or with `{}`) the echo succeeds; with any others it
+    /// fails as `echo` fails on them. Returns whether the call changed (always).
+    fn version_call(&self, call: &mut Value) -> bool {
+        let params = &mut call["params"];
+        params["name"] = Value::from("echo");
+        let no_arguments =
+            params.get("arguments").is_none_or(|a| a.as_object().is_some_and(|a| a.is_empty()));
+        if no_arguments {
+            params["arguments"] = serde_json::json!({"message": PATTERN_TOOL});
+        }
+        if let Some(id) = call.get("id") {
+            lock(&self.state).version_calls.push(id.clone());
+        }
+        true
     }
 
     /// The `deaf-after-cancel` and `dies-after-cancel` bugs: requests seen, and cancellations.
@@ -321,6 +369,9 @@ impl Rewrite {
             if self.bugs.next_version {
                 changed |= next_version(message);
             }
+            if self.bugs.pattern_tool {
+                changed |= pattern_tool(message, &mut state.version_calls, self.bugs.pattern_mismatch);
+            }
         }
         if let Some(ms) = slept
             && let Some(text) = value.pointer_mut("/result/content/0/text")
@@ -343,6 +394,47 @@ impl Rewrite {
         let mut out = serde_json::to_vec(&value).ok()?;
         out.push(b'\n');
         Some(out)
+    }
+}
+
+/// `pattern-tool`'s changes to one message: the `version` tool last in the (last page of the)
+/// tools list, and the answer to a `version` call (an `echo` that succeeded) made the version,
+/// mismatched with `pattern-mismatch`. Returns whether it changed.
+fn pattern_tool(message: &mut Value, version_calls: &mut Vec<Value>, mismatch: bool) -> bool {
+    let call = is_response(message) && version_calls.contains(&message["id"]);
+    if call {
+        version_calls.retain(|id| *id != message["id"]);
+    }
+    let Some(result) = message.get_mut("result").and_then(Value::as_object_mut) else {
+        return false;
+    };
+    if call {
+        if result.get("isError").and_then(Value::as_bool) == Some(true) {
+            return false;
+        }
+        let structured = serde_json::json!({"version": if mismatch { MISMATCHED_VERSION } else { VERSION }});
+        result
+            .insert("content".into(), serde_json::json!([{"type": "text", "text": structured.to_string()}]));
+        result.insert("structuredContent".into(), structured);
+        return true;
+    }
+    let last_page = result.get("nextCursor").is_none_or(Value::is_null);
+    match result.get_mut("tools") {
+        Some(Value::Array(tools)) if last_page => {
+            tools.push(serde_json::json!({
+                "name": PATTERN_TOOL,
+                "title": "Version",
+                "description": "The server's version, as structured content.",
+                "inputSchema": {"type": "object", "additionalProperties": false},
+                "outputSchema": {
+                    "type": "object",
+                    "properties": {"version": {"type": "string", "pattern": VERSION_PATTERN}},
+                    "required": ["version"],
+                },
+            }));
+            true
+        }
+        _ => false,
     }
 }
 

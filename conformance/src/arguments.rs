@@ -51,7 +51,8 @@
 //!   infinite nesting has no valid value.
 //! - A schema no value satisfies (`false`, an empty `enum`, `minimum` above `maximum`…): [`valid`]
 //!   and [`boundary`] then generate `{}`, which the schema rejects, and [`invalid`] gives `None`.
-//! - A malformed schema never panics: a keyword whose value has the wrong shape is ignored.
+//! - A malformed schema never panics: a keyword whose value has the wrong shape is ignored, and
+//!   a schema that does not compile ([`crate::json_schema::compile`]) filters no value out.
 
 use std::cmp::Ordering;
 use std::sync::Arc;
@@ -126,8 +127,9 @@ pub fn boundary(schema: &Value) -> BoxedStrategy<Value> {
 /// `None` when the schema accepts anything (`{}`, `true`: nothing can be invalid), or when no valid
 /// value can be built to start from. `{"type": "object"}` only gives non-objects.
 ///
-/// "Exactly one way" is as far as [`crate::json_schema`] can tell: a string cut to break
-/// `maxLength` may also stop matching a `pattern`, which it does not check.
+/// Only values the schema rejects are kept ([`crate::json_schema`], the client's validator);
+/// "exactly one way" is what the mutation meant to break: a string cut to break `maxLength` may
+/// also stop matching a `pattern`. A schema that does not compile has no invalid arguments.
 pub fn invalid(schema: &Value) -> Option<BoxedStrategy<(Value, String)>> {
     let generator = Gen::new(schema, Mode::Valid);
     let mutations = generator.mutations()?;
@@ -178,10 +180,10 @@ impl Gen {
                 let mut flat = map.clone();
                 let reference = flat.remove("$ref");
                 let all_of = flat.remove("allOf");
-                if let Some(Value::String(reference)) = reference {
-                    if let Some(target) = resolve_ref(self.schema.root(), &reference) {
-                        flat = merge(self.flatten(target, budget)?, flat);
-                    }
+                if let Some(Value::String(reference)) = reference
+                    && let Some(target) = resolve_ref(self.schema.root(), &reference)
+                {
+                    flat = merge(self.flatten(target, budget)?, flat);
                 }
                 if let Some(Value::Array(parts)) = all_of {
                     for part in &parts {
@@ -588,12 +590,12 @@ impl Gen {
             "null" => Some(Value::Null),
             "boolean" => Some(Value::Bool(false)),
             "integer" | "number" => {
-                if let Some((lo, hi)) = integer_bounds(flat) {
-                    if let Some(step) = integer_step(flat) {
-                        let (k_lo, k_hi) = (div_ceil(lo, step), div_floor(hi, step));
-                        if k_lo <= k_hi {
-                            return Some(Value::from(0.clamp(k_lo, k_hi) * step));
-                        }
+                if let Some((lo, hi)) = integer_bounds(flat)
+                    && let Some(step) = integer_step(flat)
+                {
+                    let (k_lo, k_hi) = (div_ceil(lo, step), div_floor(hi, step));
+                    if k_lo <= k_hi {
+                        return Some(Value::from(0.clamp(k_lo, k_hi) * step));
                     }
                 }
                 if name == "integer" {
@@ -703,18 +705,15 @@ impl Gen {
         let has = |name: &str| types.contains(&name);
 
         // A value other than the one allowed.
-        if let Some(constant) = flat.get("const") {
-            if let Some(other) = other_than(constant) {
-                push(
-                    Op::Replace(other.clone()),
-                    format!("{what} is {other} instead of the constant {constant}"),
-                );
-            }
+        if let Some(constant) = flat.get("const")
+            && let Some(other) = other_than(constant)
+        {
+            push(Op::Replace(other.clone()), format!("{what} is {other} instead of the constant {constant}"));
         }
-        if let Some(Value::Array(options)) = flat.get("enum") {
-            if let Some(other) = outside_enum(options) {
-                push(Op::Replace(other.clone()), format!("{what} is {other}, which is not in the enum"));
-            }
+        if let Some(Value::Array(options)) = flat.get("enum")
+            && let Some(other) = outside_enum(options)
+        {
+            push(Op::Replace(other.clone()), format!("{what} is {other}, which is not in the enum"));
         }
 
         // Numbers out of bounds, and fractions for integers.
@@ -738,20 +737,21 @@ impl Gen {
                 };
                 push(Op::Replace(value), description);
             }
-            if integer_only && !flat.contains_key("multipleOf") {
-                if let Some((lo, hi)) = integer_bounds(&flat) {
-                    let near = 0.clamp(lo, hi);
-                    let fraction = if near < hi {
-                        Some(near as f64 + 0.5)
-                    } else if near > lo {
-                        Some(near as f64 - 0.5)
-                    } else {
-                        None
-                    };
-                    if let Some(fraction) = fraction.filter(|f| f.abs() < 1e15) {
-                        let fraction = float_value(fraction);
-                        push(Op::Replace(fraction.clone()), format!("{what} is {fraction}, not an integer"));
-                    }
+            if integer_only
+                && !flat.contains_key("multipleOf")
+                && let Some((lo, hi)) = integer_bounds(&flat)
+            {
+                let near = 0.clamp(lo, hi);
+                let fraction = if near < hi {
+                    Some(near as f64 + 0.5)
+                } else if near > lo {
+                    Some(near as f64 - 0.5)
+                } else {
+                    None
+                };
+                if let Some(fraction) = fraction.filter(|f| f.abs() < 1e15) {
+                    let fraction = float_value(fraction);
+                    push(Op::Replace(fraction.clone()), format!("{what} is {fraction}, not an integer"));
                 }
             }
         }
@@ -783,14 +783,11 @@ impl Gen {
                 push(Op::Truncate(fewer), format!("{what} has {fewer} items, fewer than minItems {min}"));
             }
             let unique = flat.get("uniqueItems") == Some(&Value::Bool(true));
-            if let Some(max) = max_items.filter(|n| *n < 1000 && !unique) {
-                if let Some(item) = self.minimal(&rest, depth + 1, 0) {
-                    let more = max as usize + 1;
-                    push(
-                        Op::Extend(more, item),
-                        format!("{what} has {more} items, more than maxItems {max}"),
-                    );
-                }
+            if let Some(max) = max_items.filter(|n| *n < 1000 && !unique)
+                && let Some(item) = self.minimal(&rest, depth + 1, 0)
+            {
+                let more = max as usize + 1;
+                push(Op::Extend(more, item), format!("{what} has {more} items, more than maxItems {max}"));
             }
         }
 
@@ -835,12 +832,14 @@ impl Gen {
                 self.collect_mutations(schema, &inner, Some(&inner_label), depth + 1, out);
             }
         }
-        if has("array") && prefix.is_empty() && max_items != Some(0) {
-            if let Some(default) = self.minimal(&rest, depth + 1, 0) {
-                let mut inner = path.to_vec();
-                inner.push(Step::First(default));
-                self.collect_mutations(&rest, &inner, Some(&join("[0]")), depth + 1, out);
-            }
+        if has("array")
+            && prefix.is_empty()
+            && max_items != Some(0)
+            && let Some(default) = self.minimal(&rest, depth + 1, 0)
+        {
+            let mut inner = path.to_vec();
+            inner.push(Step::First(default));
+            self.collect_mutations(&rest, &inner, Some(&join("[0]")), depth + 1, out);
         }
     }
 }
@@ -997,10 +996,10 @@ fn declared_types(flat: &Flat) -> Vec<&'static str> {
     };
     let mut known: Vec<&'static str> = Vec::new();
     for name in names {
-        if let Some(known_name) = TYPES.iter().find(|t| **t == name) {
-            if !known.contains(known_name) {
-                known.push(known_name);
-            }
+        if let Some(known_name) = TYPES.iter().find(|t| **t == name)
+            && !known.contains(known_name)
+        {
+            known.push(known_name);
         }
     }
     known
@@ -1009,10 +1008,10 @@ fn declared_types(flat: &Flat) -> Vec<&'static str> {
 /// The types to generate for `flat`: those it declares, else those its keywords imply, else
 /// an object at the root and simple values below.
 fn types_to_generate(flat: &Flat, depth: usize) -> Vec<&'static str> {
-    if let Some(Value::Array(names)) = flat.get("type") {
-        if names.is_empty() {
-            return Vec::new();
-        }
+    if let Some(Value::Array(names)) = flat.get("type")
+        && names.is_empty()
+    {
+        return Vec::new();
     }
     let implied = constrained_types(flat);
     match (implied.is_empty(), depth) {
@@ -1327,10 +1326,11 @@ fn float_value(x: f64) -> Value {
 
 /// `j * step`, as an integer when it is one.
 fn multiple_value(j: i64, step: f64) -> Value {
-    if step.fract() == 0.0 && step.abs() < 9e15 {
-        if let Some(product) = j.checked_mul(step as i64) {
-            return Value::from(product);
-        }
+    if step.fract() == 0.0
+        && step.abs() < 9e15
+        && let Some(product) = j.checked_mul(step as i64)
+    {
+        return Value::from(product);
     }
     float_value(j as f64 * step)
 }

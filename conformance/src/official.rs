@@ -381,18 +381,21 @@ mod tests {
             missing_type["content"][0].as_object_mut().unwrap().remove("type");
             let errors = validate_result(version, "tools/call", &missing_type).unwrap_err();
             assert_eq!(errors[0].instance_path, "/content/0", "{version}: {errors:?}");
-            assert!(errors[0].message.contains("missing required property `type`"), "{version}: {errors:?}");
+            assert!(errors[0].message.contains(r#""type" is a required property"#), "{version}: {errors:?}");
 
             let mut wrong_text = call_result(version);
             wrong_text["content"][0]["text"] = json!(42);
             let errors = validate_result(version, "tools/call", &wrong_text).unwrap_err();
-            assert!(errors[0].message.contains("/content/0/text: expected string"), "{version}: {errors:?}");
+            assert!(
+                errors[0].message.contains(r#"at /content/0/text: 42 is not of type "string""#),
+                "{version}: {errors:?}"
+            );
 
             let mut not_an_array = tools_list(version);
             not_an_array["tools"] = json!({"echo": {}});
             let errors = validate_result(version, "tools/list", &not_an_array).unwrap_err();
             assert_eq!(errors[0].instance_path, "/tools", "{version}: {errors:?}");
-            assert!(errors[0].message.starts_with("expected array"), "{version}: {errors:?}");
+            assert!(errors[0].message.ends_with(r#"is not of type "array""#), "{version}: {errors:?}");
 
             let mut nameless = tools_list(version);
             nameless["tools"][0].as_object_mut().unwrap().remove("name");
@@ -401,7 +404,7 @@ mod tests {
         }
         // Without `resultType`, 2026-07-28 results are not conformant.
         let errors = validate_result(V2026, "tools/call", &json!({"content": []})).unwrap_err();
-        assert_eq!(errors[0].message, "missing required property `resultType`");
+        assert_eq!(errors[0].message, r#""resultType" is a required property"#);
         // `input_required` is only an answer for some methods.
         let input_required = json!({"resultType": "input_required", "requestState": "opaque"});
         assert!(validate_result(V2026, "tools/list", &input_required).is_err());

@@ -15,7 +15,8 @@
 //!   `subscriptions/listen`); no response names an id
 //!   that was never sent; the server does not exit while a request is waiting;
 //! - results and server messages match the official schema of the trace's protocol version,
-//!   and a tool's `structuredContent` matches the `outputSchema` the live server listed;
+//!   and a tool's `structuredContent` matches the `outputSchema` the live server listed, as the
+//!   client checks it with `validate_output` ([`crate::json_schema::check_tool_output`]);
 //! - every live server message is accounted for by a line of the trace (or an `optional` rule).
 
 use std::collections::{BTreeMap, HashSet};
@@ -25,7 +26,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::json_schema::{Schema, SchemaError};
+use crate::json_schema::{self, SchemaError};
 use crate::official;
 use crate::peer::{Incoming, LivePeer, Target};
 use crate::rules::{Rules, short};
@@ -486,22 +487,12 @@ impl Run<'_> {
                 }
             }
         }
-        let failed = result.get("isError").and_then(Value::as_bool) == Some(true);
-        let schema = self
-            .ledger
-            .calls
-            .get(&key)
-            .and_then(|name| Some((name.clone(), self.ledger.output_schemas.get(name)?)));
-        if let (Some((name, schema)), false) = (schema, failed) {
-            let problem = match result.get("structuredContent") {
-                None => Some("has no structuredContent".to_owned()),
-                Some(content) => Schema::lenient(schema.clone()).validate(content).err().map(|errors| {
-                    format!("has structuredContent that does not match the outputSchema: {}", list(&errors))
-                }),
-            };
-            if let Some(problem) = problem {
-                self.fail(None, format!("the result of tool {name} (request {id}) {problem}"));
-            }
+        let verdict = self.ledger.calls.get(&key).and_then(|name| {
+            let schema = self.ledger.output_schemas.get(name)?;
+            Some((name.clone(), json_schema::check_tool_output(name, schema, result)?))
+        });
+        if let Some((name, Err(problem))) = verdict {
+            self.fail(None, format!("the result of tool {name} (request {id}): {problem}"));
         }
     }
 

@@ -172,10 +172,10 @@ fn resources_templates_prompts_completion_and_logging() {
         let log = futures_lite::future::or(
             async {
                 while let Some(n) = notifications.next().await {
-                    if let ServerNotification::LoggingMessage(m) = n {
-                        if m.data.as_str().is_some_and(|d| d.contains("Subscribe")) {
-                            return Some(m);
-                        }
+                    if let ServerNotification::LoggingMessage(m) = n
+                        && m.data.as_str().is_some_and(|d| d.contains("Subscribe"))
+                    {
+                        return Some(m);
                     }
                 }
                 None

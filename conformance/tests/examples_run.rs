@@ -1,12 +1,14 @@
 //! Runs every example of the workspace as a newcomer would (no arguments: each starts the demo
 //! server linked into itself) and checks what it prints, so the examples are known to work, not
-//! only to compile. `cargo test --workspace` builds every package's examples next to the test
-//! binaries; with nextest or `--test`, run `cargo build --workspace --examples` first.
+//! only to compile. The examples of other packages are built here, once, with the cargo that
+//! runs the tests, into the same target directory and profile: `cargo test -p mcp-conformance`
+//! alone (which builds only this package's examples), `--test examples_run` and nextest work as
+//! `cargo test --workspace` does, where that build finds everything fresh.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, LazyLock, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -16,17 +18,10 @@ use mcp_conformance::trace::{Direction, Trace};
 /// busy machine.
 const LIMIT: Duration = Duration::from_secs(60);
 
-/// Where each example's source is, relative to the workspace root.
-const SOURCES: &[(&str, &str)] = &[
-    ("quickstart", "runtimes/smol/examples/quickstart.rs"),
-    ("tokio", "runtimes/smol/examples/tokio.rs"),
-    ("handlers", "runtimes/smol/examples/handlers.rs"),
-    ("pool", "runtimes/smol/examples/pool.rs"),
-    ("custom_event_loop", "core/examples/custom_event_loop.rs"),
-    ("http_headers", "runtimes/hyper/examples/http_headers.rs"),
-    ("oauth", "runtimes/hyper/examples/oauth.rs"),
-    ("record_trace", "conformance/examples/record_trace.rs"),
-];
+/// The examples of other packages, which `cargo test -p mcp-conformance` does not build.
+/// (`record_trace` is this package's own: `cargo test` builds it.)
+const OTHER_PACKAGES_EXAMPLES: &[&str] =
+    &["quickstart", "tokio", "handlers", "pool", "custom_event_loop", "http_headers", "oauth"];
 
 #[test]
 fn the_quickstart_runs() {
@@ -172,21 +167,66 @@ struct Output {
     stderr: String,
 }
 
-/// An example binary of the workspace, checked to be newer than its source.
+/// An example binary of the workspace, next to the test binaries.
 fn example(name: &str) -> PathBuf {
-    let exe = std::env::current_exe().expect("test binary path");
-    let profile_dir = exe.parent().and_then(|deps| deps.parent()).expect("target dir");
-    let path = profile_dir.join("examples").join(name);
-    let hint = "run `cargo test --workspace`, or `cargo build --workspace --examples` first";
-    let built = std::fs::metadata(&path).and_then(|m| m.modified());
-    let built = built.unwrap_or_else(|_| panic!("{} is missing: {hint}", path.display()));
-    let (_, source) = SOURCES.iter().find(|(example, _)| *example == name).expect("a known example");
-    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(source);
-    if let Ok(edited) = std::fs::metadata(&source).and_then(|m| m.modified()) {
-        assert!(edited <= built, "{} is older than {}: {hint}", path.display(), source.display());
+    if OTHER_PACKAGES_EXAMPLES.contains(&name)
+        && let Err(error) = &*BUILT
+    {
+        panic!("{error}");
     }
+    let path = profile_dir().join("examples").join(name);
+    assert!(path.exists(), "{} is missing", path.display());
     path
 }
+
+/// `target/<profile>`: where cargo put this test binary (`target/<profile>/deps/…`).
+fn profile_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("test binary path");
+    exe.parent().and_then(Path::parent).expect("target/<profile>/deps/<test>").to_path_buf()
+}
+
+/// The examples of other packages, built by `cargo build --workspace --example …` into this
+/// target directory and profile. `--workspace` resolves features as `cargo test --workspace`
+/// does, so after it this build is fresh and builds nothing. `Err` holds cargo's output.
+static BUILT: LazyLock<Result<(), String>> = LazyLock::new(|| {
+    let profile_dir = profile_dir();
+    let parent = profile_dir.parent().expect("a target directory");
+    // `target/debug` in the target directory; `target/<triple>/debug` with `--target`, where the
+    // target directory (the one with cargo's CACHEDIR.TAG) is one level up.
+    let (target_dir, triple) = if parent.join("CACHEDIR.TAG").exists() {
+        (parent, None)
+    } else {
+        let triple = parent.file_name().and_then(|t| t.to_str()).expect("a target triple");
+        (parent.parent().expect("a target directory"), Some(triple))
+    };
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut command = Command::new(cargo);
+    command
+        .args(["build", "--quiet", "--workspace", "--manifest-path"])
+        .arg(workspace.join("Cargo.toml"))
+        .arg("--target-dir")
+        .arg(target_dir);
+    match profile_dir.file_name().and_then(|p| p.to_str()) {
+        Some("debug") => {}
+        Some(profile) => {
+            command.args(["--profile", profile]);
+        }
+        None => panic!("no profile in {}", profile_dir.display()),
+    }
+    if let Some(triple) = triple {
+        command.args(["--target", triple]);
+    }
+    for name in OTHER_PACKAGES_EXAMPLES {
+        command.args(["--example", name]);
+    }
+    let output = command.stdin(Stdio::null()).output().map_err(|e| format!("cannot run {command:?}: {e}"))?;
+    if output.status.success() {
+        Ok(())
+    } else {
+        Err(format!("{command:?} failed ({}):\n{}", output.status, String::from_utf8_lossy(&output.stderr)))
+    }
+});
 
 /// Copies a pipe into a buffer on a thread; the buffer can be read while the thread still runs.
 fn collect(mut pipe: impl Read + Send + 'static) -> (Arc<Mutex<Vec<u8>>>, JoinHandle<()>) {

@@ -229,15 +229,13 @@ fn poll_by_hand<T>(driver: Driver, work: impl Future<Output = T>) -> T {
         if !driver_done {
             driver_done = driver.as_mut().poll(&mut cx).is_ready();
         }
-        if outcome.is_none() {
-            if let Poll::Ready(value) = work.as_mut().poll(&mut cx) {
-                outcome = Some(value);
-            }
+        if outcome.is_none()
+            && let Poll::Ready(value) = work.as_mut().poll(&mut cx)
+        {
+            outcome = Some(value);
         }
-        if driver_done {
-            if let Some(value) = outcome {
-                return value;
-            }
+        if driver_done && let Some(value) = outcome {
+            return value;
         }
         let now = Instant::now();
         assert!(now < deadline, "stranded: driver done {driver_done}, work done {}", outcome.is_some());

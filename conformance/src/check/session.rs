@@ -25,7 +25,7 @@ use super::{
     is_modern,
 };
 use super::{headers, skills};
-use crate::json_schema::Schema;
+use crate::json_schema;
 use crate::official;
 use crate::peer::{Incoming, LivePeer, Target};
 use crate::rules::short;
@@ -413,27 +413,14 @@ impl<'a> Checker<'a> {
         }
     }
 
+    /// The result of a call of tool `name`, judged as the client judges it with
+    /// `validate_output` on ([`json_schema::check_tool_output`]).
     fn output_schema(&mut self, name: &str, result: &Value) {
         let Some(schema) = self.catalog.tool(name).and_then(|t| t.get("outputSchema")) else { return };
-        let Ok(schema) = Schema::new(schema.clone()) else { return };
+        let Some(verdict) = json_schema::check_tool_output(name, schema, result) else { return };
         self.checked(Property::OutputSchema);
-        match result.get("structuredContent") {
-            None => self.finding(
-                Property::OutputSchema,
-                format!("tools/call {name} declares an outputSchema but its result has no structuredContent"),
-            ),
-            Some(content) => {
-                if let Err(errors) = schema.validate(content) {
-                    let list: Vec<String> = errors.iter().take(3).map(ToString::to_string).collect();
-                    self.finding(
-                        Property::OutputSchema,
-                        format!(
-                            "tools/call {name}: structuredContent does not match the outputSchema: {}",
-                            list.join("; ")
-                        ),
-                    );
-                }
-            }
+        if let Err(problem) = verdict {
+            self.finding(Property::OutputSchema, format!("tools/call {name}: {problem}"));
         }
     }
 }

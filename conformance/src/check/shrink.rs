@@ -52,7 +52,7 @@ pub(crate) fn shrink(
     // Whether `actions` still breaks the property; the outcome when it does.
     let breaks = |best: &mut Shrunk, actions: &[Action]| -> Option<CaseOutcome> {
         best.runs += 1;
-        if best.runs % 10 == 0 {
+        if best.runs.is_multiple_of(10) {
             progress(Progress::Shrinking { property, runs: best.runs, steps: best.minimal.len() });
         }
         smol::block_on(run_case_with(target, catalog, actions, options, plan))

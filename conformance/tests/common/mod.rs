@@ -82,10 +82,10 @@ pub(crate) fn get(url: &str) -> (String, Option<String>, String) {
     let mut location = None;
     let mut line = String::new();
     while reader.read_line(&mut line).unwrap() > 2 {
-        if let Some((name, value)) = line.split_once(':') {
-            if name.eq_ignore_ascii_case("location") {
-                location = Some(value.trim().to_owned());
-            }
+        if let Some((name, value)) = line.split_once(':')
+            && name.eq_ignore_ascii_case("location")
+        {
+            location = Some(value.trim().to_owned());
         }
         line.clear();
     }

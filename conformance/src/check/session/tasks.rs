@@ -36,7 +36,7 @@ use super::super::actions::{Action, ArgumentKind, action_line};
 use super::super::{Catalog, Property, SlowRequest, client_capabilities, is_modern};
 use super::{Checker, Session, answer_server_request, slow_key};
 use crate::arguments;
-use crate::json_schema::Schema;
+use crate::json_schema;
 use crate::official;
 use crate::rules::short;
 
@@ -252,23 +252,17 @@ impl Checker<'_> {
             if is_error || invalid.is_some() {
                 return;
             }
-            let Some(Ok(schema)) = schema.map(Schema::new) else { return };
-            match result.get("structuredContent") {
-                None => self.finding(
+            // The client's own judgement of a tool's output, as for a plain call.
+            let Some(verdict) =
+                schema.and_then(|schema| json_schema::check_tool_output(name, &schema, result))
+            else {
+                return;
+            };
+            if let Err(problem) = verdict {
+                self.finding(
                     Property::TaskResult,
-                    format!(
-                        "{what} completed without structuredContent, though {name} declares an outputSchema"
-                    ),
-                ),
-                Some(content) => {
-                    if let Err(errors) = schema.validate(content) {
-                        let list: Vec<String> = errors.iter().take(3).map(ToString::to_string).collect();
-                        self.finding(
-                            Property::TaskResult,
-                            format!("{what} completed with structuredContent that does not match the outputSchema: {}", list.join("; ")),
-                        );
-                    }
-                }
+                    format!("{what} completed with a result the client refuses: {problem}"),
+                );
             }
         } else if status == "failed" {
             let Some(error) = task.get("error") else { return };
