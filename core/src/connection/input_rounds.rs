@@ -68,6 +68,26 @@ impl Retry {
     }
 }
 
+/// Decodes input request `key` (a member of `inputRequests`, of a multi round-trip result or of
+/// a task): a request the client can answer, or why it cannot (malformed, a capability the client
+/// did not declare, a kind it does not know).
+pub(super) fn decode_input(
+    capabilities: &schema::ClientCapabilities,
+    key: &str,
+    raw: &str,
+) -> Result<crate::ServerRequest, RequestError> {
+    let invalid = |why: String| RequestError::InvalidInputRequest(format!("input request {key:?}{why}"));
+    let (method, params) = jsonrpc::decode_call(raw).map_err(|e| invalid(format!(": {e}")))?;
+    if !capability::client_declared(&method, capabilities) {
+        return Err(invalid(format!(" is {method}, a capability the client did not declare")));
+    }
+    match server_request(&method, params) {
+        Some(Ok(request)) => Ok(request),
+        Some(Err(e)) => Err(invalid(format!(": {e}"))),
+        None => Err(invalid(format!(": unknown kind {method}"))),
+    }
+}
+
 /// `params` (an object with the request's `_meta`) with the protocol version in `_meta` set to
 /// `version`; `None` if they are not an object.
 fn with_version(params: &[u8], version: ProtocolVersion) -> Option<Vec<u8>> {
@@ -134,29 +154,10 @@ impl ClientConnection {
         retry.waiting.clear();
         let mut requests = Vec::new();
         for (key, raw_input) in parsed.input_requests.unwrap_or_default() {
-            let invalid =
-                |why: String| RequestError::InvalidInputRequest(format!("input request {key:?}{why}"));
-            let (method, params) = match jsonrpc::decode_call(raw_input.get()) {
-                Ok(call) => call,
-                Err(e) => {
-                    self.finish(n, pending, Err(invalid(format!(": {e}"))));
-                    return None;
-                }
-            };
-            if !capability::client_declared(&method, &self.config.capabilities) {
-                let why = format!(" is {method}, a capability the client did not declare");
-                self.finish(n, pending, Err(invalid(why)));
-                return None;
-            }
-            match server_request(&method, params) {
-                Some(Ok(request)) => requests.push((key, request)),
-                Some(Err(e)) => {
-                    self.finish(n, pending, Err(invalid(format!(": {e}"))));
-                    return None;
-                }
-                None => {
-                    let why = format!(": unknown kind {method}");
-                    self.finish(n, pending, Err(invalid(why)));
+            match decode_input(&self.config.capabilities, &key, raw_input.get()) {
+                Ok(request) => requests.push((key, request)),
+                Err(error) => {
+                    self.finish(n, pending, Err(error));
                     return None;
                 }
             }

@@ -35,15 +35,14 @@ use std::time::{Duration, Instant};
 use serde_json::value::RawValue;
 
 use super::ClientConnection;
-use super::incoming::server_request;
+use super::input_rounds::decode_input;
 use super::pending::{CallId, Pending, PendingKind, Timing};
 use crate::RequestId;
-use crate::capability;
 use crate::config::{RequestOptions, TaskMode};
 use crate::deadline::deadline_after;
 use crate::error::UsageError;
 use crate::event::{Event, RequestError};
-use crate::jsonrpc::{self, ErrorObject};
+use crate::jsonrpc::ErrorObject;
 use crate::schema::{self, TaskSnapshot, TaskStatus};
 use crate::transmit::Route;
 
@@ -173,7 +172,7 @@ impl ClientConnection {
         &mut self,
         now: Instant,
         id: CallId,
-        mut pending: Pending,
+        pending: Pending,
         raw: &RawValue,
         mode: TaskMode,
     ) -> Option<Pending> {
@@ -201,16 +200,30 @@ impl ClientConnection {
                 return None;
             }
         };
+        self.become_task(now, id, pending, snapshot, Shape::Extension, mode)
+    }
+
+    /// Call `id` was answered with a task: the call ends with it ([`TaskMode::Return`]), or
+    /// takes the task's deadline and follows it, the seed state counting as the first answer (a
+    /// server may create a task already done).
+    fn become_task(
+        &mut self,
+        now: Instant,
+        id: CallId,
+        mut pending: Pending,
+        seed: TaskSnapshot,
+        shape: Shape,
+        mode: TaskMode,
+    ) -> Option<Pending> {
         if mode == TaskMode::Return {
             return Some(pending);
         }
-        tracing::debug!(id = id.0, task = %snapshot.task_id, "the call became a task: following it");
+        tracing::debug!(id = id.0, task = %seed.task_id, ?shape, "the call became a task: following it");
         pending.retime(now, task_timing(&self.config.tasks));
         pending.park();
         self.pending.insert(id, pending);
-        self.start_follow(now, id, &snapshot.task_id, Shape::Extension, true);
-        // The seed state counts as the first answer (a server may create a task already done).
-        self.on_snapshot(now, id, snapshot);
+        self.start_follow(now, id, &seed.task_id, shape, true);
+        self.on_snapshot(now, id, seed);
         None
     }
 
@@ -289,7 +302,7 @@ impl ClientConnection {
         &mut self,
         now: Instant,
         id: CallId,
-        mut pending: Pending,
+        pending: Pending,
         result: &Result<&RawValue, ErrorObject>,
     ) -> Option<Pending> {
         #[derive(serde::Deserialize)]
@@ -300,16 +313,7 @@ impl ClientConnection {
         let Ok(raw) = result else { return Some(pending) };
         // A server may answer at once, without a task.
         let Ok(Created { task }) = serde_json::from_str::<Created>(raw.get()) else { return Some(pending) };
-        if mode == TaskMode::Return {
-            return Some(pending);
-        }
-        tracing::debug!(id = id.0, task = %task.task_id, "the call became a (2025-11-25) task: following it");
-        pending.retime(now, task_timing(&self.config.tasks));
-        pending.park();
-        self.pending.insert(id, pending);
-        self.start_follow(now, id, &task.task_id, Shape::Experimental, true);
-        self.on_snapshot(now, id, task);
-        None
+        self.become_task(now, id, pending, task, Shape::Experimental, mode)
     }
 
     /// Follows task `task_id` (of the tasks extension, 2026-07-28) as a request of the
@@ -579,21 +583,9 @@ impl ClientConnection {
             if self.tasks.follows.get(&owner).is_none_or(|f| f.asked.contains(&key)) {
                 continue;
             }
-            let invalid =
-                |why: String| RequestError::InvalidInputRequest(format!("input request {key:?}{why}"));
-            let text = raw.to_string();
-            let (method, params) = match jsonrpc::decode_call(&text) {
-                Ok(call) => call,
-                Err(e) => return self.refuse_input(now, owner, invalid(format!(": {e}"))),
-            };
-            if !capability::client_declared(&method, &self.config.capabilities) {
-                let why = format!(" is {method}, a capability the client did not declare");
-                return self.refuse_input(now, owner, invalid(why));
-            }
-            match server_request(&method, params) {
-                Some(Ok(request)) => new.push((key, request)),
-                Some(Err(e)) => return self.refuse_input(now, owner, invalid(format!(": {e}"))),
-                None => return self.refuse_input(now, owner, invalid(format!(": unknown kind {method}"))),
+            match decode_input(&self.config.capabilities, &key, &raw.to_string()) {
+                Ok(request) => new.push((key, request)),
+                Err(error) => return self.refuse_input(now, owner, error),
             }
         }
         for (key, request) in new {
