@@ -47,7 +47,8 @@
 //!     with the recorded reason.
 //!   - a 2026-07-28 `subscriptions/listen` (or the cancellation of one) that the engine did not
 //!     send on its own: `resources/subscribe` and `resources/unsubscribe` calls for the URIs that
-//!     the next recorded `subscriptions/listen` adds to or drops from the subscribed set.
+//!     the next recorded `subscriptions/listen` adds to or drops from the subscribed set; the
+//!     cancellation of one as the client's last message: `close`, which ends the stream first.
 //!   - another notification: `notify`.
 //!   - a response to an open server request: `respond` with the recorded `result` or `error`.
 //!
@@ -866,6 +867,12 @@ impl<'t> Replay<'t> {
                     ));
                 };
                 if self.methods.get(&engine).map(String::as_str) == Some("subscriptions/listen") {
+                    // The client's last message, ending its newest listen stream: the client
+                    // closed the connection, which ends the stream first.
+                    if self.closes(index, recorded) {
+                        self.conn.close();
+                        return Outcome::Acted(None);
+                    }
                     return self.change_subscriptions(index);
                 }
                 let reason = params.and_then(|p| p.get("reason")).and_then(Value::as_str);
@@ -933,6 +940,22 @@ impl<'t> Replay<'t> {
 
     /// Subscribes and unsubscribes so that the resources match the next recorded
     /// `subscriptions/listen` (from entry `index` on).
+    /// Whether the cancellation of listen stream `recorded` at entry `index` is the client
+    /// closing: the last message it sent, and of its newest stream (a replaced stream is
+    /// cancelled after its successor opened).
+    fn closes(&self, index: usize, recorded: &Value) -> bool {
+        let last = self.entries[index + 1..].iter().all(|e| e.dir != Direction::Client);
+        let newest = self.entries[..index]
+            .iter()
+            .zip(&self.values[..index])
+            .filter(|(e, _)| e.dir == Direction::Client)
+            .filter_map(|(_, v)| v.as_ref())
+            .filter(|v| is_request(v) && method_of(v) == Some("subscriptions/listen"))
+            .last()
+            .and_then(|v| v.get("id"));
+        last && newest == Some(recorded)
+    }
+
     fn change_subscriptions(&mut self, index: usize) -> Outcome {
         let next = self.entries[index..]
             .iter()
