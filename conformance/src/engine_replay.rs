@@ -950,8 +950,7 @@ impl<'t> Replay<'t> {
             .zip(&self.values[..index])
             .filter(|(e, _)| e.dir == Direction::Client)
             .filter_map(|(_, v)| v.as_ref())
-            .filter(|v| is_request(v) && method_of(v) == Some("subscriptions/listen"))
-            .last()
+            .rfind(|v| is_request(v) && method_of(v) == Some("subscriptions/listen"))
             .and_then(|v| v.get("id"));
         last && newest == Some(recorded)
     }
