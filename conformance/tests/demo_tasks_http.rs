@@ -7,12 +7,9 @@
 
 mod demo;
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use demo::{collect_stderr, demo_path};
+use demo::DemoHttp;
 use mcp_hyper::HyperTransport;
 use mcp_sansio::ProtocolVersion;
 use mcp_sansio::http::HttpConfig;
@@ -25,41 +22,6 @@ use mcp_smol::{
 };
 use mcp_surf::SurfTransport;
 use serde_json::json;
-
-/// `mcp-demo-server --http 127.0.0.1:0 --tasks`, killed (by PID) when dropped.
-struct Server {
-    child: Child,
-    url: String,
-    stderr: Arc<Mutex<String>>,
-}
-
-impl Server {
-    fn start() -> Self {
-        let mut child = Command::new(demo_path())
-            .args(["--http", "127.0.0.1:0", "--tasks"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start the demo server");
-        let mut url = String::new();
-        let stdout = child.stdout.take().expect("piped stdout");
-        BufReader::new(stdout).read_line(&mut url).expect("the demo server prints its URL");
-        let stderr = collect_stderr(&mut child);
-        Self { child, url: url.trim().to_owned(), stderr }
-    }
-
-    fn stderr(&self) -> String {
-        self.stderr.lock().unwrap().clone()
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 struct Name;
 
@@ -81,7 +43,7 @@ fn builder() -> ClientBuilder {
 #[test]
 fn a_task_started_on_one_connection_is_resumed_on_another() {
     smol::block_on(async {
-        let server = Server::start();
+        let server = DemoHttp::start_with(&["--tasks"]);
         let first: Client =
             builder().spawn_http(HttpConfig::new(server.url.clone()), HyperTransport::new()).await.unwrap();
         let params = CallToolRequestParams::new("render")
