@@ -10,22 +10,17 @@
 //! `.ci/interop` runs them with `MCP_RMCP_SERVER` set to the peer's binary (`.ci/install-peers`
 //! builds it); plain `cargo test` skips them (`#[ignore]`).
 
-use std::io::{BufRead, BufReader};
+mod rmcp;
+
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 
 use mcp_sansio::ProtocolVersion;
 use mcp_sansio::http::HttpConfig;
 use mcp_sansio::schema::Implementation;
 use mcp_smol::{Client, ClientBuilder, ServerCommand};
+use rmcp::{HttpPeer, peer_binary};
 
 const SKILL: &str = "skill://expense-report/SKILL.md";
-
-fn peer_binary() -> String {
-    std::env::var("MCP_RMCP_SERVER").expect(
-        "MCP_RMCP_SERVER must point at the rmcp peer's binary (.ci/install-peers builds it): run .ci/interop",
-    )
-}
 
 /// The peer's own skills directory, in the repository.
 fn skills_dir() -> PathBuf {
@@ -68,40 +63,12 @@ fn stdio_skills_load_verified_in_both_eras() {
     });
 }
 
-/// The peer serving Streamable HTTP on a free port, killed and reaped when dropped.
-struct HttpPeer {
-    child: Child,
-    url: String,
-}
-
-impl Drop for HttpPeer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn http_peer() -> HttpPeer {
-    let mut child = Command::new(peer_binary())
-        .args(["--http", "127.0.0.1:0"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start the rmcp peer");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).expect("the peer's first line");
-    let url =
-        line.trim().strip_prefix("MCP_SERVER_URL=").unwrap_or_else(|| panic!("no URL: {line:?}")).to_owned();
-    HttpPeer { child, url }
-}
-
 #[test]
 #[ignore = "needs the rmcp peer: run .ci/interop"]
 fn http_skills_load_verified_in_both_eras() {
     smol::block_on(async {
         for versions in [&[ProtocolVersion::V2026_07_28][..], &[ProtocolVersion::V2025_11_25][..]] {
-            let peer = http_peer();
+            let peer = HttpPeer::start(&[]);
             let client = builder(versions)
                 .spawn_http(HttpConfig::new(&peer.url), mcp_hyper::HyperTransport::new())
                 .await

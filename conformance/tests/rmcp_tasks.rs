@@ -16,9 +16,8 @@
 //! exits at once instead of waiting for it).
 
 mod common;
+mod rmcp;
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -36,13 +35,8 @@ use mcp_smol::{
     CallOptions, Client, ClientApi, ClientBuilder, ClientHandler, EndedBy, Error, HandlerFuture,
     ServerCommand, StderrSink, TaskCall, TaskHandle, TaskRecord,
 };
+use rmcp::{HttpPeer, peer_binary};
 use serde_json::{Value, json};
-
-fn peer_binary() -> String {
-    std::env::var("MCP_RMCP_SERVER").expect(
-        "MCP_RMCP_SERVER must point at the rmcp peer's binary (.ci/install-peers builds it): run .ci/interop",
-    )
-}
 
 /// How many times the client's handler was asked, per kind.
 #[derive(Default)]
@@ -139,37 +133,6 @@ async fn connect_stdio(
     let client =
         builder(asked, delay, capabilities).spawn_stdio(&command).await.expect("connect to the rmcp peer");
     (client, stderr)
-}
-
-/// The peer serving Streamable HTTP on a free port, killed (by PID) and reaped when dropped.
-struct HttpPeer {
-    child: Child,
-    url: String,
-}
-
-impl Drop for HttpPeer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn http_peer() -> HttpPeer {
-    let mut child = Command::new(peer_binary())
-        .args(["--http", "127.0.0.1:0", "--no-skills"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start the rmcp peer");
-    let stdout = child.stdout.take().unwrap();
-    let mut peer = HttpPeer { child, url: String::new() };
-    // The peer prints its URL once it listens.
-    let mut line = String::new();
-    BufReader::new(stdout).read_line(&mut line).expect("the peer's first line");
-    peer.url =
-        line.trim().strip_prefix("MCP_SERVER_URL=").unwrap_or_else(|| panic!("no URL: {line:?}")).to_owned();
-    peer
 }
 
 async fn connect_http(
@@ -512,7 +475,7 @@ fn stdio_a_task_given_up_is_cancelled() {
 #[test]
 #[ignore = "needs the rmcp peer: run .ci/interop"]
 fn hyper_a_task_given_up_is_cancelled() {
-    let peer = http_peer();
+    let peer = HttpPeer::start(&["--no-skills"]);
     smol::block_on(async {
         let asked = Arc::<Asked>::default();
         let (client, driver) = impatient(&asked)
@@ -557,7 +520,7 @@ fn stdio_call_tool_follows_tasks() {
 #[test]
 #[ignore = "needs the rmcp peer: run .ci/interop"]
 fn hyper_call_tool_follows_tasks() {
-    let peer = http_peer();
+    let peer = HttpPeer::start(&["--no-skills"]);
     smol::block_on(async {
         let asked = Arc::<Asked>::default();
         let client = connect_http(&peer.url, &asked, Duration::from_millis(200), capabilities()).await;
@@ -580,7 +543,7 @@ fn stdio_undeclared_extension_is_refused_by_name() {
 #[test]
 #[ignore = "needs the rmcp peer: run .ci/interop"]
 fn hyper_undeclared_extension_is_refused_by_name() {
-    let peer = http_peer();
+    let peer = HttpPeer::start(&["--no-skills"]);
     smol::block_on(async {
         let asked = Arc::<Asked>::default();
         let client = connect_http(&peer.url, &asked, Duration::ZERO, common::capabilities()).await;
@@ -593,7 +556,7 @@ fn hyper_undeclared_extension_is_refused_by_name() {
 #[ignore = "needs the rmcp peer: run .ci/interop"]
 fn hyper_task_handles_resumed_on_a_new_connection() {
     // The HTTP server outlives its connections (a stdio server is the connection's process).
-    let peer = http_peer();
+    let peer = HttpPeer::start(&["--no-skills"]);
     smol::block_on(async {
         let asked = Arc::<Asked>::default();
         let first = connect_http(&peer.url, &asked, Duration::ZERO, capabilities()).await;
@@ -629,7 +592,7 @@ fn stdio_task_handles_resumed_from_their_records() {
 #[test]
 #[ignore = "needs the rmcp peer: run .ci/interop"]
 fn hyper_task_cancelled_by_another_client() {
-    let peer = http_peer();
+    let peer = HttpPeer::start(&["--no-skills"]);
     smol::block_on(async {
         let asked = Arc::<Asked>::default();
         let waiting = connect_http(&peer.url, &asked, Duration::ZERO, capabilities()).await;
@@ -735,7 +698,7 @@ fn stdio_listen_for_task_notifications_the_server_does_not_send() {
 #[test]
 #[ignore = "needs the rmcp peer: run .ci/interop"]
 fn hyper_listen_for_task_notifications_the_server_does_not_send() {
-    let peer = http_peer();
+    let peer = HttpPeer::start(&["--no-skills"]);
     smol::block_on(async {
         let asked = Arc::<Asked>::default();
         let (client, driver) = listening(&asked)
