@@ -139,6 +139,7 @@ pub use http::{HttpResponse, HttpTransport};
 pub use loopback::LoopbackRedirect;
 /// The skills model, from the engine: an entry, its files, and why one does not verify.
 #[cfg(feature = "skills")]
+#[doc(no_inline)]
 pub use mcp_sansio::schema::{
     FrontmatterError, ListSkillsResult, Skill, SkillFile, SkillResources, SkillVerifyError,
 };
@@ -240,12 +241,15 @@ pub const SUPPORTED_PROTOCOL_VERSIONS: &[mcp_sansio::ProtocolVersion] = mcp_sans
 /// ```
 pub mod prelude {
     #[cfg(feature = "http")]
+    #[doc(no_inline)]
     pub use crate::mcp_sansio::http::HttpConfig;
+    #[doc(no_inline)]
     pub use crate::mcp_sansio::schema::{
         CallToolRequestParams, CallToolResult, ClientCapabilities, ContentBlock, CreateMessageRequestParams,
         CreateMessageResult, ElicitRequestParams, ElicitResult, Implementation, JsonObject, ListRootsResult,
         Root, SamplingContent, TASKS_EXTENSION, Tool,
     };
+    #[doc(no_inline)]
     pub use crate::mcp_sansio::{
         ClientConfig, ErrorObject, McpError, ProtocolVersion, RequestError, RequestId, ServerNotification,
         Status,

@@ -2,6 +2,11 @@
 //! name the engine through the re-export (`mcp_smol::mcp_sansio::…`), never as `mcp_sansio::…`,
 //! which only this workspace's own dev-dependencies make compile. (Doc tests cannot show it:
 //! they build with the crate's dev-dependencies, which include mcp-sansio.)
+//!
+//! The same holds one level down: the engine's own examples say `use mcp_sansio::…`, which is
+//! right on the engine's pages. rustdoc would copy an engine type's page, examples included,
+//! into mcp-smol's docs wherever mcp-smol re-exports it, so every such re-export is
+//! `#[doc(no_inline)]`: mcp-smol's pages link to the engine's instead.
 
 use std::path::Path;
 
@@ -62,4 +67,48 @@ fn the_scan_tells_the_re_export_from_the_direct_name() {
     assert!(names_the_engine_directly("use mcp_sansio::schema::Root;"));
     assert!(names_the_engine_directly("let x = mcp_sansio::ClientConfig::new(info);"));
     assert!(!names_the_engine_directly("use mcp_smol::mcp_sansio::schema::Root;"));
+}
+
+/// Each `pub use` of engine items in the files under `dir` (the crate itself, `pub use
+/// mcp_sansio;`, is never inlined), with whether its attributes include `#[doc(no_inline)]`.
+fn engine_re_exports(dir: &Path, out: &mut Vec<(String, usize, bool)>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            engine_re_exports(&path, out);
+            continue;
+        }
+        if path.extension().is_none_or(|e| e != "rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        let lines: Vec<&str> = text.lines().map(str::trim_start).collect();
+        for (n, line) in lines.iter().enumerate() {
+            if !(line.starts_with("pub use ") && line.contains("mcp_sansio::")) {
+                continue;
+            }
+            let attributes =
+                lines[..n].iter().rev().take_while(|l| l.starts_with("#[") || l.starts_with("///"));
+            let no_inline = attributes.clone().any(|l| l.starts_with("#[doc(no_inline)]"));
+            out.push((path.display().to_string(), n + 1, no_inline));
+        }
+    }
+}
+
+#[test]
+fn engine_types_are_re_exported_without_their_engine_examples() {
+    let mut found = Vec::new();
+    engine_re_exports(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), &mut found);
+    assert!(found.len() >= 3, "the scan found the prelude's and the skills' re-exports: {found:?}");
+    let inlined: Vec<_> = found
+        .iter()
+        .filter(|(_, _, no_inline)| !no_inline)
+        .map(|(file, n, _)| format!("{file}:{n}"))
+        .collect();
+    assert!(
+        inlined.is_empty(),
+        "re-exports that would copy the engine's examples (`use mcp_sansio::…`) into mcp-smol's docs; \
+         mark them #[doc(no_inline)]:\n{}",
+        inlined.join("\n")
+    );
 }
