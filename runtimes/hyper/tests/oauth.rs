@@ -78,6 +78,9 @@ fn interactive(store: Arc<MemoryTokenStore>) -> OAuth {
     OAuth::new(AuthConfig::authorization_code(redirect.redirect_uri())).handler(redirect).store(store)
 }
 
+/// One `LoopbackRedirect` serves every authorization of the connection, as its doc says: the
+/// first one and the step-up that `admin_echo`'s `insufficient_scope` asks for both come back
+/// through it.
 #[test]
 fn authorization_code_with_the_loopback_redirect_and_a_step_up() {
     let url = server(Options::default().with_oauth());

@@ -119,7 +119,10 @@ fn the_default_client_is_dual_era_and_remembers_legacy_servers() {
 
 /// The notifications `notify_changes` causes, as the client's notification stream shows them,
 /// after subscribing to `demo://readme`: the same in both eras (in 2026-07-28 they travel on the
-/// `subscriptions/listen` stream the engine keeps).
+/// `subscriptions/listen` stream the engine keeps). This is what `ClientApi::subscribe`'s doc
+/// promises for 2026-07-28: the demo server answers `resources/subscribe` and
+/// `resources/unsubscribe` on a modern request with `-32601`, so the calls succeed only because
+/// neither goes on the wire there.
 async fn notified_after_subscribing(versions: &[ProtocolVersion]) -> Vec<String> {
     let client =
         builder().configure(|c| c.with_versions(versions)).spawn_stdio(&demo_server()).await.unwrap();
