@@ -182,9 +182,27 @@ impl ClientConfig {
         }
     }
 
-    /// Sets the client capabilities.
+    /// Sets the client capabilities, replacing every one declared before (to add to them, use
+    /// [`update_capabilities`](Self::update_capabilities)).
     pub fn with_capabilities(mut self, capabilities: ClientCapabilities) -> Self {
         self.capabilities = capabilities;
+        self
+    }
+
+    /// Changes the client capabilities in place: `f` gets the ones declared so far, so calls
+    /// stack.
+    ///
+    /// ```
+    /// use mcp_sansio::ClientConfig;
+    /// use mcp_sansio::schema::Implementation;
+    ///
+    /// let config = ClientConfig::new(Implementation::new("host", "1.0"))
+    ///     .update_capabilities(|c| c.with_roots(false))
+    ///     .update_capabilities(|c| c.with_sampling());
+    /// assert_eq!(config.capabilities.declared(), ["sampling", "roots"]);
+    /// ```
+    pub fn update_capabilities(mut self, f: impl FnOnce(ClientCapabilities) -> ClientCapabilities) -> Self {
+        self.capabilities = f(std::mem::take(&mut self.capabilities));
         self
     }
 

@@ -129,7 +129,9 @@ fn the_readme_s_http_commands_do_what_it_says() {
 #[test]
 fn the_guide_names_the_same_modes_and_help_lists_the_others() {
     let guide = doc("docs/guide.md");
-    for promise in ["mcp-demo-server --http 127.0.0.1:0", "--oauth", "only line on stdout", "mcp-demo-server --help"] {
+    for promise in
+        ["mcp-demo-server --http 127.0.0.1:0", "--oauth", "only line on stdout", "mcp-demo-server --help"]
+    {
         assert!(guide.contains(promise), "the guide's section 1 says {promise:?}");
     }
     // The README and the guide send readers to `--help` for the other modes: it lists them.

@@ -27,7 +27,10 @@ use crate::jsonrpc::ErrorObject;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TaskSnapshot {
-    /// `"task"` when a request created it, `"complete"` from `tasks/get`.
+    /// `"task"` when a request created it, `"complete"` from `tasks/get`. This is the kind of
+    /// the *response* (the `tasks/get` request itself completed), not the task's progress: a
+    /// task still `working` comes back with `"complete"` here. Read [`status`](Self::status)
+    /// for the task.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result_type: Option<String>,
     /// The server's identifier of the task.

@@ -47,15 +47,16 @@ pub(crate) const MAX_PAGES: usize = 10_000;
 ///     Ok(api.list_all_tools().await?.into_iter().map(|tool| tool.name).collect())
 /// }
 ///
-/// smol::block_on(async {
-///     let client = ClientBuilder::new(Implementation::new("my-app", "1.0.0"))
-///         .spawn_stdio(&ServerCommand::new("mcp-demo-server"))
-///         .await?;
-///     println!("{:?}", tool_names(&client).await?);
-///     client.close().await;
-///     Ok::<(), mcp_smol::Error>(())
-/// })
-/// # .unwrap();
+/// fn main() -> Result<(), mcp_smol::Error> {
+///     smol::block_on(async {
+///         let client = ClientBuilder::new(Implementation::new("my-app", "1.0.0"))
+///             .spawn_stdio(&ServerCommand::new("npx").args(["-y", "@modelcontextprotocol/server-everything"]))
+///             .await?;
+///         println!("{:?}", tool_names(&client).await?);
+///         client.close().await;
+///         Ok(())
+///     })
+/// }
 /// ```
 ///
 /// **Every method sends its request when called**, not when its future is first polled: a

@@ -106,20 +106,21 @@ impl SecureRandom for OsRandom {
 /// use mcp_smol::mcp_sansio::schema::Implementation;
 /// use mcp_smol::{ClientApi, ClientBuilder, LoopbackRedirect, OAuth};
 ///
-/// smol::block_on(async {
-///     // Receives the browser's redirect on 127.0.0.1 and prints the URL to open.
-///     let redirect = LoopbackRedirect::bind(|url| println!("Open {url} to authorize"))?;
-///     let oauth = OAuth::new(AuthConfig::authorization_code(redirect.redirect_uri()).client_name("my-app"))
-///         .handler(redirect);
-///     let client = ClientBuilder::new(Implementation::new("my-app", "1.0.0"))
-///         .oauth(oauth)
-///         .spawn_http(HttpConfig::new("https://mcp.example.com/mcp"), mcp_smol_transport())
-///         .await?;
-///     println!("{:?}", client.list_all_tools().await?);
-///     client.close().await;
-///     Ok::<_, Box<dyn std::error::Error>>(())
-/// })
-/// # .unwrap();
+/// fn main() -> Result<(), Box<dyn std::error::Error>> {
+///     smol::block_on(async {
+///         // Receives the browser's redirect on 127.0.0.1 and prints the URL to open.
+///         let redirect = LoopbackRedirect::bind(|url| println!("Open {url} to authorize"))?;
+///         let oauth = OAuth::new(AuthConfig::authorization_code(redirect.redirect_uri()).client_name("my-app"))
+///             .handler(redirect);
+///         let client = ClientBuilder::new(Implementation::new("my-app", "1.0.0"))
+///             .oauth(oauth)
+///             .spawn_http(HttpConfig::new("https://mcp.example.com/mcp"), mcp_smol_transport())
+///             .await?;
+///         println!("{:?}", client.list_all_tools().await?);
+///         client.close().await;
+///         Ok(())
+///     })
+/// }
 /// # fn mcp_smol_transport() -> std::sync::Arc<dyn mcp_smol::HttpTransport> { unimplemented!() }
 /// ```
 #[derive(Clone)]

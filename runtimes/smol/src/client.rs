@@ -11,9 +11,9 @@ use mcp_sansio::auth::Authorizer;
 #[cfg(feature = "http")]
 use mcp_sansio::http::{HttpConfig, HttpSession};
 use mcp_sansio::schema::{
-    CallTool, CallToolRequestParams, CallToolResult, Discover, DiscoverResult, EmptyParams, Implementation,
-    ListPrompts, ListResources, ListTools, ListToolsResult, Paginated, PaginatedRequest,
-    PaginatedRequestParams, Ping, Prompt, Request, Resource, ServerCapabilities, Tool,
+    CallTool, CallToolRequestParams, CallToolResult, ClientCapabilities, Discover, DiscoverResult,
+    EmptyParams, Implementation, ListPrompts, ListResources, ListTools, ListToolsResult, Paginated,
+    PaginatedRequest, PaginatedRequestParams, Ping, Prompt, Request, Resource, ServerCapabilities, Tool,
 };
 use mcp_sansio::{
     ClientConfig, ClientConnection, Commands, ProtocolVersion, ProtocolViolation, ServerNotification, Status,
@@ -73,7 +73,7 @@ use crate::stdio::{EndedBy, ServerCommand, ServerEnd, drain_stderr};
 /// use mcp_smol::mcp_sansio::schema::Implementation;
 ///
 /// let client = ClientBuilder::new(Implementation::new("my-app", "1.0.0"))
-///     .spawn_stdio(&ServerCommand::new("mcp-demo-server"))
+///     .spawn_stdio(&ServerCommand::new("npx").args(["-y", "@modelcontextprotocol/server-everything"]))
 ///     .await?;
 /// for tool in client.list_all_tools().await? {
 ///     println!("{}", tool.name);
@@ -129,6 +129,27 @@ impl ClientBuilder {
     pub fn configure(mut self, f: impl FnOnce(ClientConfig) -> ClientConfig) -> Self {
         self.config = f(self.config);
         self
+    }
+
+    /// Adds to the capabilities the client declares: `f` gets the ones declared so far (by
+    /// earlier calls, [`skills`](Self::skills) or [`configure`](Self::configure)), so calls
+    /// stack. `configure(|c| c.with_capabilities(..))` instead replaces them all.
+    ///
+    /// ```
+    /// use mcp_smol::prelude::*;
+    ///
+    /// let builder = ClientBuilder::new(Implementation::new("host", "1.0"))
+    ///     .capabilities(|c| c.with_roots(false))          // for the handler's list_roots
+    ///     .capabilities(|c| c.with_elicitation_form());   // for its elicit
+    /// assert_eq!(builder.config().capabilities.declared(), ["elicitation.form", "roots"]);
+    /// ```
+    pub fn capabilities(self, f: impl FnOnce(ClientCapabilities) -> ClientCapabilities) -> Self {
+        self.configure(|config| config.update_capabilities(f))
+    }
+
+    /// The engine configuration as built so far.
+    pub fn config(&self) -> &ClientConfig {
+        &self.config
     }
 
     /// Sets the handler for server requests (roots, sampling, elicitation). Remember to

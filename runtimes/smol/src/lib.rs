@@ -75,16 +75,17 @@
 //! ```no_run
 //! use mcp_smol::prelude::*;
 //!
-//! smol::block_on(async {
-//!     let client = ClientBuilder::new(Implementation::new("quickstart", "0.1.0"))
-//!         .spawn_stdio(&ServerCommand::new("mcp-demo-server"))
-//!         .await?;
-//!     let result = client.call_tool("echo", serde_json::json!({"message": "hi"})).await?;
-//!     println!("{:?}", result.content[0].as_text());
-//!     client.close().await;
-//!     Ok::<(), mcp_smol::Error>(())
-//! })
-//! # .unwrap();
+//! fn main() -> Result<(), mcp_smol::Error> {
+//!     smol::block_on(async {
+//!         let client = ClientBuilder::new(Implementation::new("quickstart", "0.1.0"))
+//!             .spawn_stdio(&ServerCommand::new("npx").args(["-y", "@modelcontextprotocol/server-everything"]))
+//!             .await?;
+//!         let result = client.call_tool("echo", serde_json::json!({"message": "hi"})).await?;
+//!         println!("{:?}", result.content[0].as_text());
+//!         client.close().await;
+//!         Ok(())
+//!     })
+//! }
 //! ```
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
@@ -197,18 +198,19 @@ pub const SUPPORTED_PROTOCOL_VERSIONS: &[mcp_sansio::ProtocolVersion] = mcp_sans
 /// ```no_run
 /// use mcp_smol::prelude::*;
 ///
-/// smol::block_on(async {
-///     let client = ClientBuilder::new(Implementation::new("my-app", "1.0.0"))
-///         .spawn_stdio(&ServerCommand::new("mcp-demo-server"))
-///         .await?;
-///     let tools: Vec<Tool> = client.list_all_tools().await?;
-///     let result: CallToolResult = client.call_tool("echo", serde_json::json!({"message": "hi"})).await?;
-///     let version: Option<ProtocolVersion> = client.protocol_version();
-///     println!("{} tools, MCP {version:?}: {:?}", tools.len(), result.joined_text());
-///     client.close().await;
-///     Ok::<(), Error>(())
-/// })
-/// # .unwrap();
+/// fn main() -> Result<(), Error> {
+///     smol::block_on(async {
+///         let client = ClientBuilder::new(Implementation::new("my-app", "1.0.0"))
+///             .spawn_stdio(&ServerCommand::new("npx").args(["-y", "@modelcontextprotocol/server-everything"]))
+///             .await?;
+///         let tools: Vec<Tool> = client.list_all_tools().await?;
+///         let result: CallToolResult = client.call_tool("echo", serde_json::json!({"message": "hi"})).await?;
+///         let version: Option<ProtocolVersion> = client.protocol_version();
+///         println!("{} tools, MCP {version:?}: {:?}", tools.len(), result.joined_text());
+///         client.close().await;
+///         Ok(())
+///     })
+/// }
 /// ```
 ///
 /// A host's handler and capabilities need nothing else either:
@@ -234,9 +236,8 @@ pub const SUPPORTED_PROTOCOL_VERSIONS: &[mcp_sansio::ProtocolVersion] = mcp_sans
 ///     }
 /// }
 ///
-/// let caps = ClientCapabilities::default().with_roots(false).with_elicitation_form();
 /// let builder = ClientBuilder::new(Implementation::new("host", "1.0"))
-///     .configure(|c| c.with_capabilities(caps))
+///     .capabilities(|c| c.with_roots(false).with_elicitation_form())
 ///     .handler(Host);
 /// ```
 pub mod prelude {

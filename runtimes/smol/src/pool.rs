@@ -260,19 +260,20 @@ impl PoolBuilder {
 /// use mcp_smol::{ClientApi, ClientBuilder, Pool, ServerCommand, Strategy};
 /// use mcp_smol::mcp_sansio::schema::Implementation;
 ///
-/// smol::block_on(async {
-///     let pool = Pool::new(Strategy::LeastBusy);
-///     let command = ServerCommand::new("mcp-demo-server");
-///     for _ in 0..3 {
-///         pool.add_stdio(|| ClientBuilder::new(Implementation::new("my-app", "1.0.0")), &command).await?;
-///     }
-///     let result = pool.call_tool("echo", serde_json::json!({"message": "hi"})).await?;
-///     println!("{:?}", result.content[0].as_text());
-///     println!("{:?}", pool.stats());
-///     pool.close().await;
-///     Ok::<(), mcp_smol::Error>(())
-/// })
-/// # .unwrap();
+/// fn main() -> Result<(), mcp_smol::Error> {
+///     smol::block_on(async {
+///         let pool = Pool::new(Strategy::LeastBusy);
+///         let command = ServerCommand::new("npx").args(["-y", "@modelcontextprotocol/server-everything"]);
+///         for _ in 0..3 {
+///             pool.add_stdio(|| ClientBuilder::new(Implementation::new("my-app", "1.0.0")), &command).await?;
+///         }
+///         let result = pool.call_tool("echo", serde_json::json!({"message": "hi"})).await?;
+///         println!("{:?}", result.content[0].as_text());
+///         println!("{:?}", pool.stats());
+///         pool.close().await;
+///         Ok(())
+///     })
+/// }
 /// ```
 #[derive(Clone)]
 pub struct Pool {

@@ -65,10 +65,7 @@ impl ClientBuilder {
     /// Declares the skills extension (`io.modelcontextprotocol/skills`) in the client's
     /// capabilities, which [`Client::list_skills`] and the other skill methods need.
     pub fn skills(self) -> Self {
-        self.configure(|mut config| {
-            config.capabilities = config.capabilities.with_extension(SKILLS_EXTENSION, serde_json::json!({}));
-            config
-        })
+        self.capabilities(|caps| caps.with_extension(SKILLS_EXTENSION, serde_json::json!({})))
     }
 }
 
@@ -81,23 +78,26 @@ impl ClientBuilder {
 /// use mcp_smol::prelude::*;
 /// use mcp_smol::SkillError;
 ///
-/// smol::block_on(async {
-///     let client = ClientBuilder::new(Implementation::new("my-host", "1.0.0"))
-///         .skills()
-///         .spawn_stdio(&ServerCommand::new("mcp-demo-server").arg("--skills"))
-///         .await?;
-///     for skill in client.list_all_skills().await? {
-///         println!("{}: {}", skill.name().unwrap_or("?"), skill.description().unwrap_or(""));
-///     }
-///     let skill = client.get_skill("skill://pdf-processing/SKILL.md").await?;
-///     // Read when needed, and only verified.
-///     let instructions = client.read_skill_file(&skill, "SKILL.md").await?;
-///     let forms = client.read_skill_file(&skill, "references/FORMS.md").await?;
-///     println!("{} + {} bytes", instructions.len(), forms.len());
-///     client.close().await;
-///     Ok::<(), SkillError>(())
-/// })
-/// # .unwrap();
+/// fn main() -> Result<(), SkillError> {
+///     smol::block_on(async {
+///         let client = ClientBuilder::new(Implementation::new("my-host", "1.0.0"))
+///             .skills()
+///             // Any server that offers skills: here this repository's demo server, after
+///             // `cargo build -p mcp-demo-server`.
+///             .spawn_stdio(&ServerCommand::new("target/debug/mcp-demo-server").arg("--skills"))
+///             .await?;
+///         for skill in client.list_all_skills().await? {
+///             println!("{}: {}", skill.name().unwrap_or("?"), skill.description().unwrap_or(""));
+///         }
+///         let skill = client.get_skill("skill://pdf-processing/SKILL.md").await?;
+///         // Read when needed, and only verified.
+///         let instructions = client.read_skill_file(&skill, "SKILL.md").await?;
+///         let forms = client.read_skill_file(&skill, "references/FORMS.md").await?;
+///         println!("{} + {} bytes", instructions.len(), forms.len());
+///         client.close().await;
+///         Ok(())
+///     })
+/// }
 /// ```
 impl Client {
     /// Whether the server offers the skills extension (`false` before the handshake ended).
