@@ -167,6 +167,8 @@ fn undeclared_capabilities_are_refused_with_method_not_found() {
         assert!(m["error"]["message"].as_str().unwrap().contains(method), "{m}");
         assert!(m.get("result").is_none());
     }
+    // Counted too, for a host without a log subscriber; the unknown method is not one of them.
+    assert_eq!(h.conn.stats().server_requests_undeclared, 3);
     // Refused requests are not open: respond to them is a usage error.
     assert_eq!(
         h.conn.respond(&RequestId::Number(1), Ok(&json!({"roots": []}))),

@@ -245,6 +245,7 @@ impl ClientConnection {
             self.queue_response(&id, Err(&ErrorObject::method_not_found(method)));
             if matches!(method, "roots/list" | "sampling/createMessage" | "elicitation/create") {
                 // A request the application could have served, had it declared the capability.
+                self.stats.server_requests_undeclared += 1;
                 self.events.push_back(Event::UndeclaredServerRequest { id, method: method.to_owned() });
             }
             return;

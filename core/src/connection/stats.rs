@@ -39,4 +39,9 @@ pub struct Stats {
     /// Server requests refused at once because
     /// [`max_open_server_requests`](crate::ClientConfig::max_open_server_requests) were open.
     pub server_requests_refused: u64,
+    /// Server requests for roots, sampling or elicitation refused with `-32601` because the
+    /// client did not declare the capability (each also an
+    /// [`Event::UndeclaredServerRequest`](crate::Event::UndeclaredServerRequest)): a handler
+    /// method implemented but not declared shows here, without a log subscriber.
+    pub server_requests_undeclared: u64,
 }

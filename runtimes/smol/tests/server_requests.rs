@@ -85,6 +85,9 @@ fn default_handler_refuses_politely_and_undeclared_capabilities_get_method_not_f
             sampled.content[0].as_text().unwrap().contains("Method not found: sampling/createMessage"),
             "{sampled:?}"
         );
+        // The host learns it without a log subscriber: its stats count the refusal.
+        assert_eq!(bare.stats().server_requests_undeclared, 1);
+        assert_eq!(declared.stats().server_requests_undeclared, 0);
         bare.close().await;
     });
 }
