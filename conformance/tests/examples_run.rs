@@ -6,13 +6,15 @@
 //! `cargo test --workspace` does, where that build finds everything fresh.
 
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, ExitStatus, Stdio};
 use std::sync::{Arc, LazyLock, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use mcp_conformance::trace::{Direction, Trace};
+
+mod demo;
 
 /// The longest an example may run: each takes a few seconds at most, even in a debug build on a
 /// busy machine.
@@ -167,65 +169,29 @@ struct Output {
     stderr: String,
 }
 
-/// An example binary of the workspace, next to the test binaries.
+/// An example binary of the workspace, next to the test binaries: the other packages' examples
+/// are built first (once per test process), and so is this package's own when it is stale.
 fn example(name: &str) -> PathBuf {
-    if OTHER_PACKAGES_EXAMPLES.contains(&name)
+    let path = demo::profile_dir().join("examples").join(name);
+    if (OTHER_PACKAGES_EXAMPLES.contains(&name) || demo::is_stale(&path))
         && let Err(error) = &*BUILT
     {
         panic!("{error}");
     }
-    let path = profile_dir().join("examples").join(name);
     assert!(path.exists(), "{} is missing", path.display());
     path
 }
 
-/// `target/<profile>`: where cargo put this test binary (`target/<profile>/deps/…`).
-fn profile_dir() -> PathBuf {
-    let exe = std::env::current_exe().expect("test binary path");
-    exe.parent().and_then(Path::parent).expect("target/<profile>/deps/<test>").to_path_buf()
-}
-
-/// The examples of other packages, built by `cargo build --workspace --example …` into this
-/// target directory and profile. `--workspace` resolves features as `cargo test --workspace`
-/// does, so after it this build is fresh and builds nothing. `Err` holds cargo's output.
+/// The examples of other packages and this package's `record_trace`, built by
+/// `cargo build --workspace --example …` into this target directory and profile. `--workspace`
+/// resolves features as `cargo test --workspace` does, so after it this build is fresh and builds
+/// nothing. `Err` holds cargo's output.
 static BUILT: LazyLock<Result<(), String>> = LazyLock::new(|| {
-    let profile_dir = profile_dir();
-    let parent = profile_dir.parent().expect("a target directory");
-    // `target/debug` in the target directory; `target/<triple>/debug` with `--target`, where the
-    // target directory (the one with cargo's CACHEDIR.TAG) is one level up.
-    let (target_dir, triple) = if parent.join("CACHEDIR.TAG").exists() {
-        (parent, None)
-    } else {
-        let triple = parent.file_name().and_then(|t| t.to_str()).expect("a target triple");
-        (parent.parent().expect("a target directory"), Some(triple))
-    };
-    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let mut command = Command::new(cargo);
-    command
-        .args(["build", "--quiet", "--workspace", "--manifest-path"])
-        .arg(workspace.join("Cargo.toml"))
-        .arg("--target-dir")
-        .arg(target_dir);
-    match profile_dir.file_name().and_then(|p| p.to_str()) {
-        Some("debug") => {}
-        Some(profile) => {
-            command.args(["--profile", profile]);
-        }
-        None => panic!("no profile in {}", profile_dir.display()),
+    let mut args = vec!["--workspace"];
+    for name in OTHER_PACKAGES_EXAMPLES.iter().chain(&["record_trace"]) {
+        args.extend(["--example", name]);
     }
-    if let Some(triple) = triple {
-        command.args(["--target", triple]);
-    }
-    for name in OTHER_PACKAGES_EXAMPLES {
-        command.args(["--example", name]);
-    }
-    let output = command.stdin(Stdio::null()).output().map_err(|e| format!("cannot run {command:?}: {e}"))?;
-    if output.status.success() {
-        Ok(())
-    } else {
-        Err(format!("{command:?} failed ({}):\n{}", output.status, String::from_utf8_lossy(&output.stderr)))
-    }
+    demo::cargo_build(&args)
 });
 
 /// Copies a pipe into a buffer on a thread; the buffer can be read while the thread still runs.
