@@ -30,16 +30,17 @@
 //! use mcp_smol::mcp_sansio::http::HttpConfig;
 //! use mcp_smol::mcp_sansio::schema::Implementation;
 //!
-//! smol::block_on(async {
-//!     let http = HttpConfig::new("http://127.0.0.1:3000/mcp").header("Authorization", "Bearer t");
-//!     let client = ClientBuilder::new(Implementation::new("my-app", "1.0.0"))
-//!         .spawn_http(http, HyperTransport::new())
-//!         .await?;
-//!     println!("{:?}", client.list_all_tools().await?);
-//!     client.close().await;
-//!     Ok::<_, mcp_smol::Error>(())
-//! })
-//! # .unwrap();
+//! fn main() -> Result<(), mcp_smol::Error> {
+//!     smol::block_on(async {
+//!         let http = HttpConfig::new("http://127.0.0.1:3000/mcp").header("Authorization", "Bearer t");
+//!         let client = ClientBuilder::new(Implementation::new("my-app", "1.0.0"))
+//!             .spawn_http(http, HyperTransport::new())
+//!             .await?;
+//!         println!("{:?}", client.list_all_tools().await?);
+//!         client.close().await;
+//!         Ok(())
+//!     })
+//! }
 //! ```
 //!
 //! The transport can also be driven by hand, for a custom loop around the engine's
@@ -54,25 +55,26 @@
 //! use futures_lite::StreamExt;
 //! use std::time::Instant;
 //!
-//! smol::block_on(async {
-//!     let transport = HyperTransport::new();
-//!     // The session decides the requests; here, its first one: `initialize`.
-//!     let mut session = HttpSession::new(
-//!         HttpConfig::new("http://127.0.0.1:3000/mcp"),
-//!         ClientConfig::new(Implementation::new("example", "0.1.0")),
-//!         Instant::now(),
-//!     );
-//!     let Some(HttpAction::Send(request)) = session.poll_action(Instant::now()) else { return Ok(()) };
-//!     let mut response = transport.send(request).await?;
-//!     println!("status {}", response.status);
-//!     while let Some(chunk) = response.body.next().await {
-//!         println!("{} bytes", chunk?.len());
-//!     }
-//!     // The body was read to the end: the next request to this server reuses the connection.
-//!     assert_eq!(transport.connections_opened(), 1);
-//!     Ok::<(), std::io::Error>(())
-//! })
-//! # .unwrap();
+//! fn main() -> Result<(), std::io::Error> {
+//!     smol::block_on(async {
+//!         let transport = HyperTransport::new();
+//!         // The session decides the requests; here, its first one: `initialize`.
+//!         let mut session = HttpSession::new(
+//!             HttpConfig::new("http://127.0.0.1:3000/mcp"),
+//!             ClientConfig::new(Implementation::new("example", "0.1.0")),
+//!             Instant::now(),
+//!         );
+//!         let Some(HttpAction::Send(request)) = session.poll_action(Instant::now()) else { return Ok(()) };
+//!         let mut response = transport.send(request).await?;
+//!         println!("status {}", response.status);
+//!         while let Some(chunk) = response.body.next().await {
+//!             println!("{} bytes", chunk?.len());
+//!         }
+//!         // The body was read to the end: the next request to this server reuses the connection.
+//!         assert_eq!(transport.connections_opened(), 1);
+//!         Ok(())
+//!     })
+//! }
 //! ```
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
@@ -94,6 +96,11 @@ pub use rustls;
 #[cfg(doctest)]
 #[doc = include_str!("../../../README.md")]
 struct ReadmeDoctests;
+
+/// This crate's README (its page on crates.io), compiled as a doc test.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct CrateReadmeDoctests;
 
 /// The guide's examples (`docs/guide.md`), compiled as doc tests so that they stay true.
 #[cfg(doctest)]

@@ -165,6 +165,11 @@ pub use mcp_sansio;
 /// ```
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
+/// This crate's README (its page on crates.io), compiled as a doc test so that it stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
+
 /// The newest MCP version the client speaks (a dual-era client offers it first).
 ///
 /// ```

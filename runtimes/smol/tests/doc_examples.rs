@@ -112,3 +112,79 @@ fn engine_types_are_re_exported_without_their_engine_examples() {
         inlined.join("\n")
     );
 }
+
+/// The code blocks of a Markdown file (```` ```rust ```` ones), one `Vec` of lines each.
+fn markdown_rust_blocks(text: &str) -> Vec<Vec<String>> {
+    let mut blocks = Vec::new();
+    let mut current: Option<Vec<String>> = None;
+    for line in text.lines() {
+        if line.starts_with("```") {
+            match current.take() {
+                Some(block) => blocks.push(block),
+                None if line.starts_with("```rust") => current = Some(Vec::new()),
+                None => {}
+            }
+        } else if let Some(block) = &mut current {
+            block.push(line.to_owned());
+        }
+    }
+    blocks
+}
+
+/// The code blocks of the doc comments of the files under `dir`, one `Vec` of lines each.
+fn doc_blocks(dir: &Path, out: &mut Vec<(String, Vec<String>)>) {
+    let mut lines = Vec::new();
+    doc_code_lines(dir, &mut lines);
+    // Consecutive lines of one file form a block; a gap starts the next one.
+    let mut last: Option<(String, usize)> = None;
+    for (file, n, line) in lines {
+        let continues = last.as_ref().is_some_and(|(f, m)| *f == file && *m + 1 == n);
+        if !continues {
+            out.push((file.clone(), Vec::new()));
+        }
+        out.last_mut().unwrap().1.push(line);
+        last = Some((file, n));
+    }
+}
+
+/// Whether an example runs `smol::block_on` as a statement of its own and drops the `Result`
+/// its block returns: copied, a failure (no server, say) would print nothing.
+fn discards_a_result(block: &[String]) -> bool {
+    let visible: Vec<&String> = block.iter().filter(|l| !l.trim_start().starts_with('#')).collect();
+    visible.iter().any(|l| l.starts_with("smol::block_on(")) && visible.iter().any(|l| l.contains("Ok::<"))
+}
+
+#[test]
+fn examples_keep_the_result_of_block_on() {
+    let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let workspace = crate_dir.join("../..");
+    let mut blocks = Vec::new();
+    for dir in ["runtimes/smol/src", "runtimes/hyper/src", "runtimes/surf/src"] {
+        doc_blocks(&workspace.join(dir), &mut blocks);
+    }
+    for file in ["README.md", "docs/guide.md", "runtimes/smol/README.md", "runtimes/hyper/README.md"] {
+        let text = std::fs::read_to_string(workspace.join(file)).unwrap();
+        blocks.extend(markdown_rust_blocks(&text).into_iter().map(|block| (file.to_owned(), block)));
+    }
+    assert!(blocks.len() > 50, "the scan found the examples ({} blocks)", blocks.len());
+    let offending: Vec<_> = blocks
+        .iter()
+        .filter(|(_, block)| discards_a_result(block))
+        .map(|(file, block)| format!("{file}: {}", block.first().map_or("", |l| l.as_str())))
+        .collect();
+    assert!(
+        offending.is_empty(),
+        "examples that drop block_on's Result (return it from main instead):\n{}",
+        offending.join("\n")
+    );
+}
+
+#[test]
+fn the_scan_tells_a_dropped_result_from_a_returned_one() {
+    let lines = |text: &str| text.lines().map(str::to_owned).collect::<Vec<_>>();
+    assert!(discards_a_result(&lines("smol::block_on(async {\n    Ok::<_, Error>(())\n});")));
+    assert!(!discards_a_result(&lines(
+        "fn main() -> Result<(), Error> {\n    smol::block_on(async {\n        Ok(())\n    })\n}"
+    )));
+    assert!(!discards_a_result(&lines("# smol::block_on(async {\nlet x = 1;\n# Ok::<(), Error>(()) });")));
+}

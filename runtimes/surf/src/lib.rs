@@ -31,23 +31,24 @@
 //! use futures_lite::StreamExt;
 //! use std::time::Instant;
 //!
-//! smol::block_on(async {
-//!     let transport = SurfTransport::new();
-//!     // The session decides the requests; here, its first one: `initialize`.
-//!     let mut session = HttpSession::new(
-//!         HttpConfig::new("http://127.0.0.1:3000/mcp"),
-//!         ClientConfig::new(Implementation::new("example", "0.1.0")),
-//!         Instant::now(),
-//!     );
-//!     let Some(HttpAction::Send(request)) = session.poll_action(Instant::now()) else { return Ok(()) };
-//!     let mut response = transport.send(request).await?;
-//!     println!("status {}", response.status);
-//!     while let Some(chunk) = response.body.next().await {
-//!         println!("{} bytes", chunk?.len());
-//!     }
-//!     Ok::<(), std::io::Error>(())
-//! })
-//! # .unwrap();
+//! fn main() -> Result<(), std::io::Error> {
+//!     smol::block_on(async {
+//!         let transport = SurfTransport::new();
+//!         // The session decides the requests; here, its first one: `initialize`.
+//!         let mut session = HttpSession::new(
+//!             HttpConfig::new("http://127.0.0.1:3000/mcp"),
+//!             ClientConfig::new(Implementation::new("example", "0.1.0")),
+//!             Instant::now(),
+//!         );
+//!         let Some(HttpAction::Send(request)) = session.poll_action(Instant::now()) else { return Ok(()) };
+//!         let mut response = transport.send(request).await?;
+//!         println!("status {}", response.status);
+//!         while let Some(chunk) = response.body.next().await {
+//!             println!("{} bytes", chunk?.len());
+//!         }
+//!         Ok(())
+//!     })
+//! }
 //! ```
 //!
 //! # Building
