@@ -57,8 +57,9 @@
 //!   with mcp-sansio's `http` feature (url, sha2) and getrandom. `mcp-hyper` and `mcp-surf` turn
 //!   it on, so an HTTP client built on them has it; a transport of your own turns it on itself.
 //! - `jwt` (implies `http`): signed JWTs for OAuth, `private_key_jwt` client authentication and
-//!   DPoP, with p256. Without it those configurations fail with `AuthError::Unsupported` and
-//!   DPoP is never used. On through the default features of `mcp-hyper` and `mcp-surf`.
+//!   DPoP, with p256. Without it those configurations fail with
+//!   [`AuthError::Unsupported`](mcp_sansio::auth::AuthError::Unsupported) and DPoP is never used.
+//!   On through the default features of `mcp-hyper` and `mcp-surf`.
 //! - `output-schema`: validation of tool results against the tools' `outputSchema`, with the
 //!   jsonschema crate (see above).
 //! - `skills`: the skills extension (SEP-2640): [`Client::list_skills`],
@@ -155,8 +156,8 @@ pub use tasks::{TaskCall, TaskHandle, TaskRecord};
 
 pub use mcp_sansio;
 
-/// This crate's version (`CARGO_PKG_VERSION`), e.g. for a client's `Implementation` or a
-/// diagnostic report.
+/// This crate's version (`CARGO_PKG_VERSION`), e.g. for a client's
+/// [`Implementation`](mcp_sansio::schema::Implementation) or a diagnostic report.
 ///
 /// ```
 /// assert_eq!(mcp_smol::VERSION, env!("CARGO_PKG_VERSION"));
@@ -176,7 +177,7 @@ pub const LATEST_PROTOCOL_VERSION: mcp_sansio::ProtocolVersion =
 
 /// Every MCP version the client speaks, oldest first: 2024-11-05, 2025-03-26, 2025-06-18,
 /// 2025-11-25 (the `initialize` era) and 2026-07-28. By default a client accepts them all
-/// (`ClientConfig::with_versions` narrows them).
+/// ([`ClientConfig::with_versions`](mcp_sansio::ClientConfig::with_versions) narrows them).
 ///
 /// ```
 /// use mcp_smol::mcp_sansio::ProtocolVersion;
@@ -189,9 +190,13 @@ pub const SUPPORTED_PROTOCOL_VERSIONS: &[mcp_sansio::ProtocolVersion] = mcp_sans
 ///
 /// The client and its builder, the typed calls ([`ClientApi`]) and their
 /// options, the error, pools, stdio and HTTP set-up, notification and server-request handling,
-/// and the engine's types that come up in every program: `Implementation` (who the client is),
-/// `ClientConfig`, `ProtocolVersion`, `Status`, `ServerNotification`, and the tool types
-/// (`Tool`, `CallToolRequestParams`, `CallToolResult`, `ContentBlock`).
+/// and the engine's types that come up in every program:
+/// [`Implementation`](crate::prelude::Implementation) (who the client is),
+/// [`ClientConfig`](crate::prelude::ClientConfig), [`ProtocolVersion`](crate::prelude::ProtocolVersion),
+/// [`Status`](crate::prelude::Status), [`ServerNotification`](crate::prelude::ServerNotification),
+/// and the tool types ([`Tool`](crate::prelude::Tool),
+/// [`CallToolRequestParams`](crate::prelude::CallToolRequestParams),
+/// [`CallToolResult`](crate::prelude::CallToolResult), [`ContentBlock`](crate::prelude::ContentBlock)).
 ///
 /// ```no_run
 /// use mcp_smol::prelude::*;
