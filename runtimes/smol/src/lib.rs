@@ -2,27 +2,29 @@
 //!
 //! - [`Client`]: a cheap `Clone + Send + Sync` handle to one connection. Every
 //!   client→server request is a method of [`ClientApi`] (tools, resources and templates,
-//!   subscriptions, prompts, completion, logging level, a `ping` health check that works in
-//!   every protocol version, pagination helpers such as `list_all_tools`), with per-call
-//!   timeouts, progress and `_meta` ([`CallOptions`], for any call through
-//!   [`Client::with_options`]) and **cancel-on-drop**: dropping a call's future sends
-//!   `notifications/cancelled`. Tool arguments are anything `Serialize` that makes a JSON
-//!   object.
+//!   subscriptions, prompts, completion, logging level, a [`ping`](ClientApi::ping) health check
+//!   that works in every protocol version, pagination helpers such as
+//!   [`list_all_tools`](ClientApi::list_all_tools)), with per-call timeouts, progress and `_meta`
+//!   ([`CallOptions`], for any call through [`Client::with_options`]) and **cancel-on-drop**:
+//!   dropping a call's future sends `notifications/cancelled`. Tool arguments are anything
+//!   `Serialize` that makes a JSON object.
 //! - [`Driver`]: the connection's own task. It runs on any executor; the `spawn_*`
 //!   constructors put it on a thread of its own. A call waiting for its response pumps the
 //!   connection itself while no other call does, so its response wakes it where it is, with no
-//!   hop through the driver's task: the simple `smol::block_on` + `spawn_stdio` shape is the
-//!   fast one. Your code (notification handlers, the [`ClientHandler`]'s futures, the OAuth
-//!   handler) runs on the driver's task only, never under a lock of the client, and a panic in
-//!   it is contained; a call's progress callback runs on the call's own task. Dropped early,
-//!   the driver fails every call with [`Error::DriverGone`] rather than strand it.
+//!   hop through the driver's task: the simple `smol::block_on` +
+//!   [`spawn_stdio`](ClientBuilder::spawn_stdio) shape is the fast one. Your code (notification
+//!   handlers, the [`ClientHandler`]'s futures, the OAuth handler) runs on the driver's task
+//!   only, never under a lock of the client, and a panic in it is contained; a call's progress
+//!   callback runs on the call's own task. Dropped early, the driver fails every call with
+//!   [`Error::DriverGone`] rather than strand it.
 //! - [`Clock`]: where a connection gets the time and its timers ([`AsyncIoClock`] by default);
 //!   a manual clock runs a connection on simulated time ([`ClientBuilder::clock`]).
 //! - Transports: any `AsyncRead`/`AsyncWrite` pair ([`ClientBuilder::connect`]), stdio child
 //!   processes ([`ServerCommand`]: environment allow-list, stderr always drained, own process
 //!   group, and a shutdown that closes stdin, then sends SIGTERM, then SIGKILL to the group, so
-//!   no orphan or zombie is left behind, even when the [`Client`] is dropped without `close`),
-//!   and HTTP through an [`HttpTransport`] (`mcp-hyper`, `mcp-surf`; the `http` feature).
+//!   no orphan or zombie is left behind, even when the [`Client`] is dropped without
+//!   [`close`](Client::close)), and HTTP through an [`HttpTransport`] (`mcp-hyper`, `mcp-surf`;
+//!   the `http` feature).
 //! - Server requests (roots, sampling, elicitation) go to a [`ClientHandler`] with polite
 //!   defaults. Server notifications go to [`NotificationHandler`]s and closures
 //!   ([`ClientBuilder::on_notification`]) and to any number of [`Notifications`] subscriptions,
