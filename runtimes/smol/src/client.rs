@@ -672,8 +672,8 @@ impl Client {
 
     // ----- state -----
 
-    /// Server notifications from now on, as a `Stream`. Each call makes an independent
-    /// subscription; subscribe before making the calls whose notifications you want.
+    /// Server notifications from now on, as a [`Stream`](futures_lite::Stream). Each call makes an
+    /// independent subscription; subscribe before making the calls whose notifications you want.
     pub fn notifications(&self) -> Notifications {
         self.shared.extras.broadcast.subscribe()
     }

@@ -19,12 +19,12 @@
 //!   [`Error::DriverGone`] rather than strand it.
 //! - [`Clock`]: where a connection gets the time and its timers ([`AsyncIoClock`] by default);
 //!   a manual clock runs a connection on simulated time ([`ClientBuilder::clock`]).
-//! - Transports: any `AsyncRead`/`AsyncWrite` pair ([`ClientBuilder::connect`]), stdio child
-//!   processes ([`ServerCommand`]: environment allow-list, stderr always drained, own process
-//!   group, and a shutdown that closes stdin, then sends SIGTERM, then SIGKILL to the group, so
-//!   no orphan or zombie is left behind, even when the [`Client`] is dropped without
-//!   [`close`](Client::close)), and HTTP through an [`HttpTransport`] (`mcp-hyper`, `mcp-surf`;
-//!   the `http` feature).
+//! - Transports: any [`AsyncRead`](futures_lite::AsyncRead)/[`AsyncWrite`](futures_lite::AsyncWrite)
+//!   pair ([`ClientBuilder::connect`]), stdio child processes ([`ServerCommand`]: environment
+//!   allow-list, stderr always drained, own process group, and a shutdown that closes stdin, then
+//!   sends SIGTERM, then SIGKILL to the group, so no orphan or zombie is left behind, even when
+//!   the [`Client`] is dropped without [`close`](Client::close)), and HTTP through an
+//!   [`HttpTransport`] (`mcp-hyper`, `mcp-surf`; the `http` feature).
 //! - Server requests (roots, sampling, elicitation) go to a [`ClientHandler`] with polite
 //!   defaults. Server notifications go to [`NotificationHandler`]s and closures
 //!   ([`ClientBuilder::on_notification`]) and to any number of [`Notifications`] subscriptions,
