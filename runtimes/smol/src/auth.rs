@@ -21,10 +21,10 @@ pub type AuthFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
 
 /// Sends the user to the authorization server and brings back where it redirected them.
 ///
-/// `authorize` gets the authorization URL; it shows it to the user (opens a browser, prints
-/// it), waits for the browser to reach the redirect URI, and resolves with that whole URL
-/// (`…?code=…&state=…`). An `Err` abandons the authorization: the requests waiting for it fail
-/// with [`AuthError::Abandoned`](mcp_sansio::auth::AuthError::Abandoned).
+/// [`authorize`](Self::authorize) gets the authorization URL; it shows it to the user (opens a
+/// browser, prints it), waits for the browser to reach the redirect URI, and resolves with that
+/// whole URL (`…?code=…&state=…`). An `Err` abandons the authorization: the requests waiting
+/// for it fail with [`AuthError::Abandoned`](mcp_sansio::auth::AuthError::Abandoned).
 ///
 /// [`LoopbackRedirect`](crate::LoopbackRedirect) is a ready one for desktop and command-line
 /// apps.

@@ -522,12 +522,13 @@ impl Client {
         Self { shared, defaults: None }
     }
 
-    /// Another handle to the same connection whose calls all use `options`: every typed
-    /// method of [`ClientApi`] (`call_tool`, `list_tools`, `read_resource`, `ping`, the
-    /// `list_all_*` pages, …), [`request_raw`](Self::request_raw), [`discover`](Self::discover)
-    /// and the fetches of the list cache. A call's own options (`call_tool_with`,
-    /// `request::<R>`) win where they set something; `_meta` members are merged. On a handle
-    /// that has options already, `options` go over them.
+    /// Another handle to the same connection whose calls all use `options`: every typed method of
+    /// [`ClientApi`] ([`call_tool`](ClientApi::call_tool), [`list_tools`](ClientApi::list_tools),
+    /// [`read_resource`](ClientApi::read_resource), [`ping`](ClientApi::ping), the `list_all_*`
+    /// pages, …), [`request_raw`](Self::request_raw), [`discover`](Self::discover) and the fetches
+    /// of the list cache. A call's own options ([`call_tool_with`](ClientApi::call_tool_with),
+    /// `request::<R>`) win where they set something; `_meta` members are merged. On a handle that
+    /// has options already, `options` go over them.
     ///
     /// It is a [`Client`] like any other: cheap, `Clone`, and it counts as a handle (the
     /// connection stays open while it lives).
@@ -692,8 +693,8 @@ impl Client {
 
     // ----- state -----
 
-    /// Server notifications from now on, as a `Stream`. Each call makes an independent
-    /// subscription; subscribe before making the calls whose notifications you want.
+    /// Server notifications from now on, as a [`Stream`](futures_lite::Stream). Each call makes an
+    /// independent subscription; subscribe before making the calls whose notifications you want.
     pub fn notifications(&self) -> Notifications {
         self.shared.extras.broadcast.subscribe()
     }

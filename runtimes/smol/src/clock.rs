@@ -13,9 +13,9 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Instant;
 
-/// The time source of a connection: `now` and timers. [`AsyncIoClock`] (the system's monotonic
-/// clock, async-io timers) unless [`ClientBuilder::clock`](crate::ClientBuilder::clock) sets
-/// another, such as a manual clock that lets a test move time instead of waiting.
+/// The time source of a connection: [`now`](Self::now) and timers. [`AsyncIoClock`] (the system's
+/// monotonic clock, async-io timers) unless [`ClientBuilder::clock`](crate::ClientBuilder::clock)
+/// sets another, such as a manual clock that lets a test move time instead of waiting.
 ///
 /// The engine requires that time never goes backwards: `now` must be monotonic.
 ///

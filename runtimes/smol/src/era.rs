@@ -8,7 +8,8 @@ use mcp_sansio::{ClientConfig, ProtocolVersion};
 
 /// Remembers, per server, that it speaks only the `initialize` era, so that the next dual-era
 /// connection to it sends `initialize` at once instead of probing with `server/discover` (a
-/// round trip, or a whole `discover_timeout` against a server that stays silent).
+/// round trip, or a whole [`discover_timeout`](mcp_sansio::ClientConfig::discover_timeout)
+/// against a server that stays silent).
 ///
 /// The 2026-07-28 versioning rules call the era a property of the server, to be cached for the
 /// server process (the engine does that for its connection) or the HTTP origin, and allow keeping

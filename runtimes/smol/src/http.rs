@@ -43,8 +43,8 @@ impl std::fmt::Debug for HttpResponse {
 /// Executes HTTP requests for the driver.
 ///
 /// Contract:
-/// - `send` returns at once; the future resolves when the response head arrived (or the
-///   exchange failed: connection refused, TLS error, reset).
+/// - [`send`](Self::send) returns at once; the future resolves when the response head arrived
+///   (or the exchange failed: connection refused, TLS error, reset).
 /// - **Redirects are not followed**: a `3xx` goes to the session as it came, with its
 ///   `Location`. The session follows `307` and `308` itself (see
 ///   [`HttpConfig::max_redirects`](mcp_sansio::http::HttpConfig::max_redirects)), so that it

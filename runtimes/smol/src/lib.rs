@@ -2,27 +2,29 @@
 //!
 //! - [`Client`]: a cheap `Clone + Send + Sync` handle to one connection. Every
 //!   client→server request is a method of [`ClientApi`] (tools, resources and templates,
-//!   subscriptions, prompts, completion, logging level, a `ping` health check that works in
-//!   every protocol version, pagination helpers such as `list_all_tools`), with per-call
-//!   timeouts, progress and `_meta` ([`CallOptions`], for any call through
-//!   [`Client::with_options`]) and **cancel-on-drop**: dropping a call's future sends
-//!   `notifications/cancelled`. Tool arguments are anything `Serialize` that makes a JSON
-//!   object.
+//!   subscriptions, prompts, completion, logging level, a [`ping`](ClientApi::ping) health check
+//!   that works in every protocol version, pagination helpers such as
+//!   [`list_all_tools`](ClientApi::list_all_tools)), with per-call timeouts, progress and `_meta`
+//!   ([`CallOptions`], for any call through [`Client::with_options`]) and **cancel-on-drop**:
+//!   dropping a call's future sends `notifications/cancelled`. Tool arguments are anything
+//!   `Serialize` that makes a JSON object.
 //! - [`Driver`]: the connection's own task. It runs on any executor; the `spawn_*`
 //!   constructors put it on a thread of its own. A call waiting for its response pumps the
 //!   connection itself while no other call does, so its response wakes it where it is, with no
-//!   hop through the driver's task: the simple `smol::block_on` + `spawn_stdio` shape is the
-//!   fast one. Your code (notification handlers, the [`ClientHandler`]'s futures, the OAuth
-//!   handler) runs on the driver's task only, never under a lock of the client, and a panic in
-//!   it is contained; a call's progress callback runs on the call's own task. Dropped early,
-//!   the driver fails every call with [`Error::DriverGone`] rather than strand it.
+//!   hop through the driver's task: the simple `smol::block_on` +
+//!   [`spawn_stdio`](ClientBuilder::spawn_stdio) shape is the fast one. Your code (notification
+//!   handlers, the [`ClientHandler`]'s futures, the OAuth handler) runs on the driver's task
+//!   only, never under a lock of the client, and a panic in it is contained; a call's progress
+//!   callback runs on the call's own task. Dropped early, the driver fails every call with
+//!   [`Error::DriverGone`] rather than strand it.
 //! - [`Clock`]: where a connection gets the time and its timers ([`AsyncIoClock`] by default);
 //!   a manual clock runs a connection on simulated time ([`ClientBuilder::clock`]).
-//! - Transports: any `AsyncRead`/`AsyncWrite` pair ([`ClientBuilder::connect`]), stdio child
-//!   processes ([`ServerCommand`]: environment allow-list, stderr always drained, own process
-//!   group, and a shutdown that closes stdin, then sends SIGTERM, then SIGKILL to the group, so
-//!   no orphan or zombie is left behind, even when the [`Client`] is dropped without `close`),
-//!   and HTTP through an [`HttpTransport`] (`mcp-hyper`, `mcp-surf`; the `http` feature).
+//! - Transports: any [`AsyncRead`](futures_lite::AsyncRead)/[`AsyncWrite`](futures_lite::AsyncWrite)
+//!   pair ([`ClientBuilder::connect`]), stdio child processes ([`ServerCommand`]: environment
+//!   allow-list, stderr always drained, own process group, and a shutdown that closes stdin, then
+//!   sends SIGTERM, then SIGKILL to the group, so no orphan or zombie is left behind, even when
+//!   the [`Client`] is dropped without [`close`](Client::close)), and HTTP through an
+//!   [`HttpTransport`] (`mcp-hyper`, `mcp-surf`; the `http` feature).
 //! - Server requests (roots, sampling, elicitation) go to a [`ClientHandler`] with polite
 //!   defaults. Server notifications go to [`NotificationHandler`]s and closures
 //!   ([`ClientBuilder::on_notification`]) and to any number of [`Notifications`] subscriptions,
@@ -57,8 +59,9 @@
 //!   with mcp-sansio's `http` feature (url, sha2) and getrandom. `mcp-hyper` and `mcp-surf` turn
 //!   it on, so an HTTP client built on them has it; a transport of your own turns it on itself.
 //! - `jwt` (implies `http`): signed JWTs for OAuth, `private_key_jwt` client authentication and
-//!   DPoP, with p256. Without it those configurations fail with `AuthError::Unsupported` and
-//!   DPoP is never used. On through the default features of `mcp-hyper` and `mcp-surf`.
+//!   DPoP, with p256. Without it those configurations fail with
+//!   [`AuthError::Unsupported`](mcp_sansio::auth::AuthError::Unsupported) and DPoP is never used.
+//!   On through the default features of `mcp-hyper` and `mcp-surf`.
 //! - `output-schema`: validation of tool results against the tools' `outputSchema`, with the
 //!   jsonschema crate (see above).
 //! - `skills`: the skills extension (SEP-2640): [`Client::list_skills`],
@@ -157,8 +160,8 @@ pub use tasks::{TaskCall, TaskHandle, TaskRecord};
 
 pub use mcp_sansio;
 
-/// This crate's version (`CARGO_PKG_VERSION`), e.g. for a client's `Implementation` or a
-/// diagnostic report.
+/// This crate's version (`CARGO_PKG_VERSION`), e.g. for a client's
+/// [`Implementation`](mcp_sansio::schema::Implementation) or a diagnostic report.
 ///
 /// ```
 /// assert_eq!(mcp_smol::VERSION, env!("CARGO_PKG_VERSION"));
@@ -183,7 +186,7 @@ pub const LATEST_PROTOCOL_VERSION: mcp_sansio::ProtocolVersion =
 
 /// Every MCP version the client speaks, oldest first: 2024-11-05, 2025-03-26, 2025-06-18,
 /// 2025-11-25 (the `initialize` era) and 2026-07-28. By default a client accepts them all
-/// (`ClientConfig::with_versions` narrows them).
+/// ([`ClientConfig::with_versions`](mcp_sansio::ClientConfig::with_versions) narrows them).
 ///
 /// ```
 /// use mcp_smol::mcp_sansio::ProtocolVersion;
@@ -196,9 +199,13 @@ pub const SUPPORTED_PROTOCOL_VERSIONS: &[mcp_sansio::ProtocolVersion] = mcp_sans
 ///
 /// The client and its builder, the typed calls ([`ClientApi`]) and their
 /// options, the error, pools, stdio and HTTP set-up, notification and server-request handling,
-/// and the engine's types that come up in every program: `Implementation` (who the client is),
-/// `ClientConfig`, `ProtocolVersion`, `Status`, `ServerNotification`, and the tool types
-/// (`Tool`, `CallToolRequestParams`, `CallToolResult`, `ContentBlock`).
+/// and the engine's types that come up in every program:
+/// [`Implementation`](crate::prelude::Implementation) (who the client is),
+/// [`ClientConfig`](crate::prelude::ClientConfig), [`ProtocolVersion`](crate::prelude::ProtocolVersion),
+/// [`Status`](crate::prelude::Status), [`ServerNotification`](crate::prelude::ServerNotification),
+/// and the tool types ([`Tool`](crate::prelude::Tool),
+/// [`CallToolRequestParams`](crate::prelude::CallToolRequestParams),
+/// [`CallToolResult`](crate::prelude::CallToolResult), [`ContentBlock`](crate::prelude::ContentBlock)).
 ///
 /// ```no_run
 /// use mcp_smol::prelude::*;

@@ -223,7 +223,7 @@ impl Broadcast {
 /// over.
 ///
 /// [`recv`](Self::recv) reports a lag ([`RecvError::Lagged`]) when the subscriber fell too far
-/// behind; [`next`](Self::next) and the `Stream` skip it, counting the missed notifications in
+/// behind; [`next`](Self::next) and the [`Stream`] skip it, counting the missed notifications in
 /// [`lagged`](Self::lagged).
 #[derive(Debug)]
 pub struct Notifications {

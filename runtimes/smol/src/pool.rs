@@ -104,7 +104,7 @@ pub struct MemberInfo {
     /// Requests in flight through the pool on it now (a running transaction counts as one).
     pub in_flight: usize,
     /// Requests the pool sent to it that have finished, successful or not (calls made inside a
-    /// transaction are not seen by the pool: see `transactions`).
+    /// transaction are not seen by the pool: see [`transactions`](MemberInfo::transactions)).
     pub requests: u64,
     /// Of those, the ones that failed (an `Err`; a tool's own error result is a success here).
     pub failed: u64,
