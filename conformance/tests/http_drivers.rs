@@ -590,3 +590,36 @@ fn hyper_says_a_huge_response_head_is_too_large() {
 fn surf_says_a_huge_response_head_is_too_large() {
     smol::block_on(huge_head_suite(surf()));
 }
+
+/// A URL with the wrong path: the demo server answers 404 to every request there, so the
+/// client falls back from `server/discover` to `initialize` and on to the HTTP+SSE transport,
+/// which is refused too. The connection fails at once, typed: the status is there to read, and
+/// nothing says a retry would help (the same URL answers the same).
+async fn wrong_path_suite(transport: impl HttpTransport, versions: &[ProtocolVersion]) {
+    let url = demo_server().replace("/mcp", "/wrong");
+    let connecting = ClientBuilder::new(Implementation::new("wrong-path", "0.1.0"))
+        .era_cache(None)
+        .configure(|c| c.with_versions(versions))
+        .spawn_http(HttpConfig::new(url.as_str()), transport);
+    match connecting.await {
+        Err(error @ mcp_smol::Error::Connect(_)) => {
+            assert_eq!(error.http_status(), Some(404), "{error}");
+            assert!(!error.is_retriable(), "{error}");
+            assert!(error.to_string().contains("HTTP 404"), "{error}");
+        }
+        Err(other) => panic!("expected the connection to fail, got {other:?}"),
+        Ok(_) => panic!("connected to {url}"),
+    }
+}
+
+#[test]
+fn hyper_a_wrong_path_fails_the_connection_with_its_status() {
+    smol::block_on(wrong_path_suite(hyper(), ProtocolVersion::DUAL_ERA));
+    smol::block_on(wrong_path_suite(hyper(), &[ProtocolVersion::V2025_11_25]));
+    smol::block_on(wrong_path_suite(hyper(), &[ProtocolVersion::V2026_07_28]));
+}
+
+#[test]
+fn surf_a_wrong_path_fails_the_connection_with_its_status() {
+    smol::block_on(wrong_path_suite(surf(), ProtocolVersion::DUAL_ERA));
+}

@@ -414,6 +414,7 @@ impl RequestError {
             RequestError::HttpStatus { status, .. } => Some(*status),
             RequestError::Transport(error) => error.http_status(),
             RequestError::Unauthorized(crate::auth::AuthError::NotConfigured { status }) => Some(*status),
+            RequestError::ConnectionClosed(reason) => reason.http_status(),
             _ => None,
         }
     }
@@ -480,6 +481,16 @@ pub enum CloseReason {
     /// The transport failed (reported by the driver with `transport_error`).
     #[error("transport error: {0}")]
     Transport(String),
+    /// A request the connection cannot go on without failed, and `error` says how, typed: an
+    /// HTTP status ([`http_status`](Self::http_status)), a transport failure, the server's
+    /// refusal.
+    #[error("{request} failed: {error}")]
+    RequestFailed {
+        /// Which request.
+        request: ConnectionRequest,
+        /// How it failed.
+        error: Box<RequestError>,
+    },
     /// The server requires authorization and the client could not obtain or use a token.
     #[error("unauthorized: {0}")]
     Unauthorized(crate::auth::AuthError),
@@ -501,12 +512,74 @@ impl CloseReason {
             | CloseReason::HandshakeTimeout(_)
             | CloseReason::KeepAliveTimeout(_)
             | CloseReason::Transport(_) => true,
+            CloseReason::RequestFailed { error, .. } => error.is_retriable(),
             CloseReason::Unauthorized(error) => error.is_retriable(),
             CloseReason::Local
             | CloseReason::UnsupportedVersion { .. }
             | CloseReason::InitializeRefused(_)
             | CloseReason::InvalidInitializeResult(_)
             | CloseReason::Aborted(_) => false,
+        }
+    }
+}
+
+impl CloseReason {
+    /// The HTTP status the connection closed on, if it closed on one: an essential request
+    /// answered with an error status, or a server that requires authorization the client has
+    /// not configured.
+    ///
+    /// ```
+    /// use mcp_sansio::{CloseReason, ConnectionRequest, RequestError};
+    ///
+    /// let not_found = RequestError::HttpStatus { status: 404, body: "Not Found".into(), error: None };
+    /// let reason = CloseReason::RequestFailed { request: ConnectionRequest::Initialize, error: Box::new(not_found) };
+    /// assert_eq!(reason.http_status(), Some(404));
+    /// assert!(!reason.is_retriable(), "the same URL would answer 404 again");
+    /// assert_eq!(reason.to_string(), "initialize failed: the server answered HTTP 404: Not Found");
+    /// ```
+    pub fn http_status(&self) -> Option<u16> {
+        match self {
+            CloseReason::RequestFailed { error, .. } => error.http_status(),
+            CloseReason::Unauthorized(crate::auth::AuthError::NotConfigured { status }) => Some(*status),
+            _ => None,
+        }
+    }
+}
+
+/// A request that a connection cannot go on without, as [`CloseReason::RequestFailed`] names
+/// it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ConnectionRequest {
+    /// `server/discover`, the 2026-07-28 handshake, where no `initialize` may follow it.
+    Discover,
+    /// `initialize`.
+    Initialize,
+    /// `initialize` over the 2024-11-05 HTTP+SSE transport, tried after the server refused it
+    /// over Streamable HTTP.
+    LegacyInitialize {
+        /// The status the server refused Streamable HTTP with (400, 404 or 405).
+        refused_with: u16,
+    },
+    /// `initialize` again, after the server forgot the HTTP session.
+    Reinitialize,
+    /// A keep-alive `ping`.
+    KeepAlive,
+}
+
+impl std::fmt::Display for ConnectionRequest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ConnectionRequest::Discover => f.write_str("server/discover"),
+            ConnectionRequest::Initialize => f.write_str("initialize"),
+            ConnectionRequest::LegacyInitialize { refused_with } => write!(
+                f,
+                "the server refused Streamable HTTP (HTTP {refused_with} to initialize) and the HTTP+SSE fallback"
+            ),
+            ConnectionRequest::Reinitialize => {
+                f.write_str("re-initializing after the server forgot the session")
+            }
+            ConnectionRequest::KeepAlive => f.write_str("keep-alive ping"),
         }
     }
 }

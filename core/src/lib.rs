@@ -161,7 +161,8 @@ pub use config::{
 pub use connection::{ClientConnection, Stats, Status};
 pub use error::UsageError;
 pub use event::{
-    CloseReason, Event, ProtocolViolation, RequestError, ServerExit, ServerNotification, ServerRequest,
+    CloseReason, ConnectionRequest, Event, ProtocolViolation, RequestError, ServerExit, ServerNotification,
+    ServerRequest,
 };
 pub use ids::{IdHasher, ProgressToken, RequestId};
 pub use jsonrpc::{ErrorObject, InvalidMessage, McpError};

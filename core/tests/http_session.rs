@@ -12,8 +12,8 @@ use common::{config, epoch, full_server_capabilities, init_result, notification_
 use mcp_sansio::http::{HttpAction, HttpConfig, HttpMethod, HttpRequest, HttpSession, StreamId};
 use mcp_sansio::schema::{ListTools, PaginatedRequestParams};
 use mcp_sansio::{
-    ClientConfig, CloseReason, Event, RedirectRefusal, RequestError, RequestId, RequestOptions, Status,
-    TransportError,
+    ClientConfig, CloseReason, ConnectionRequest, Event, RedirectRefusal, RequestError, RequestId,
+    RequestOptions, Status, TransportError,
 };
 use serde_json::{Value, json};
 
@@ -545,7 +545,11 @@ fn failed_reinitialization_closes_the_connection() {
     let events = net.events();
     assert_eq!(responses(&events)[0].0, id);
     assert!(
-        matches!(events.last(), Some(Event::Closed(CloseReason::Transport(why))) if why.contains("2025-03-26")),
+        matches!(
+            events.last(),
+            Some(Event::Closed(CloseReason::RequestFailed { request: ConnectionRequest::Reinitialize, error }))
+                if matches!(&**error, RequestError::InvalidResponse(why) if why.contains("2025-03-26"))
+        ),
         "{events:?}"
     );
 }
@@ -607,7 +611,12 @@ fn initialize_failing_closes_with_the_reason() {
     net.reply(&init, 404, "text/plain", "no such endpoint");
     let events = net.events();
     assert!(
-        matches!(events.last(), Some(Event::Closed(CloseReason::Transport(why))) if why.contains("404") && why.contains("no such endpoint")),
+        matches!(
+            events.last(),
+            Some(Event::Closed(reason @ CloseReason::RequestFailed { request: ConnectionRequest::Initialize, error }))
+                if matches!(&**error, RequestError::HttpStatus { status: 404, body, .. } if body == "no such endpoint")
+                    && reason.http_status() == Some(404) && !reason.is_retriable()
+        ),
         "{events:?}"
     );
     net.pump();
@@ -616,9 +625,12 @@ fn initialize_failing_closes_with_the_reason() {
     let mut net = Net::new(HttpConfig::new(URL));
     let init = net.next();
     net.session.handle_response_error(net.now, init.stream(), "connection refused");
-    assert!(
-        matches!(net.events().last(), Some(Event::Closed(CloseReason::Transport(why))) if why.contains("connection refused"))
-    );
+    assert!(matches!(
+        net.events().last(),
+        Some(Event::Closed(reason @ CloseReason::RequestFailed { request: ConnectionRequest::Initialize, error }))
+            if **error == RequestError::Transport(TransportError::Io("connection refused".into()))
+                && reason.is_retriable() && reason.http_status().is_none()
+    ));
 }
 
 #[test]
@@ -734,7 +746,15 @@ fn legacy_fallback_refuses_a_cross_origin_endpoint_and_reports_both_failures() {
     net.reply(&get, 404, "text/plain", "Not Found");
     let events = net.events();
     assert!(
-        matches!(events.last(), Some(Event::Closed(CloseReason::Transport(why))) if why.contains("HTTP 404 to initialize") && why.contains("Not Found")),
+        matches!(
+            events.last(),
+            Some(Event::Closed(reason @ CloseReason::RequestFailed {
+                request: ConnectionRequest::LegacyInitialize { refused_with: 404 },
+                error,
+            })) if matches!(&**error, RequestError::HttpStatus { status: 404, body, .. } if body == "Not Found")
+                && reason.to_string().contains("HTTP 404 to initialize")
+                && reason.http_status() == Some(404)
+        ),
         "{events:?}"
     );
 }
@@ -1315,7 +1335,11 @@ fn a_reinitialization_that_never_answers_closes_after_the_handshake_timeout() {
     let events = net.events();
     assert_eq!(responses(&events)[0].0, id);
     assert!(
-        matches!(events.last(), Some(Event::Closed(CloseReason::Transport(why))) if why.contains("re-initializing failed") && why.contains("5s")),
+        matches!(
+            events.last(),
+            Some(Event::Closed(CloseReason::RequestFailed { request: ConnectionRequest::Reinitialize, error }))
+                if **error == RequestError::Transport(TransportError::StreamBroke(Box::new(TransportError::NoResponse(5 * S))))
+        ),
         "{events:?}"
     );
     assert!(net.aborted.contains(&reinit.stream()));

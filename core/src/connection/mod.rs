@@ -27,7 +27,7 @@ use serde_json::value::RawValue;
 use crate::capability;
 use crate::config::{ClientConfig, RequestOptions};
 use crate::error::UsageError;
-use crate::event::{CloseReason, Event, RequestError};
+use crate::event::{CloseReason, ConnectionRequest, Event, RequestError};
 use crate::framing::{self, Frame, LineFramer};
 use crate::jsonrpc::{self, ErrorObject};
 use crate::raw_result::ResultBatch;
@@ -448,9 +448,14 @@ impl ClientConnection {
     /// [`feed_eof`](Self::feed_eof) but with the driver's explanation, and drops what was
     /// queued (nothing more can be written).
     pub fn transport_error(&mut self, detail: impl Into<String>) {
+        self.transport_closed(CloseReason::Transport(detail.into()));
+    }
+
+    /// [`transport_error`](Self::transport_error) with a typed reason (the HTTP session's).
+    pub(crate) fn transport_closed(&mut self, reason: CloseReason) {
         if !self.is_closed() {
             self.transmits.clear();
-            self.shut(CloseReason::Transport(detail.into()));
+            self.shut(reason);
         }
     }
 
@@ -471,14 +476,21 @@ impl ClientConnection {
             }
             PendingKind::Discover => {
                 // No answer that a modern server would give: try the legacy handshake.
-                self.not_modern(now, CloseReason::Transport(format!("server/discover failed: {error}")));
+                let error = Box::new(error);
+                self.not_modern(
+                    now,
+                    CloseReason::RequestFailed { request: ConnectionRequest::Discover, error },
+                );
             }
             PendingKind::Listen => self.listen_lost(now, id, error),
             PendingKind::TaskErrand => self.errand_failed(id, error),
             PendingKind::Initialize | PendingKind::KeepAlive => {
-                let what =
-                    if pending.kind == PendingKind::Initialize { "initialize" } else { "keep-alive ping" };
-                self.shut(CloseReason::Transport(format!("{what} failed: {error}")));
+                let request = if pending.kind == PendingKind::Initialize {
+                    ConnectionRequest::Initialize
+                } else {
+                    ConnectionRequest::KeepAlive
+                };
+                self.shut(CloseReason::RequestFailed { request, error: Box::new(error) });
             }
         }
     }

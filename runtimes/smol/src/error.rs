@@ -100,7 +100,8 @@ impl Error {
     /// The HTTP status the failure came with, if any: an error status (also when its body
     /// was the server's JSON-RPC error, which [`server_error`](Self::server_error) returns),
     /// an answer with a content type that cannot carry the response, a session the server
-    /// forgot, a redirect not followed. `None` for everything else.
+    /// forgot, a redirect not followed; and for a connection that failed to start, the status
+    /// its `initialize` (or `server/discover`) got. `None` for everything else.
     ///
     /// ```
     /// use mcp_smol::Error;
@@ -114,6 +115,7 @@ impl Error {
     pub fn http_status(&self) -> Option<u16> {
         match self {
             Error::Request(e) => e.http_status(),
+            Error::Connect(reason) => reason.http_status(),
             _ => None,
         }
     }

@@ -76,19 +76,22 @@ impl HttpSession {
                     {
                         Ok(())
                     }
-                    Ok(init) => {
-                        Err(format!("the server now speaks protocol version {:?}", init.protocol_version))
-                    }
-                    Err(e) => Err(format!("invalid initialize result: {e}")),
+                    Ok(init) => Err(RequestError::InvalidResponse(format!(
+                        "the server now speaks protocol version {:?}",
+                        init.protocol_version
+                    ))),
+                    Err(e) => Err(RequestError::InvalidResponse(format!("invalid initialize result: {e}"))),
                 }
             }
-            Ok(Message::Response { result: Err(error), .. }) => Err(format!("initialize refused: {error}")),
-            _ => Err("invalid initialize response".to_owned()),
+            Ok(Message::Response { result: Err(error), .. }) => Err(RequestError::Server(error)),
+            _ => Err(RequestError::InvalidResponse("not a response to initialize".to_owned())),
         };
-        if let Err(why) = outcome {
+        if let Err(error) = outcome {
             self.phase = Phase::Open;
-            let detail = format!("the server forgot the session; re-initializing failed: {why}");
-            return self.conn.handle_transport(now, TransportEvent::Closed { detail });
+            let request = ConnectionRequest::Reinitialize;
+            return self
+                .conn
+                .transport_closed(CloseReason::RequestFailed { request, error: Box::new(error) });
         }
         tracing::debug!(session = self.session_id.is_some(), "re-initialized");
         if let Phase::Reinitializing(reinit) = &mut self.phase {

@@ -82,24 +82,22 @@ impl HttpSession {
             Role::Reinitialize => {
                 let unanswered = matches!(&self.phase, Phase::Reinitializing(reinit) if !reinit.answered);
                 if unanswered && !self.conn.is_closed() {
-                    let why = describe_failure(s.status, &s.body, &end);
-                    let detail = format!("the server forgot the session and re-initializing failed: {why}");
-                    self.conn.handle_transport(now, TransportEvent::Closed { detail });
+                    let error = Box::new(failure_error(s.status, &s.body, &end));
+                    let request = ConnectionRequest::Reinitialize;
+                    self.conn.transport_closed(CloseReason::RequestFailed { request, error });
                 }
             }
             Role::ReinitializedNotice => self.reinitialized(now),
             Role::LegacyGet => {
                 let Mode::Legacy { refused_with, endpoint } = &self.mode else { return };
-                let why = describe_failure(s.status, &s.body, &end);
-                let detail = if endpoint.is_none() && !matches!(s.body, Body::Sse) {
-                    format!(
-                        "the server refused Streamable HTTP (HTTP {refused_with} to initialize) and the \
-                         HTTP+SSE fallback failed: {why}"
-                    )
+                if endpoint.is_none() && !matches!(s.body, Body::Sse) {
+                    let error = Box::new(failure_error(s.status, &s.body, &end));
+                    let request = ConnectionRequest::LegacyInitialize { refused_with: *refused_with };
+                    self.conn.transport_closed(CloseReason::RequestFailed { request, error });
                 } else {
-                    format!("the HTTP+SSE event stream ended: {why}")
-                };
-                self.conn.transport_error(detail);
+                    let why = describe_failure(s.status, &s.body, &end);
+                    self.conn.transport_error(format!("the HTTP+SSE event stream ended: {why}"));
+                }
             }
             Role::Delete => {}
             Role::Auth => {

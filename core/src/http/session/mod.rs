@@ -31,7 +31,7 @@ use super::url;
 use crate::auth::{AuthEvent, Authorizer, Stamp};
 use crate::connection::{ClientConnection, Status};
 use crate::deadline::deadline_after;
-use crate::event::{Event, RequestError};
+use crate::event::{CloseReason, ConnectionRequest, Event, RequestError};
 use crate::jsonrpc::{self, Message};
 use crate::schema::InitializeResult;
 use crate::transmit::{OutgoingRequest, TransmitKind};
@@ -800,6 +800,23 @@ fn excerpt(body: &[u8]) -> String {
 }
 
 /// How an exchange failed, for a log line or a close reason's detail.
+/// How an exchange that should have carried a response failed, typed as a request's error: an
+/// error status, a content type that cannot carry it, or a stream that ended or broke first.
+fn failure_error(status: Option<u16>, body: &Body, end: &End) -> RequestError {
+    let transport = match (status, body, end) {
+        (None, _, End::Failed(error)) => error.clone(),
+        (Some(status), Body::Error(buf), _) => {
+            return RequestError::HttpStatus { status, body: excerpt(buf), error: None };
+        }
+        (Some(status), Body::Unexpected(content_type), _) => {
+            TransportError::UnexpectedContentType { status, content_type: content_type_of(content_type) }
+        }
+        (_, _, End::Failed(error)) => TransportError::StreamBroke(Box::new(error.clone())),
+        (_, _, End::Complete) => TransportError::StreamEnded,
+    };
+    RequestError::Transport(transport)
+}
+
 fn describe_failure(status: Option<u16>, body: &Body, end: &End) -> String {
     match (status, body, end) {
         (_, _, End::Failed(error)) if status.is_none() => error.to_string(),
