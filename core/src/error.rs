@@ -21,6 +21,13 @@ pub enum UsageError {
         /// The capability it needs, e.g. `resources.subscribe`.
         capability: &'static str,
     },
+    /// The client did not declare the capability this message promises, e.g. `roots.listChanged`
+    /// for [`roots_changed`](crate::ClientConnection::roots_changed).
+    #[error("the client did not declare the `{capability}` capability")]
+    CapabilityNotDeclared {
+        /// The capability, e.g. `roots.listChanged`.
+        capability: &'static str,
+    },
     /// The request id is not pending (it finished, or was never sent).
     #[error("no pending request with id {0}")]
     UnknownRequest(RequestId),

@@ -13,7 +13,7 @@ use crate::connection::ClientConnection;
 use crate::error::UsageError;
 use crate::event::RequestError;
 use crate::jsonrpc::ErrorObject;
-use crate::schema::Request;
+use crate::schema::{Notification, Request, RootsListChangedNotification};
 use crate::{RequestId, RequestOptions};
 
 /// What a transport learnt about the messages it carries, for
@@ -133,6 +133,15 @@ impl<'a> Commands<'a> {
             return Err(UsageError::TransportCannotCarry { what: method.to_owned(), transport });
         }
         self.conn.notify(method, params)
+    }
+
+    /// [`ClientConnection::roots_changed`], refused like [`notify`](Self::notify) where the
+    /// transport carries no notifications and there is something to send.
+    pub fn roots_changed(&mut self) -> Result<(), UsageError> {
+        match self.conn.roots_change_to_send()? {
+            true => self.notify(RootsListChangedNotification::METHOD, None),
+            false => Ok(()),
+        }
     }
 
     /// [`ClientConnection::respond`].

@@ -206,6 +206,15 @@ fn removed_methods_fail_locally_or_map_to_their_replacement() {
         h.conn.send_request(h.now, "resources/subscribe", Some(br#"{"uri":"x"}"#), RequestOptions::default());
     assert!(matches!(subscribe, Err(UsageError::CapabilityNotSupported { .. })), "{subscribe:?}");
     assert!(h.conn.notify("notifications/roots/list_changed", None).is_err());
+    // Its typed form has nothing to say on 2026-07-28 (roots are asked for per request): it
+    // succeeds and sends nothing, once the client declared it sends roots changes.
+    assert_eq!(
+        h.conn.roots_changed(),
+        Err(UsageError::CapabilityNotDeclared { capability: "roots.listChanged" })
+    );
+    let mut declared = modern_ready(dual().update_capabilities(|c| c.with_roots(true)));
+    assert_eq!(declared.conn.roots_changed(), Ok(()));
+    assert!(declared.sent().is_empty());
 
     // logging/setLevel: answered at once, nothing sent; the level rides on later requests.
     let params: SetLevelRequestParams = serde_json::from_value(json!({"level": "warning"})).unwrap();

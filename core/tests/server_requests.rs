@@ -345,3 +345,23 @@ fn server_requests_past_the_cap_are_refused_at_once_counted_and_reported() {
     assert!(matches!(events.as_slice(), [Event::Request { .. }]), "{events:?}");
     assert_eq!(h.conn.stats().server_requests_refused, 2);
 }
+
+#[test]
+fn roots_changed_is_sent_only_when_declared() {
+    // Before the handshake: not ready, as any message.
+    let mut h = Harness::new(config().update_capabilities(|c| c.with_roots(true)));
+    assert_eq!(h.conn.roots_changed(), Err(UsageError::NotReady));
+    h.ready("2025-11-25");
+    assert_eq!(h.conn.roots_changed(), Ok(()));
+    assert_eq!(h.sent(), [json!({"jsonrpc": "2.0", "method": "notifications/roots/list_changed"})]);
+
+    // `roots` without `listChanged`, or no roots at all: the client never promised to send it.
+    for caps in [ClientCapabilities::default().with_roots(false), ClientCapabilities::default()] {
+        let mut h = declaring(caps);
+        assert_eq!(
+            h.conn.roots_changed(),
+            Err(UsageError::CapabilityNotDeclared { capability: "roots.listChanged" })
+        );
+        assert!(h.sent().is_empty());
+    }
+}

@@ -390,10 +390,17 @@ fn server_errors_on_initialize_fail_the_connection() {
                 match outcome {
                     Err(error @ Error::Connect(CloseReason::RequestFailed { .. })) => {
                         // Typed: the status is there to read, and a 5xx is worth another try.
-                        assert_eq!(error.http_status().map(|s| s.to_string()).as_deref(), Some(status), "{case}");
+                        assert_eq!(
+                            error.http_status().map(|s| s.to_string()).as_deref(),
+                            Some(status),
+                            "{case}"
+                        );
                         assert!(error.is_retriable(), "{case}: {error}");
                         let message = error.to_string();
-                        assert!(message.contains(&format!("HTTP {status}")), "{case}: unclear error {message:?}");
+                        assert!(
+                            message.contains(&format!("HTTP {status}")),
+                            "{case}: unclear error {message:?}"
+                        );
                     }
                     Err(other) => panic!("{case}: expected a failed handshake request, got {other:?}"),
                     Ok(_) => panic!("{case}: connected"),

@@ -12,6 +12,7 @@ mod hosted_tasks;
 mod incoming;
 mod input_rounds;
 mod meta;
+mod notify;
 mod pending;
 mod stats;
 mod subscriptions;
@@ -666,29 +667,6 @@ impl ClientConnection {
             }
         };
         Ok(RequestId::Number(id.0))
-    }
-
-    /// Sends a notification (for example `notifications/roots/list_changed`).
-    pub fn notify(&mut self, method: &str, params: Option<&[u8]>) -> Result<(), UsageError> {
-        self.check_notify(method)?;
-        let params = params.map(one_line_json).transpose()?;
-        let mut bytes = Vec::new();
-        jsonrpc::encode_notification(&mut bytes, method, params.as_deref());
-        self.queue(bytes, TransmitKind::Notification { method: Cow::Owned(method.to_owned()) });
-        Ok(())
-    }
-
-    /// Whether the connection would send notification `method` now.
-    pub(crate) fn check_notify(&self, method: &str) -> Result<(), UsageError> {
-        let version = self.ready_session()?.version;
-        if method == "notifications/initialized" {
-            return Err(UsageError::ReservedMethod(method.to_owned()));
-        }
-        if version.is_modern() && method == "notifications/roots/list_changed" {
-            // Roots are asked for per request now (multi round-trip input).
-            return Err(UsageError::NotInVersion { method: method.to_owned(), version, replacement: None });
-        }
-        Ok(())
     }
 
     /// Answers a server→client request delivered as [`Event::Request`].

@@ -639,13 +639,46 @@ impl Client {
         async move { started?.await.map(|raw| raw.to_raw_value()) }
     }
 
-    /// Sends a notification to the server (e.g. `notifications/roots/list_changed`).
+    /// Sends a notification to the server. For `notifications/roots/list_changed`, use
+    /// [`roots_changed`](Self::roots_changed).
     pub fn notify(&self, method: &str, params: Option<&serde_json::value::RawValue>) -> Result<(), Error> {
+        self.queue_notification(|commands| commands.notify(method, params.map(|p| p.get().as_bytes())))
+    }
+
+    /// Tells the server that the roots your handler's `list_roots` returns have changed, so
+    /// that it asks again: `notifications/roots/list_changed` in the `initialize` era. On
+    /// 2026-07-28 nothing is sent and it succeeds: the server asks for roots within each
+    /// request that needs them. Declare that you send it, with
+    /// `ClientCapabilities::with_roots(true)`; otherwise it fails with
+    /// [`UsageError::CapabilityNotDeclared`](mcp_sansio::UsageError::CapabilityNotDeclared).
+    ///
+    /// ```no_run
+    /// use mcp_smol::prelude::*;
+    ///
+    /// # async fn run(command: ServerCommand, handler: impl ClientHandler) -> Result<(), Error> {
+    /// let client = ClientBuilder::new(Implementation::new("host", "1.0"))
+    ///     .capabilities(|c| c.with_roots(true))
+    ///     .handler(handler)
+    ///     .spawn_stdio(&command)
+    ///     .await?;
+    /// // ... the user opened another folder, which `list_roots` now returns:
+    /// client.roots_changed()?;
+    /// # Ok(()) }
+    /// ```
+    pub fn roots_changed(&self) -> Result<(), Error> {
+        self.queue_notification(|commands| commands.roots_changed())
+    }
+
+    /// Runs `notify` on the engine's commands and wakes the driver to write what it queued.
+    fn queue_notification(
+        &self,
+        notify: impl FnOnce(&mut Commands<'_>) -> Result<(), mcp_sansio::UsageError>,
+    ) -> Result<(), Error> {
         let mut state = self.shared.lock();
         if state.driver_dropped() {
             return Err(Error::DriverGone);
         }
-        state.commands().notify(method, params.map(|p| p.get().as_bytes()))?;
+        notify(&mut state.commands())?;
         drop(state);
         self.shared.wake();
         Ok(())

@@ -260,7 +260,7 @@ pub mod prelude {
     pub use crate::mcp_sansio::schema::{
         CallToolRequestParams, CallToolResult, ClientCapabilities, ContentBlock, CreateMessageRequestParams,
         CreateMessageResult, ElicitRequestParams, ElicitResult, Implementation, JsonObject, ListRootsResult,
-        Root, SamplingContent, TASKS_EXTENSION, Tool,
+        LoggingLevel, Root, SamplingContent, TASKS_EXTENSION, Tool,
     };
     #[doc(no_inline)]
     pub use crate::mcp_sansio::{

@@ -156,3 +156,47 @@ impl futures_lite::AsyncWrite for ArcIo {
         std::pin::Pin::new(&mut &*self.0).poll_close(cx)
     }
 }
+
+/// `roots_changed` against the real server process: written in the `initialize` era, nothing to
+/// write on 2026-07-28, and refused at once by a client that never said it would send it. A ping
+/// after it is answered only once the notification before it was written.
+#[test]
+fn roots_changed_is_written_in_the_initialize_era_only() {
+    smol::block_on(async {
+        for (label, builder, expected) in
+            [("initialize era", builder(), 2), ("2026-07-28", common::default_builder(), 1)]
+        {
+            let client = builder
+                .capabilities(|c| c.with_roots(true))
+                .handler(Scripted)
+                .spawn_stdio(&demo_server())
+                .await
+                .unwrap();
+            let before = client.stats().messages_sent;
+            client.roots_changed().unwrap();
+            client.ping().await.unwrap();
+            assert_eq!(
+                client.stats().messages_sent - before,
+                expected,
+                "{label}: the notification, then the ping"
+            );
+            // The server still asks for roots, and gets them.
+            let roots = client.call_tool("list_roots", json!({})).await.unwrap();
+            assert_eq!(roots.content[0].as_text(), Some("file:///work,file:///tmp"), "{label}");
+            client.close().await;
+        }
+
+        let undeclared = builder().handler(Scripted).spawn_stdio(&demo_server()).await.unwrap();
+        let refused = undeclared.roots_changed().unwrap_err();
+        assert!(
+            matches!(
+                refused,
+                mcp_smol::Error::Usage(mcp_smol::mcp_sansio::UsageError::CapabilityNotDeclared {
+                    capability: "roots.listChanged"
+                })
+            ),
+            "{refused:?}"
+        );
+        undeclared.close().await;
+    });
+}
