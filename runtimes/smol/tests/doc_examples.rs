@@ -8,20 +8,27 @@
 //! into mcp-smol's docs wherever mcp-smol re-exports it, so every such re-export is
 //! `#[doc(no_inline)]`: mcp-smol's pages link to the engine's instead.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+/// The `.rs` files under `dir`, each with its text, in a stable order.
+fn rust_files(dir: &Path) -> Vec<(PathBuf, String)> {
+    let mut files = Vec::new();
+    let mut visit = vec![dir.to_path_buf()];
+    while let Some(path) = visit.pop() {
+        if path.is_dir() {
+            visit.extend(std::fs::read_dir(&path).unwrap().map(|entry| entry.unwrap().path()));
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            let text = std::fs::read_to_string(&path).unwrap();
+            files.push((path, text));
+        }
+    }
+    files.sort();
+    files
+}
 
 /// Every line of a code block in a `///` or `//!` comment of the files under `dir`.
 fn doc_code_lines(dir: &Path, out: &mut Vec<(String, usize, String)>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            doc_code_lines(&path, out);
-            continue;
-        }
-        if path.extension().is_none_or(|e| e != "rs") {
-            continue;
-        }
-        let text = std::fs::read_to_string(&path).unwrap();
+    for (path, text) in rust_files(dir) {
         let mut in_code = false;
         for (n, line) in text.lines().enumerate() {
             let trimmed = line.trim_start();
@@ -72,16 +79,7 @@ fn the_scan_tells_the_re_export_from_the_direct_name() {
 /// Each `pub use` of engine items in the files under `dir` (the crate itself, `pub use
 /// mcp_sansio;`, is never inlined), with whether its attributes include `#[doc(no_inline)]`.
 fn engine_re_exports(dir: &Path, out: &mut Vec<(String, usize, bool)>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            engine_re_exports(&path, out);
-            continue;
-        }
-        if path.extension().is_none_or(|e| e != "rs") {
-            continue;
-        }
-        let text = std::fs::read_to_string(&path).unwrap();
+    for (path, text) in rust_files(dir) {
         let lines: Vec<&str> = text.lines().map(str::trim_start).collect();
         for (n, line) in lines.iter().enumerate() {
             if !(line.starts_with("pub use ") && line.contains("mcp_sansio::")) {
