@@ -521,9 +521,7 @@ impl CloseReason {
             | CloseReason::Aborted(_) => false,
         }
     }
-}
 
-impl CloseReason {
     /// The HTTP status the connection closed on, if it closed on one: an essential request
     /// answered with an error status, or a server that requires authorization the client has
     /// not configured.

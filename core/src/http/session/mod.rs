@@ -799,7 +799,6 @@ fn excerpt(body: &[u8]) -> String {
     text.trim().to_owned()
 }
 
-/// How an exchange failed, for a log line or a close reason's detail.
 /// How an exchange that should have carried a response failed, typed as a request's error: an
 /// error status, a content type that cannot carry it, or a stream that ended or broke first.
 fn failure_error(status: Option<u16>, body: &Body, end: &End) -> RequestError {
@@ -817,6 +816,7 @@ fn failure_error(status: Option<u16>, body: &Body, end: &End) -> RequestError {
     RequestError::Transport(transport)
 }
 
+/// How an exchange failed, for a log line or a close reason's detail.
 fn describe_failure(status: Option<u16>, body: &Body, end: &End) -> String {
     match (status, body, end) {
         (_, _, End::Failed(error)) if status.is_none() => error.to_string(),
