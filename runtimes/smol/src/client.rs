@@ -68,18 +68,21 @@ use crate::stdio::{EndedBy, ServerCommand, ServerEnd, drain_stderr};
 /// Builds a [`Client`]: configuration, the server-request handler, and the transport.
 ///
 /// ```no_run
-/// # smol::block_on(async {
 /// use mcp_smol::{ClientApi, ClientBuilder, ServerCommand};
 /// use mcp_smol::mcp_sansio::schema::Implementation;
 ///
-/// let client = ClientBuilder::new(Implementation::new("my-app", "1.0.0"))
-///     .spawn_stdio(&ServerCommand::new("npx").args(["-y", "@modelcontextprotocol/server-everything"]))
-///     .await?;
-/// for tool in client.list_all_tools().await? {
-///     println!("{}", tool.name);
+/// fn main() -> Result<(), mcp_smol::Error> {
+///     smol::block_on(async {
+///         let client = ClientBuilder::new(Implementation::new("my-app", "1.0.0"))
+///             .spawn_stdio(&ServerCommand::new("npx").args(["-y", "@modelcontextprotocol/server-everything"]))
+///             .await?;
+///         for tool in client.list_all_tools().await? {
+///             println!("{}", tool.name);
+///         }
+///         client.close().await;
+///         Ok(())
+///     })
 /// }
-/// client.close().await;
-/// # Ok::<(), mcp_smol::Error>(()) });
 /// ```
 pub struct ClientBuilder {
     config: ClientConfig,
