@@ -5,16 +5,14 @@
 //! `401` that points to the resource metadata. If a command leaves the docs, or the binary stops
 //! doing what they say, a test here fails.
 
-use std::io::{BufRead, BufReader, Read, Write};
+mod common;
+
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::sync::mpsc;
-use std::thread;
-use std::time::Duration;
+use std::process::Command;
 
-/// How long the server may take to print its URL, and any read may block.
-const TIMEOUT: Duration = Duration::from_secs(10);
+use common::{HttpServer, URL_TIMEOUT as TIMEOUT};
 
 fn doc(relative: &str) -> String {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(relative);
@@ -62,43 +60,14 @@ fn post_initialize(address: &str) -> (u16, String) {
     (status, head)
 }
 
-/// Runs the demo server with `args`, checks the URL line and asks `initialize` there; returns
-/// the answer's status and head, and everything else the server wrote on stdout until killed.
+/// Runs the demo server with `args` and asks `initialize` at the URL it printed: the URL, the
+/// answer's status and head, and everything else the server wrote on stdout until killed.
 fn run_documented(args: &[String]) -> (String, u16, String, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mcp-demo-server"))
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn mcp-demo-server");
-    let stdout = child.stdout.take().expect("piped stdout");
-    let (lines, received) = mpsc::channel();
-    thread::spawn(move || {
-        let mut reader = BufReader::new(stdout);
-        let mut first = String::new();
-        let _ = reader.read_line(&mut first);
-        let _ = lines.send(first);
-        let mut rest = String::new();
-        let _ = reader.read_to_string(&mut rest);
-        let _ = lines.send(rest);
-    });
-    let Ok(url) = received.recv_timeout(TIMEOUT) else {
-        let _ = child.kill();
-        let _ = child.wait();
-        panic!("`mcp-demo-server {}` printed no URL within {TIMEOUT:?}", args.join(" "));
-    };
-    let url = url.trim_end().to_owned();
-    let address = url
-        .strip_prefix("http://")
-        .and_then(|rest| rest.strip_suffix("/mcp"))
-        .unwrap_or_else(|| panic!("the first line is not http://HOST:PORT/mcp: {url:?}"))
-        .to_owned();
-    let (status, head) = post_initialize(&address);
-    let _ = child.kill();
-    let _ = child.wait();
-    let rest = received.recv_timeout(TIMEOUT).expect("stdout ends when the server is killed");
-    (url, status, head, rest)
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut server = HttpServer::spawn(&args);
+    let (status, head) = post_initialize(&server.address);
+    let rest = server.kill_and_read_the_rest();
+    (server.url(), status, head, rest)
 }
 
 #[test]

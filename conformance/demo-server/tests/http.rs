@@ -2,13 +2,14 @@
 //! HTTP/1.1 over `TcpStream` (a tiny client below: requests, `Content-Length` and chunked
 //! bodies, SSE `data:` lines).
 
+mod common;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
 
+use common::HttpServer;
 use serde_json::{Value, json};
 
 /// How long any single read may block.
@@ -18,47 +19,18 @@ const MODERN: &str = "2026-07-28";
 
 /// A running `mcp-demo-server --http 127.0.0.1:0`, killed (by PID) and reaped when dropped.
 struct DemoHttp {
-    child: Child,
-    /// `host:port`.
-    address: String,
+    server: HttpServer,
 }
 
 impl DemoHttp {
     fn spawn() -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_mcp-demo-server"))
-            .args(["--http", "127.0.0.1:0"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn mcp-demo-server --http");
-        let stdout = child.stdout.take().expect("stdout");
-        let (sender, receiver) = mpsc::channel();
-        thread::spawn(move || {
-            let mut line = String::new();
-            let _ = BufReader::new(stdout).read_line(&mut line);
-            let _ = sender.send(line);
-        });
-        let line = match receiver.recv_timeout(TIMEOUT) {
-            Ok(line) => line,
-            Err(_) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                panic!("the server printed no URL");
-            }
-        };
-        let url = line.trim_end();
-        let address = url
-            .strip_prefix("http://")
-            .and_then(|rest| rest.strip_suffix("/mcp"))
-            .unwrap_or_else(|| panic!("unexpected URL line {line:?}"))
-            .to_owned();
-        assert!(address.starts_with("127.0.0.1:"), "{url}");
-        Self { child, address }
+        let server = HttpServer::spawn(&["--http", "127.0.0.1:0"]);
+        assert!(server.address.starts_with("127.0.0.1:"), "{}", server.url());
+        Self { server }
     }
 
     fn connect(&self) -> Conn {
-        let stream = TcpStream::connect(&self.address).expect("connect");
+        let stream = TcpStream::connect(&self.server.address).expect("connect");
         stream.set_read_timeout(Some(TIMEOUT)).expect("timeout");
         stream.set_nodelay(true).expect("nodelay");
         let writer = stream.try_clone().expect("clone");
@@ -80,13 +52,6 @@ impl DemoHttp {
     fn cancelled(&self) -> Value {
         let response = self.roundtrip(&modern("probe", "tools/call", json!({"name": "cancelled_requests"})));
         serde_json::from_str(text(&response.json())).expect("JSON array")
-    }
-}
-
-impl Drop for DemoHttp {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

@@ -3,13 +3,14 @@
 //! client would go: 401 → resource metadata → server metadata → registration → authorization
 //! (PKCE S256, computed here) → tokens → `/mcp`.
 
+mod common;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
 use std::thread;
 use std::time::Duration;
 
+use common::HttpServer;
 use serde_json::{Value, json};
 
 /// How long any single read may block.
@@ -18,42 +19,21 @@ const TIMEOUT: Duration = Duration::from_secs(10);
 /// `Location` instead of following it).
 const REDIRECT_URI: &str = "http://127.0.0.1:9/callback";
 
-/// A running `mcp-demo-server --http 127.0.0.1:0 --oauth ...`, killed and reaped when dropped.
+/// `mcp-demo-server --http 127.0.0.1:0 --oauth ...` (killed and reaped when dropped), or the
+/// server in this process (no process).
 struct Demo {
-    child: Option<Child>,
+    /// Held for its `Drop`, which kills the process.
+    _process: Option<HttpServer>,
     /// `host:port`.
     address: String,
 }
 
 impl Demo {
     fn spawn(extra: &[&str]) -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_mcp-demo-server"))
-            .args(["--http", "127.0.0.1:0", "--oauth"])
-            .args(extra)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn mcp-demo-server --http --oauth");
-        let stdout = child.stdout.take().expect("stdout");
-        let (sender, receiver) = mpsc::channel();
-        thread::spawn(move || {
-            let mut line = String::new();
-            let _ = BufReader::new(stdout).read_line(&mut line);
-            let _ = sender.send(line);
-        });
-        let Ok(line) = receiver.recv_timeout(TIMEOUT) else {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("the server printed no URL");
-        };
-        let address = line
-            .trim_end()
-            .strip_prefix("http://")
-            .and_then(|rest| rest.strip_suffix("/mcp"))
-            .unwrap_or_else(|| panic!("unexpected URL line {line:?}"))
-            .to_owned();
-        Self { child: Some(child), address }
+        let args: Vec<&str> =
+            ["--http", "127.0.0.1:0", "--oauth"].into_iter().chain(extra.iter().copied()).collect();
+        let process = HttpServer::spawn(&args);
+        Self { address: process.address.clone(), _process: Some(process) }
     }
 
     fn issuer(&self) -> String {
@@ -193,15 +173,6 @@ impl Demo {
             ("client_id", client_id),
         ];
         self.token(&form, &[])
-    }
-}
-
-impl Drop for Demo {
-    fn drop(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
     }
 }
 
@@ -951,7 +922,7 @@ fn serve_http_takes_oauth_from_the_options_builder() {
         .with_oauth_token_ttl(Duration::from_secs(60));
     // Serves until the test process ends.
     thread::spawn(move || mcp_demo_server::serve_http(listener, options));
-    let server = Demo { child: None, address };
+    let server = Demo { _process: None, address };
     assert_eq!(server.get_json("/.well-known/oauth-authorization-server")["issuer"], server.issuer());
     assert_eq!(server.mcp(None, "tools/list", json!({})).status, 401);
     let tokens = server
