@@ -123,7 +123,18 @@ pub struct TaskPolicy {
     /// While the server agrees to send them, polls slow down to [`poll_cap`](Self::poll_cap), a
     /// backstop. A `notifications/tasks` about a followed task counts either way.
     pub listen: bool,
+    /// How many input requests (distinct keys of `inputRequests`) one task may hand to the
+    /// application over its whole life (default [`DEFAULT_MAX_TASK_INPUTS`], 64). A task that
+    /// asks for more is cancelled (`tasks/cancel`) and its call fails with
+    /// [`RequestError::TooManyTaskInputs`](crate::RequestError::TooManyTaskInputs): a server that
+    /// adds a key per poll cannot keep the user answering until the task's deadline.
+    pub max_inputs: u32,
 }
+
+/// Default of [`TaskPolicy::max_inputs`]: input requests one task may make over its life.
+/// (The C# SDK's client gives up after 60 polls in `input_required`; ours counts the requests
+/// the user is asked, which is what a hostile server spends of the user's attention.)
+pub const DEFAULT_MAX_TASK_INPUTS: u32 = 64;
 
 impl Default for TaskPolicy {
     fn default() -> Self {
@@ -134,6 +145,7 @@ impl Default for TaskPolicy {
             timeout: Duration::from_secs(10 * 60),
             max_total: Duration::from_secs(24 * 60 * 60),
             listen: false,
+            max_inputs: DEFAULT_MAX_TASK_INPUTS,
         }
     }
 }
@@ -288,6 +300,13 @@ pub struct RequestOptions {
     pub meta: Option<JsonObject>,
     /// What happens when the server answers with a task (2026-07-28, tasks extension).
     pub task: TaskMode,
+    /// The deadlines and polling of a task this request becomes, instead of
+    /// [`ClientConfig::tasks`]. Setting it also says that the task's own deadlines apply once
+    /// the request is a task, whatever [`timeout`](Self::timeout) and
+    /// [`max_total`](Self::max_total) say: those bound the request until it becomes a task.
+    /// Without it, an explicit `timeout` or `max_total` bounds the whole call, task included
+    /// (see [`TaskPolicy`]).
+    pub task_policy: Option<TaskPolicy>,
 }
 
 impl RequestOptions {
@@ -324,6 +343,14 @@ impl RequestOptions {
     /// Chooses what happens when the server answers with a task (see [`TaskMode`]).
     pub fn task_mode(mut self, mode: TaskMode) -> Self {
         self.task = mode;
+        self
+    }
+
+    /// Follows a task this request becomes with `policy` (see
+    /// [`task_policy`](Self::task_policy)): its deadlines replace the request's own once the
+    /// server answers with a task.
+    pub fn task_policy(mut self, policy: TaskPolicy) -> Self {
+        self.task_policy = Some(policy);
         self
     }
 }

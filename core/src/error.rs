@@ -59,6 +59,11 @@ pub enum UsageError {
         /// The transport, for the message.
         transport: &'static str,
     },
+    /// This connection follows the task already (a call became it, or
+    /// [`follow_task`](crate::ClientConnection::follow_task) follows it): a task has one
+    /// follower, so that its result reaches one caller.
+    #[error("the task {0:?} is followed already on this connection")]
+    TaskFollowed(String),
 }
 
 impl UsageError {

@@ -331,6 +331,21 @@ pub enum RequestError {
         /// The task's status message, if it had one.
         message: Option<String>,
     },
+    /// Input requests of this request (multi round-trip input, or its task's) were refused:
+    /// handing them to the application would have passed
+    /// [`ClientConfig::max_open_server_requests`](crate::ClientConfig::max_open_server_requests),
+    /// the one budget of everything the server asks of the application at once. Counted in
+    /// [`Stats::server_requests_refused`](crate::Stats) and reported as
+    /// [`Event::ServerRequestRefused`]; a task is cancelled.
+    #[error("the server asked for more input than the client keeps open at once ({limit})")]
+    ServerRequestLimit {
+        /// The cap.
+        limit: usize,
+    },
+    /// The task this request became asked for more input requests over its life than
+    /// [`TaskPolicy::max_inputs`](crate::TaskPolicy::max_inputs) allows: it was cancelled.
+    #[error("the task asked for input more than {0} times")]
+    TooManyTaskInputs(u32),
     /// 2026-07-28: the server acknowledged the `subscriptions/listen` stream without this
     /// resource, so `resources/subscribe` has no effect.
     #[error("the server does not follow {uri:?} for this client")]
@@ -373,6 +388,8 @@ impl RequestError {
             RequestError::Server(_)
             | RequestError::Cancelled(_)
             | RequestError::TooManyInputRounds(_)
+            | RequestError::ServerRequestLimit { .. }
+            | RequestError::TooManyTaskInputs(_)
             | RequestError::InvalidInputRequest(_)
             | RequestError::InputRefused(_)
             | RequestError::ToolRejected { .. }

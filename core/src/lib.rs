@@ -156,7 +156,8 @@ mod version;
 
 pub use config::{
     ClientConfig, DEFAULT_HANDSHAKE_TIMEOUT, DEFAULT_MAX_MESSAGE_SIZE, DEFAULT_MAX_OPEN_SERVER_REQUESTS,
-    DEFAULT_MAX_TOTAL, DEFAULT_REQUEST_TIMEOUT, RequestOptions, TaskMode, TaskPolicy,
+    DEFAULT_MAX_TASK_INPUTS, DEFAULT_MAX_TOTAL, DEFAULT_REQUEST_TIMEOUT, RequestOptions, TaskMode,
+    TaskPolicy,
 };
 pub use connection::{ClientConnection, Stats, Status};
 pub use error::UsageError;

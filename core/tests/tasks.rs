@@ -300,7 +300,13 @@ fn a_task_answer_without_the_extension_declared_or_malformed_fails_at_once() {
         matches!(&result, Err(RequestError::InvalidResponse(why)) if why.contains("tasks extension")),
         "{result:?}"
     );
-    assert!(h.sent().is_empty());
+    // The task refused is cancelled, once: its id is readable.
+    let sent = h.sent();
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    assert_eq!(
+        (sent[0]["method"].as_str(), sent[0]["params"]["taskId"].as_str()),
+        (Some("tasks/cancel"), Some("t-1"))
+    );
 
     // Completed without a result: the task is given up (cancelled), the call fails typed.
     let mut h = ready(task_config(), true);
@@ -607,6 +613,10 @@ fn a_task_of_the_extension_on_a_2025_11_25_session_is_an_invalid_response() {
         matches!(&result, Err(RequestError::InvalidResponse(why)) if why.contains("2025-11-25")),
         "{result:?}"
     );
+    // The task refused is cancelled once, and nothing is followed.
+    let sent = h.sent();
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    assert_eq!(sent[0]["method"], "tasks/cancel");
     h.advance(Duration::from_secs(1));
     assert!(h.sent().is_empty(), "nothing is followed");
 }

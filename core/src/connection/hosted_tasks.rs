@@ -7,6 +7,15 @@
 //!
 //! - At most [`ClientConfig::max_open_server_requests`](crate::ClientConfig) tasks are kept;
 //!   past that the oldest ended one is forgotten, and a new task is refused if none has ended.
+//! - A task not ended and each `tasks/result` waiting for one count against the one budget of
+//!   what the server asks of the application (with its wire requests and input requests:
+//!   [`ClientConnection::open_asks`]); past it a new task or a new waiter is refused with
+//!   `-32603` and `data.limit`, counted in [`Stats::server_requests_refused`](crate::Stats)
+//!   and reported as [`Event::ServerRequestRefused`].
+//! - The application's id of a hosted task's request is `task/client-task-<n>`, or that with a
+//!   `/1`, `/2`, … suffix when the server has a request open under it: chosen so that it never
+//!   clashes with an id in use, and a server request arriving later under it is refused as an
+//!   id in use.
 //! - A task is forgotten once its `ttl` (from the server, capped at one hour) has passed since
 //!   it ended, at the next request about tasks.
 //! - The timestamps need the time of day, which the driver gives with
@@ -45,12 +54,16 @@ struct Hosted {
     outcome: Option<Result<Value, ErrorObject>>,
     /// The server's `tasks/result` requests waiting for the end.
     waiting: Vec<RequestId>,
+    /// The application's id of the task's request.
+    app_id: RequestId,
 }
 
 /// The tasks the client hosts, by id (ids are `client-task-<n>`, in creation order).
 #[derive(Debug, Default)]
 pub(crate) struct HostedTasks {
     tasks: BTreeMap<u64, Hosted>,
+    /// The application's ids of the hosted tasks' requests → the task.
+    app_ids: BTreeMap<RequestId, u64>,
     next: u64,
     /// The time of day at an instant: `(instant, unix seconds)`.
     wall_clock: Option<(Instant, u64)>,
@@ -58,11 +71,6 @@ pub(crate) struct HostedTasks {
 
 fn task_number(task_id: &str) -> Option<u64> {
     task_id.strip_prefix("client-task-")?.parse().ok()
-}
-
-/// The application's id for hosted task `n`.
-fn app_id(n: u64) -> RequestId {
-    RequestId::String(format!("task/client-task-{n}"))
 }
 
 /// `unix` seconds as an RFC 3339 UTC timestamp (days to civil date: Howard Hinnant's algorithm).
@@ -81,6 +89,20 @@ fn rfc3339(unix: u64) -> String {
 }
 
 impl HostedTasks {
+    /// What the hosted tasks hold open of the budget: the tasks not ended, and the server's
+    /// `tasks/result` requests waiting for them.
+    pub(crate) fn open(&self) -> usize {
+        if self.tasks.is_empty() {
+            return 0;
+        }
+        self.tasks.values().filter(|t| t.ended.is_none()).map(|t| 1 + t.waiting.len()).sum()
+    }
+
+    /// Whether `id` is the application's id of a hosted task's request.
+    pub(crate) fn app_id_in_use(&self, id: &RequestId) -> bool {
+        !self.app_ids.is_empty() && self.app_ids.contains_key(id)
+    }
+
     fn unix_at(&self, at: Instant) -> Option<u64> {
         let (anchor, unix) = self.wall_clock?;
         Some(match at.checked_duration_since(anchor) {
@@ -117,6 +139,8 @@ impl HostedTasks {
             };
             self.tasks.remove(&oldest);
         }
+        let tasks = &self.tasks;
+        self.app_ids.retain(|_, n| tasks.contains_key(n));
     }
 }
 
@@ -130,30 +154,11 @@ impl ClientConnection {
 
     /// Whether the client hosts a task for server request `method` with these params.
     fn hosts(&self, method: &str, params: Option<&RawValue>) -> bool {
-        #[derive(serde::Deserialize)]
-        struct Augmented<'a> {
-            #[serde(borrow, default)]
-            task: Option<&'a RawValue>,
-        }
-        let (kind, what) = match method {
-            "sampling/createMessage" => ("sampling", "createMessage"),
-            "elicitation/create" => ("elicitation", "create"),
-            _ => return false,
-        };
-        let declared = self
-            .config
-            .capabilities
-            .tasks
-            .as_ref()
-            .and_then(|t| t.get("requests"))
-            .and_then(|r| r.get(kind))
-            .and_then(|k| k.get(what))
-            .is_some();
+        let declared =
+            schema::TaskRequest::of(method).is_some_and(|r| self.config.capabilities.hosts_task(r));
         declared
             && self.hosted.wall_clock.is_some()
-            && params
-                .and_then(|p| serde_json::from_str::<Augmented<'_>>(p.get()).ok())
-                .is_some_and(|a| a.task.is_some())
+            && params.is_some_and(|p| schema::task_peek::asks_for_task(p.get().as_bytes()))
     }
 
     /// A server request the client may host as a task, or a `tasks/*` request about its tasks.
@@ -178,9 +183,10 @@ impl ClientConnection {
         };
         let now = self.clock;
         self.hosted.prune(now, self.config.max_open_server_requests);
-        if self.hosted.tasks.len() >= self.config.max_open_server_requests {
-            let error = ErrorObject::internal("the client hosts as many tasks as it may");
-            self.queue_response(id, Err(&error));
+        if self.hosted.tasks.len() >= self.config.max_open_server_requests
+            || self.open_asks() >= self.config.max_open_server_requests
+        {
+            self.refuse_over_budget(id.clone(), method);
             return true;
         }
         #[derive(serde::Deserialize)]
@@ -191,6 +197,8 @@ impl ClientConnection {
         let ttl_ms = params.and_then(|p| serde_json::from_str::<Ttl>(p.get()).ok()).and_then(|t| t.task?.ttl);
         let n = self.hosted.next;
         self.hosted.next += 1;
+        let app_id = self.free_id(format!("task/client-task-{n}"));
+        self.hosted.app_ids.insert(app_id.clone(), n);
         let task = Hosted {
             status: TaskStatus::Working,
             status_message: None,
@@ -200,12 +208,13 @@ impl ClientConnection {
             ttl_ms,
             outcome: None,
             waiting: Vec::new(),
+            app_id: app_id.clone(),
         };
         let created = json!({"task": self.hosted.to_json(n, &task)});
         self.hosted.tasks.insert(n, task);
         self.respond_value(id, Ok(&created));
         tracing::debug!(task = n, method, "hosting a task for the server");
-        self.events.push_back(Event::Request { id: app_id(n), request });
+        self.events.push_back(Event::Request { id: app_id, request });
         true
     }
 
@@ -240,11 +249,16 @@ impl ClientConnection {
                 let value = self.hosted.to_json(n, &self.hosted.tasks[&n]);
                 self.respond_value(id, Ok(&value));
             }
-            "tasks/result" => match self.hosted.tasks.get_mut(&n) {
-                Some(task) if task.ended.is_none() => task.waiting.push(id.clone()),
-                Some(_) => self.answer_result(n, id.clone()),
-                None => {}
-            },
+            "tasks/result" => {
+                let ended = self.hosted.tasks.get(&n).is_some_and(|t| t.ended.is_some());
+                if ended {
+                    self.answer_result(n, id.clone());
+                } else if self.open_asks() >= self.config.max_open_server_requests {
+                    self.refuse_over_budget(id.clone(), method);
+                } else if let Some(task) = self.hosted.tasks.get_mut(&n) {
+                    task.waiting.push(id.clone());
+                }
+            }
             "tasks/cancel" => {
                 let Some(task) = self.hosted.tasks.get_mut(&n) else { return };
                 if task.ended.is_some() {
@@ -263,7 +277,8 @@ impl ClientConnection {
                 for waiter in waiting {
                     self.answer_result(n, waiter);
                 }
-                self.events.push_back(Event::ServerRequestCancelled { id: app_id(n), reason: None });
+                let app_id = self.hosted.tasks[&n].app_id.clone();
+                self.events.push_back(Event::ServerRequestCancelled { id: app_id, reason: None });
             }
             _ => self.respond_value(id, Err(ErrorObject::method_not_found(method))),
         }
@@ -289,11 +304,12 @@ impl ClientConnection {
         }
     }
 
-    /// Whether `id` is the application's id of a hosted task's request (`task/client-task-<n>`).
+    /// The hosted task whose request the application knows under `id`.
     pub(super) fn hosted_task_of(&self, id: &RequestId) -> Option<u64> {
-        let RequestId::String(id) = id else { return None };
-        let n = task_number(id.strip_prefix("task/")?)?;
-        self.hosted.tasks.contains_key(&n).then_some(n)
+        if self.hosted.app_ids.is_empty() {
+            return None;
+        }
+        self.hosted.app_ids.get(id).copied().filter(|n| self.hosted.tasks.contains_key(n))
     }
 
     /// The application answered hosted task `n`'s request: the task ends, and the server's

@@ -117,7 +117,7 @@ impl ClientConnection {
                 self.not_modern(now, reason);
             }
             PendingKind::Listen => self.on_listen_answer(now, call, Err(error)),
-            PendingKind::TaskErrand => self.errand_failed(call, error),
+            PendingKind::TaskErrand => self.errand_failed(now, call, error),
         }
     }
 
@@ -251,8 +251,8 @@ impl ClientConnection {
             return;
         }
         match server_request(method, params) {
-            Some(Ok(_)) if self.server_requests.len() >= self.config.max_open_server_requests => {
-                self.refuse_server_request(id, method)
+            Some(Ok(_)) if self.open_asks() >= self.config.max_open_server_requests => {
+                self.refuse_over_budget(id, method)
             }
             Some(Ok(request)) => {
                 self.server_requests.insert(id.clone(), ServerRequestState::Open);
@@ -269,9 +269,12 @@ impl ClientConnection {
 }
 
 impl ClientConnection {
-    /// Refuses server request `id` at once: too many are open (see
-    /// [`ClientConfig::max_open_server_requests`](crate::ClientConfig::max_open_server_requests)).
-    fn refuse_server_request(&mut self, id: RequestId, method: &str) {
+    /// Refuses server request `id` at once: the server has as much open with the application
+    /// as the budget holds (see
+    /// [`ClientConfig::max_open_server_requests`](crate::ClientConfig::max_open_server_requests)
+    /// and [`open_asks`](Self::open_asks)). Answered with `-32603` and `data.limit`, counted and
+    /// reported.
+    pub(super) fn refuse_over_budget(&mut self, id: RequestId, method: &str) {
         let limit = self.config.max_open_server_requests;
         let mut error = ErrorObject::internal(format_args!(
             "the client has {limit} requests of this server open already, its limit"

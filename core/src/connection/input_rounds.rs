@@ -7,21 +7,21 @@
 //! whole exchange.
 
 use std::borrow::Cow;
-use std::collections::BTreeSet;
 use std::time::Instant;
 
 use serde_json::value::RawValue;
 
 use super::handshake::offered_versions;
-use super::incoming::server_request;
+use super::input::Gathering;
 use super::pending::{CallId, Pending, WireId};
+use super::tasks::TaskTerms;
 use super::{ClientConnection, request_transmit};
-use crate::capability;
 use crate::error::UsageError;
-use crate::event::{Event, RequestError};
-use crate::jsonrpc::{self, ErrorObject, error_codes};
+use crate::event::RequestError;
+use crate::jsonrpc::{ErrorObject, error_codes};
+use crate::schema::task_peek;
 use crate::transmit::Route;
-use crate::{ProtocolVersion, RequestId, schema};
+use crate::{ProtocolVersion, schema};
 
 /// How often a 2026-07-28 request is sent again after its response was lost (a version refusal
 /// only sends it again once).
@@ -41,14 +41,18 @@ pub(crate) struct Retry {
     rounds: u32,
     /// The round in progress: the opaque state to echo and the answers gathered so far.
     state: Option<Box<RawValue>>,
-    waiting: BTreeSet<String>,
-    answers: schema::JsonObject,
-    /// What a task answer does (the tasks extension).
-    pub(crate) task_mode: crate::TaskMode,
+    input: Gathering,
+    /// What a task answer does (the tasks extension), and under which deadlines.
+    task: TaskTerms,
 }
 
 impl Retry {
-    pub(crate) fn new(method: Cow<'static, str>, params: Vec<u8>, route: Option<Box<Route>>) -> Self {
+    pub(crate) fn new(
+        method: Cow<'static, str>,
+        params: Vec<u8>,
+        route: Option<Box<Route>>,
+        task: TaskTerms,
+    ) -> Self {
         Retry {
             method,
             params,
@@ -56,35 +60,14 @@ impl Retry {
             route,
             rounds: 0,
             state: None,
-            waiting: BTreeSet::new(),
-            answers: schema::JsonObject::new(),
-            task_mode: crate::TaskMode::default(),
+            input: Gathering::default(),
+            task,
         }
     }
 
     /// Whether the method may answer `input_required` (only these three may).
     fn takes_input(&self) -> bool {
         matches!(&*self.method, "tools/call" | "resources/read" | "prompts/get")
-    }
-}
-
-/// Decodes input request `key` (a member of `inputRequests`, of a multi round-trip result or of
-/// a task): a request the client can answer, or why it cannot (malformed, a capability the client
-/// did not declare, a kind it does not know).
-pub(super) fn decode_input(
-    capabilities: &schema::ClientCapabilities,
-    key: &str,
-    raw: &str,
-) -> Result<crate::ServerRequest, RequestError> {
-    let invalid = |why: String| RequestError::InvalidInputRequest(format!("input request {key:?}{why}"));
-    let (method, params) = jsonrpc::decode_call(raw).map_err(|e| invalid(format!(": {e}")))?;
-    if !capability::client_declared(&method, capabilities) {
-        return Err(invalid(format!(" is {method}, a capability the client did not declare")));
-    }
-    match server_request(&method, params) {
-        Some(Ok(request)) => Ok(request),
-        Some(Err(e)) => Err(invalid(format!(": {e}"))),
-        None => Err(invalid(format!(": unknown kind {method}"))),
     }
 }
 
@@ -112,13 +95,20 @@ impl ClientConnection {
         if self.tasks.asked_for_task(id) {
             return self.on_experimental_answer(now, id, pending, result);
         }
-        let Some(retry) = pending.retry.as_ref() else { return self.refuse_modern_task(id, pending, result) };
+        let Some(retry) = pending.retry.as_ref() else {
+            return self.refuse_modern_task(now, id, pending, result);
+        };
+        // What the answer is, from its parsed `resultType` (an escaped name reads the same).
+        let kind = match result {
+            Ok(raw) if retry.method == "tools/call" || retry.takes_input() => task_peek::result_type(raw),
+            _ => None,
+        };
         match result {
-            Ok(raw) if retry.method == "tools/call" && raw.get().contains("\"task\"") => {
-                let mode = retry.task_mode;
-                self.on_task_answer(now, id, pending, raw, mode)
+            Ok(raw) if retry.method == "tools/call" && kind.as_deref() == Some("task") => {
+                let terms = retry.task;
+                self.on_task_answer(now, id, pending, raw, terms)
             }
-            Ok(raw) if retry.takes_input() && raw.get().contains("\"input_required\"") => {
+            Ok(raw) if retry.takes_input() && kind.as_deref() == Some("input_required") => {
                 self.on_input_required(id, pending, raw)
             }
             Err(error)
@@ -139,7 +129,7 @@ impl ClientConnection {
     /// pending request back when the result is not `input_required` after all.
     fn on_input_required(&mut self, n: CallId, mut pending: Pending, raw: &RawValue) -> Option<Pending> {
         let parsed = match serde_json::from_str::<schema::InputRequired<'_>>(raw.get()) {
-            Ok(parsed) if parsed.result_type == Some("input_required") => parsed,
+            Ok(parsed) if parsed.result_type.as_deref() == Some("input_required") => parsed,
             _ => return Some(pending),
         };
         let max_rounds = self.config.max_input_rounds;
@@ -150,32 +140,34 @@ impl ClientConnection {
             return None;
         }
         retry.state = parsed.request_state.map(RawValue::to_owned);
-        retry.answers.clear();
-        retry.waiting.clear();
-        let mut requests = Vec::new();
-        for (key, raw_input) in parsed.input_requests.unwrap_or_default() {
-            match decode_input(&self.config.capabilities, &key, raw_input.get()) {
-                Ok(request) => requests.push((key, request)),
-                Err(error) => {
-                    self.finish(n, pending, Err(error));
-                    return None;
-                }
-            }
-        }
-        let retry = pending.retry.as_mut()?;
-        for (key, request) in requests {
-            let id = self.input_id(n, &key);
-            retry.waiting.insert(key.clone());
-            self.inputs.insert(id.clone(), (n, key));
-            self.events.push_back(Event::Request { id, request });
-        }
-        let ready = retry.waiting.is_empty();
-        // This round is over on the wire: until the retry goes out, nothing is in flight. The
-        // whole exchange stays under the request's deadline.
+        retry.input = Gathering::default();
+        let requests = parsed.input_requests.unwrap_or_default();
+        // Filed first (parked: this round is over on the wire, and until the retry goes out
+        // nothing is in flight), so that the keys handed out find their request.
         pending.park();
         self.pending.insert(n, pending);
-        if ready {
-            self.send_round(n);
+        let handed =
+            self.hand_out_inputs(n, requests.into_iter().map(|(key, raw)| (key, raw.get())), |this, key| {
+                if let Some(retry) = this.pending.get_mut(n).and_then(|p| p.retry.as_mut()) {
+                    retry.input.ask(key.to_owned());
+                }
+            });
+        match handed {
+            Ok(_)
+                if self
+                    .pending
+                    .get(n)
+                    .and_then(|p| p.retry.as_ref())
+                    .is_some_and(|r| r.input.is_complete()) =>
+            {
+                self.send_round(n);
+            }
+            Ok(_) => {}
+            Err(refusal) => {
+                if let Some(pending) = self.pending.remove(n) {
+                    self.finish(n, pending, Err(refusal.into_error()));
+                }
+            }
         }
         None
     }
@@ -199,9 +191,7 @@ impl ClientConnection {
             }
         };
         let Some(retry) = self.pending.get_mut(owner).and_then(|p| p.retry.as_mut()) else { return Ok(()) };
-        retry.waiting.remove(&key);
-        retry.answers.insert(key, value);
-        if retry.waiting.is_empty() {
+        if retry.input.answer(key, value) {
             self.send_round(owner);
         }
         Ok(())
@@ -212,11 +202,9 @@ impl ClientConnection {
     fn send_round(&mut self, n: CallId) {
         let Some(retry) = self.pending.get_mut(n).and_then(|p| p.retry.as_mut()) else { return };
         let mut params: schema::JsonObject = serde_json::from_slice(&retry.params).unwrap_or_default();
-        if !retry.answers.is_empty() {
-            params.insert(
-                "inputResponses".into(),
-                serde_json::Value::Object(std::mem::take(&mut retry.answers)),
-            );
+        let answers = retry.input.take_answers();
+        if !answers.is_empty() {
+            params.insert("inputResponses".into(), serde_json::Value::Object(answers));
         }
         if let Some(state) = retry.state.take() {
             if let Ok(value) = serde_json::from_str::<serde_json::Value>(state.get()) {
@@ -284,27 +272,5 @@ impl ClientConnection {
         self.pending.insert(n, pending);
         self.send_latest_round(n);
         None
-    }
-
-    /// A fresh id for input request `key` of request `n`: `input/<n>/<key>`, or, when the server
-    /// has a request open under that id (ids are the server's to choose), the first of
-    /// `input/<n>/<key>/1`, `/2`, … that is free. The loop ends within one step more than there
-    /// are requests open.
-    pub(super) fn input_id(&self, n: CallId, key: &str) -> RequestId {
-        let base = format!("input/{}/{key}", n.0);
-        let mut id = RequestId::String(base.clone());
-        let mut suffix = 0u64;
-        while self.id_in_use(&id) {
-            suffix += 1;
-            id = RequestId::String(format!("{base}/{suffix}"));
-        }
-        id
-    }
-
-    /// Drops the input requests of request `id` (now finished).
-    pub(super) fn forget_inputs(&mut self, id: CallId) {
-        if !self.inputs.is_empty() {
-            self.inputs.retain(|_, (owner, _)| *owner != id);
-        }
     }
 }

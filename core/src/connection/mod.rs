@@ -10,6 +10,7 @@
 mod handshake;
 mod hosted_tasks;
 mod incoming;
+mod input;
 mod input_rounds;
 mod meta;
 mod notify;
@@ -309,7 +310,7 @@ impl ClientConnection {
     /// request the engine made. The two share one space of ids, so neither may take one the
     /// other holds.
     fn id_in_use(&self, id: &RequestId) -> bool {
-        self.server_requests.contains_key(id) || self.inputs.contains_key(id)
+        self.server_requests.contains_key(id) || self.inputs.contains_key(id) || self.hosted.app_id_in_use(id)
     }
 
     /// The session, or why commands cannot be sent now.
@@ -484,7 +485,7 @@ impl ClientConnection {
                 );
             }
             PendingKind::Listen => self.listen_lost(now, id, error),
-            PendingKind::TaskErrand => self.errand_failed(id, error),
+            PendingKind::TaskErrand => self.errand_failed(now, id, error),
             PendingKind::Initialize | PendingKind::KeepAlive => {
                 let request = if pending.kind == PendingKind::Initialize {
                     ConnectionRequest::Initialize
@@ -504,7 +505,7 @@ impl ClientConnection {
             PendingKind::KeepAlive => self.shut(CloseReason::KeepAliveTimeout(pending.timeout())),
             // Listen streams have no deadline.
             PendingKind::Listen => {}
-            PendingKind::TaskErrand => self.errand_failed(id, RequestError::Timeout(pending.timeout())),
+            PendingKind::TaskErrand => self.errand_failed(now, id, RequestError::Timeout(pending.timeout())),
             PendingKind::User | PendingKind::Transport => {
                 let (error, reason) = match expiry {
                     Expiry::Cap(max_total) => {
@@ -632,6 +633,7 @@ impl ClientConnection {
         // The progress token is the request's own id (no second table to map tokens).
         let token = options.progress.then(|| self.pending.next_id());
         let pending = Pending::new(kind, now, Some(timing));
+        let terms = tasks::TaskTerms::of(&options, &self.config);
         let id = match self.session().and_then(|s| s.meta.as_ref()) {
             Some(session_meta) => {
                 let mut meta = session_meta.clone();
@@ -650,9 +652,7 @@ impl ClientConnection {
                 let id = self.start_request(pending, method.clone(), Some(&params), route.clone());
                 // Kept to send it again: multi round-trip rounds, version refusals, lost streams.
                 if let Some(pending) = self.pending.get_mut(id) {
-                    let mut retry = input_rounds::Retry::new(method, params, route);
-                    retry.task_mode = options.task;
-                    pending.retry = Some(Box::new(retry));
+                    pending.retry = Some(Box::new(input_rounds::Retry::new(method, params, route, terms)));
                 }
                 id
             }
@@ -661,7 +661,7 @@ impl ClientConnection {
                 let params = with_meta(params, token, options.meta.as_ref())?;
                 let id = self.start_request(pending, method, params.as_deref(), None);
                 if task {
-                    self.augmented(id, options.task);
+                    self.augmented(id, terms);
                 }
                 id
             }

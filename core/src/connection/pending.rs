@@ -185,6 +185,21 @@ impl Pending {
         self.reset_on_progress = timing.reset_on_progress;
     }
 
+    /// [`retime`](Self::retime), but the request's cap on total time stays where it was when
+    /// that comes first: its own limits go on bounding it (a call whose caller bounded it
+    /// became a task).
+    pub(crate) fn retime_within(&mut self, now: Instant, timing: Timing) {
+        let old_cap = self.deadline.map(|d| (d.cap, d.max_total));
+        self.retime(now, timing);
+        if let (Some(deadline), Some((cap, max_total))) = (self.deadline.as_mut(), old_cap) {
+            if cap <= deadline.cap {
+                deadline.cap = cap;
+                deadline.max_total = max_total;
+                deadline.at = deadline.at.min(cap);
+            }
+        }
+    }
+
     /// The idle timeout, for error messages.
     pub(crate) fn timeout(&self) -> Duration {
         self.deadline.map_or(Duration::ZERO, |d| d.timeout)

@@ -73,8 +73,8 @@ impl WithMeta {
 /// read with the JSON-RPC envelope's rules), and the state to echo, kept as it came.
 #[derive(Debug, Deserialize)]
 pub(crate) struct InputRequired<'a> {
-    #[serde(rename = "resultType")]
-    pub(crate) result_type: Option<&'a str>,
+    #[serde(rename = "resultType", borrow, default)]
+    pub(crate) result_type: Option<std::borrow::Cow<'a, str>>,
     #[serde(rename = "inputRequests", borrow, default)]
     pub(crate) input_requests: Option<std::collections::BTreeMap<String, &'a serde_json::value::RawValue>>,
     #[serde(rename = "requestState", borrow, default)]
