@@ -185,8 +185,10 @@ mod tests {
         assert!(!caps.offers_task(TaskRequest::ToolsCall));
         caps.tasks = json!({"requests": {"tools": {"call": {}}}}).as_object().cloned();
         assert!(caps.offers_task(TaskRequest::ToolsCall));
-        let mut client = ClientCapabilities::default();
-        client.tasks = json!({"requests": {"elicitation": {"create": {}}}}).as_object().cloned();
+        let client = ClientCapabilities {
+            tasks: json!({"requests": {"elicitation": {"create": {}}}}).as_object().cloned(),
+            ..Default::default()
+        };
         assert!(client.hosts_task(TaskRequest::ElicitationCreate));
         assert!(!client.hosts_task(TaskRequest::SamplingCreateMessage));
         assert_eq!(TaskRequest::of("sampling/createMessage"), Some(TaskRequest::SamplingCreateMessage));

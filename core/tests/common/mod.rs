@@ -4,6 +4,8 @@
 //! then on `now` moves only through [`Harness::advance`]. Nothing sleeps.
 #![allow(dead_code, clippy::unwrap_used)]
 
+pub(crate) mod tasks;
+
 use std::time::{Duration, Instant};
 
 use mcp_sansio::schema::Implementation;

@@ -227,14 +227,9 @@ impl Client {
     /// decides.
     async fn experimental_task_support(&self, name: &str) -> Result<bool, Error> {
         let modern = self.protocol_version().is_some_and(crate::mcp_sansio::ProtocolVersion::is_modern);
-        let offered = self.server_capabilities().is_some_and(|caps| {
-            caps.tasks
-                .as_ref()
-                .and_then(|t| t.get("requests"))
-                .and_then(|r| r.get("tools"))
-                .and_then(|t| t.get("call"))
-                .is_some()
-        });
+        let offered = self
+            .server_capabilities()
+            .is_some_and(|caps| caps.offers_task(crate::mcp_sansio::schema::TaskRequest::ToolsCall));
         if modern || !offered {
             return Ok(false);
         }
