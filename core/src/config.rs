@@ -276,6 +276,12 @@ impl ClientConfig {
         self
     }
 
+    /// Sets how the engine follows tasks (see [`TaskPolicy`]).
+    pub fn with_tasks(mut self, policy: TaskPolicy) -> Self {
+        self.tasks = policy;
+        self
+    }
+
     /// Sets the maximum incoming message size.
     pub fn with_max_message_size(mut self, bytes: usize) -> Self {
         self.max_message_size = bytes;
