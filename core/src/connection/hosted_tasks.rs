@@ -189,12 +189,7 @@ impl ClientConnection {
             self.refuse_over_budget(id.clone(), method);
             return true;
         }
-        #[derive(serde::Deserialize)]
-        struct Ttl {
-            #[serde(default)]
-            task: Option<schema::TaskMetadata>,
-        }
-        let ttl_ms = params.and_then(|p| serde_json::from_str::<Ttl>(p.get()).ok()).and_then(|t| t.task?.ttl);
+        let ttl_ms = params.and_then(schema::task_peek::requested_ttl);
         let n = self.hosted.next;
         self.hosted.next += 1;
         let app_id = self.free_id(format!("task/client-task-{n}"));
@@ -220,11 +215,6 @@ impl ClientConnection {
 
     /// `tasks/get`, `tasks/result`, `tasks/list` or `tasks/cancel` from the server.
     fn on_task_request(&mut self, id: &RequestId, method: &str, params: Option<&RawValue>) {
-        #[derive(serde::Deserialize)]
-        #[serde(rename_all = "camelCase")]
-        struct Named {
-            task_id: String,
-        }
         let now = self.clock;
         self.hosted.prune(now, usize::MAX);
         if method == "tasks/list" {
@@ -232,7 +222,7 @@ impl ClientConnection {
                 self.hosted.tasks.iter().map(|(&n, t)| self.hosted.to_json(n, t)).collect();
             return self.respond_value(id, Ok(&json!({"tasks": tasks})));
         }
-        let named = params.and_then(|p| serde_json::from_str::<Named>(p.get()).ok());
+        let named = params.and_then(|p| serde_json::from_str::<schema::GetTaskRequestParams>(p.get()).ok());
         let found = named
             .as_ref()
             .and_then(|named| task_number(&named.task_id))

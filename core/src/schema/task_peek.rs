@@ -67,6 +67,17 @@ pub(crate) fn readable_task_id(raw: &str) -> Option<String> {
     named.task_id.or_else(|| named.task?.task_id)
 }
 
+/// 2025-11-25: the `ttl` a task-augmented request asks for (`params.task.ttl`), when it has one
+/// that reads as a number of milliseconds.
+pub(crate) fn requested_ttl(params: &RawValue) -> Option<u64> {
+    #[derive(Deserialize)]
+    struct Augmented {
+        #[serde(default)]
+        task: Option<super::TaskMetadata>,
+    }
+    serde_json::from_str::<Augmented>(params.get()).ok()?.task?.ttl
+}
+
 /// 2025-11-25: the answer to a task-augmented request, `{"task": {...}}`
 /// (`CreateTaskResult`). `Ok(None)` when the answer has no `task` member (the server answered
 /// at once); an error when it has one that does not decode.
