@@ -54,9 +54,30 @@ impl CallOptions {
         self
     }
 
-    /// Cap on the call's total time, however much progress the server reports.
+    /// Cap on the call's total time, however much progress the server reports, and whatever
+    /// task the call becomes (the task is cancelled when the cap passes), unless
+    /// [`task_policy`](Self::task_policy) says otherwise.
     pub fn max_total(mut self, max_total: Duration) -> Self {
         self.request = self.request.max_total(max_total);
+        self
+    }
+
+    /// Follows a task this call becomes with `policy` (poll intervals, its own deadlines, the
+    /// input it may ask for) instead of the client's
+    /// [`ClientConfig::tasks`](mcp_sansio::ClientConfig::tasks); once the call is a task, the
+    /// policy's deadlines replace [`timeout`](Self::timeout) and [`max_total`](Self::max_total).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use mcp_smol::CallOptions;
+    /// use mcp_smol::mcp_sansio::TaskPolicy;
+    ///
+    /// let mut policy = TaskPolicy::default();
+    /// policy.max_total = Duration::from_secs(2 * 60 * 60); // a build may take two hours
+    /// let options = CallOptions::default().max_total(Duration::from_secs(30)).task_policy(policy);
+    /// ```
+    pub fn task_policy(mut self, policy: mcp_sansio::TaskPolicy) -> Self {
+        self.request = self.request.task_policy(policy);
         self
     }
 

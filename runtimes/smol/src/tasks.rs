@@ -123,8 +123,19 @@ impl TaskHandle {
     /// `failed` task gives the server's error, a `cancelled` one
     /// [`RequestError::TaskCancelled`](crate::mcp_sansio::RequestError::TaskCancelled). Dropping the future stops following; the task goes on.
     pub fn result(&self) -> impl Future<Output = Result<CallToolResult, Error>> + Send + 'static + use<> {
+        self.result_with(CallOptions::default())
+    }
+
+    /// [`result`](Self::result), with the deadlines of `options`: its
+    /// [`task_policy`](CallOptions::task_policy), else the client's, with an explicit
+    /// [`timeout`](CallOptions::timeout) or [`max_total`](CallOptions::max_total) in the
+    /// policy's place.
+    pub fn result_with(
+        &self,
+        options: CallOptions,
+    ) -> impl Future<Output = Result<CallToolResult, Error>> + Send + 'static + use<> {
         let task_id = self.record.task_id.clone();
-        let started = self.client.start("tasks/get", CallOptions::default(), |conn, now, options| {
+        let started = self.client.start("tasks/get", options, |conn, now, options| {
             conn.follow_task(now, &task_id, options)
         });
         let call = Decode::from_result(started.map(|r| Decode::sent(r, CallTool::METHOD)), CallTool::METHOD);
