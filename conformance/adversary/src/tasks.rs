@@ -105,8 +105,8 @@ impl Core {
             (Some(method), Some(id)) => {
                 let params = message.get("params").unwrap_or(&Value::Null);
                 // A 2026-07-28 request says its version in `_meta`; its results say their type.
-                let modern = params.pointer("/_meta/io.modelcontextprotocol~1protocolVersion")
-                    == Some(&json!(MODERN));
+                let modern =
+                    params.pointer("/_meta/io.modelcontextprotocol~1protocolVersion") == Some(&json!(MODERN));
                 self.request(id, method, params, modern)
             }
         }

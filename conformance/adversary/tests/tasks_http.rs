@@ -56,10 +56,7 @@ impl Drop for Server {
 }
 
 async fn connect(mode: &str, url: &str, asker: Asker) -> Client {
-    builder(mode, asker)
-        .spawn_http(HttpConfig::new(url), HyperTransport::new())
-        .await
-        .expect("connecting")
+    builder(mode, asker).spawn_http(HttpConfig::new(url), HyperTransport::new()).await.expect("connecting")
 }
 
 /// Runs `scenario` against `mcp-adversary http <mode>`, after a warm-up connection, and checks

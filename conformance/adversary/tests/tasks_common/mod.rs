@@ -139,7 +139,10 @@ async fn settled_report(client: &Client, done: impl Fn(&Value) -> bool) -> Value
     report
 }
 
-fn is_request_error(outcome: &Result<CallToolResult, Error>, expected: impl Fn(&RequestError) -> bool) -> bool {
+fn is_request_error(
+    outcome: &Result<CallToolResult, Error>,
+    expected: impl Fn(&RequestError) -> bool,
+) -> bool {
     matches!(outcome, Err(Error::Request(error)) if expected(error))
 }
 
@@ -155,7 +158,10 @@ pub(crate) async fn id_reuse(client: Client, _asked: Arc<AtomicUsize>) {
     };
     let (first, (second, took)) = future::zip(first, second).await;
     assert!(
-        is_request_error(&second, |e| matches!(e, RequestError::InvalidResponse(why) if why.contains("t-reused"))),
+        is_request_error(
+            &second,
+            |e| matches!(e, RequestError::InvalidResponse(why) if why.contains("t-reused"))
+        ),
         "the second call: {second:?}"
     );
     assert!(took < PROMPT, "the second call failed after {took:?}");
@@ -176,7 +182,11 @@ pub(crate) async fn input_flood(client: Client, asked: Arc<AtomicUsize>) {
     );
     // 64 rounds at the poll floor (100 ms) and the update's round trip.
     assert!(took < Duration::from_secs(20), "the call failed after {took:?}");
-    assert_eq!(asked.load(Ordering::SeqCst), MAX_INPUTS, "the handler was asked once per input, to the bound");
+    assert_eq!(
+        asked.load(Ordering::SeqCst),
+        MAX_INPUTS,
+        "the handler was asked once per input, to the bound"
+    );
     let report = settled_report(&client, |r| r["cancels"]["t-1"] == 1).await;
     assert_eq!(report["cancels"], json!({"t-1": 1}), "{report}");
     assert!(report["updates"].as_u64().is_some_and(|n| n >= 1), "{report}");
