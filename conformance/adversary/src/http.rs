@@ -114,7 +114,7 @@ const MAX_BODY: usize = 16 * 1024 * 1024;
 const ENDLESS_LIMIT: usize = 1 << 30;
 
 pub(crate) fn run(mode: &str) -> i32 {
-    let Some(&mode) = MODES.iter().find(|m| **m == mode) else {
+    let Some(&mode) = MODES.iter().chain(crate::tasks::MODES).find(|m| **m == mode) else {
         eprintln!("unknown http mode {mode:?}; modes: {}", MODES.join(", "));
         return 2;
     };
@@ -435,6 +435,9 @@ fn handle(
     writer: &mut TcpStream,
 ) -> io::Result<Next> {
     if let Some(next) = crate::oauth::intercept(mode, request, writer)? {
+        return Ok(next);
+    }
+    if let Some(next) = crate::tasks::intercept_http(mode, request, writer)? {
         return Ok(next);
     }
     match request.method.as_str() {

@@ -11,6 +11,7 @@
 mod http;
 mod oauth;
 mod stdio;
+mod tasks;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -30,5 +31,6 @@ fn usage() -> ! {
     eprintln!("usage: mcp-adversary stdio <mode> | http <mode>");
     eprintln!("stdio modes: {}", stdio::MODES.join(", "));
     eprintln!("http modes: {}", http::MODES.join(", "));
+    eprintln!("task modes (stdio and http): {}", tasks::MODES.join(", "));
     std::process::exit(2);
 }

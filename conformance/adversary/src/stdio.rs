@@ -75,6 +75,9 @@ const DEPTH: usize = 100_000;
 
 /// Runs the server of `mode` on this process's stdin and stdout; returns the exit status.
 pub(crate) fn run(mode: &str) -> i32 {
+    if let Some(mode) = crate::tasks::mode(mode) {
+        return crate::tasks::run_stdio(mode);
+    }
     if !MODES.contains(&mode) {
         eprintln!("unknown stdio mode {mode:?}; known: {}", MODES.join(", "));
         return 2;
