@@ -237,7 +237,13 @@ pub fn check_transmit(t: &Transmit) -> Value {
             assert_eq!(id_of(&request.id()), value["id"], "{value}");
             assert_eq!(value["method"], request.method(), "{value}");
             if let Some(name) = request.name() {
-                let named = if request.method() == "resources/read" { "uri" } else { "name" };
+                // The name the request is routed by (`Mcp-Name`): a tool's or prompt's name, a
+                // resource's URI, a task's id.
+                let named = match request.method() {
+                    "resources/read" => "uri",
+                    method if method.starts_with("tasks/") => "taskId",
+                    _ => "name",
+                };
                 assert_eq!(value["params"][named], name, "{value}");
             }
         }
