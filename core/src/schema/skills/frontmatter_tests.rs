@@ -206,3 +206,33 @@ proptest::proptest! {
         let _ = parse_frontmatter(&file);
     }
 }
+
+#[test]
+fn octal_and_hexadecimal_past_64_bits_keep_their_radix() {
+    // 2^64 and 2^64 + 2^12: past u64, read as the nearest float in their own radix; they were
+    // read as the decimal 10000000000000000 and 10000000000001000.
+    let yaml = "a: 0x10000000000000000\nb: 0o2000000000000000000000\nc: 0x10000000000001000\n\
+                d: 0xFFFFFFFFFFFFFFFFF\ne: 0o7777777777777777777777777\n";
+    let value = read(yaml).unwrap();
+    assert_eq!(value["a"].as_f64(), Some(2_f64.powi(64)));
+    assert_eq!(value["b"].as_f64(), Some(2_f64.powi(64)));
+    assert_eq!(value["c"].as_f64(), Some(2_f64.powi(64) + 4096.0));
+    // 2^68 - 1 and 2^75 - 1 round up to the next power of two.
+    assert_eq!(value["d"].as_f64(), Some(2_f64.powi(68)));
+    assert_eq!(value["e"].as_f64(), Some(2_f64.powi(75)));
+    // Rounding to nearest even across the bits that are not kept: 2^120 + 2^67 + 1 is above
+    // the half-way point between two floats (2^120 and 2^120 + 2^68), so it rounds up.
+    let halfway_and_a_bit = format!("a: 0x1{}8{}1\n", "0".repeat(13), "0".repeat(15));
+    assert_eq!(read(&halfway_and_a_bit).unwrap()["a"].as_f64(), Some(2_f64.powi(120) + 2_f64.powi(68)));
+    let halfway = format!("a: 0x1{}8{}0\n", "0".repeat(13), "0".repeat(15));
+    assert_eq!(read(&halfway).unwrap()["a"].as_f64(), Some(2_f64.powi(120)));
+    // Within 64 bits, integers as before.
+    assert_eq!(read("a: 0xFFFFFFFFFFFFFFFF\n").unwrap()["a"], json!(u64::MAX));
+    // Past a float's range: refused like `.inf`, not read as text.
+    for yaml in [format!("a: 0x1{}\n", "0".repeat(300)), format!("a: 1{}\n", "0".repeat(400))] {
+        assert!(
+            matches!(error(&yaml), FrontmatterError::Unsupported { feature: "a number too large for JSON", .. }),
+            "{yaml}"
+        );
+    }
+}
