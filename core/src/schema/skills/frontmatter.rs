@@ -189,6 +189,9 @@ fn is_item(text: &str) -> bool {
 
 impl<'a> Parser<'a> {
     fn new(block: &'a str) -> Self {
+        // The block ends with the line break before the closing `---`, which ends the last
+        // line and starts none (a kept block scalar would count it as an empty line).
+        let block = block.strip_suffix('\n').unwrap_or(block);
         let lines = block
             .split('\n')
             .enumerate()
@@ -420,21 +423,36 @@ impl<'a> Parser<'a> {
             ));
         }
         end_of_line(tail, no)?;
-        let blank = |line: &Line<'_>| line.raw.trim_matches([' ', '\t']).is_empty();
+        // An empty line of a block scalar holds spaces only: a tab is not indentation, so a line
+        // that starts with one (after fewer spaces than the indentation) ends the scalar.
+        let blank = |line: &Line<'_>| line.raw.bytes().all(|b| b == b' ');
         // The content's indentation: given, or that of its first line with content.
         let indent = match explicit {
             Some(n) => parent + n as usize,
-            None => match self.lines[self.pos..].iter().find(|line| !blank(line)) {
-                Some(line) if line.indent > parent => line.indent,
-                _ => parent + 1,
-            },
+            None => {
+                let rest = &self.lines[self.pos..];
+                let first = rest.iter().position(|line| !blank(line));
+                match first.map(|i| rest[i]) {
+                    Some(line) if line.indent > parent => line.indent,
+                    // No content: the empty lines are all the scalar has, and the most indented
+                    // of them sets the indentation (so none holds a space of content).
+                    _ => rest[..first.unwrap_or(rest.len())]
+                        .iter()
+                        .map(|line| line.indent)
+                        .max()
+                        .unwrap_or(0)
+                        .max(parent + 1),
+                }
+            }
         };
         let mut body: Vec<&str> = Vec::new();
         while let Some(line) = self.lines.get(self.pos) {
-            if blank(line) {
-                body.push("");
-            } else if line.indent >= indent {
+            if line.indent >= indent {
+                // Spaces past the indentation are content, even on a line with nothing else
+                // (YAML's empty lines have at most the indentation).
                 body.push(&line.raw[indent..]);
+            } else if blank(line) {
+                body.push("");
             } else {
                 break;
             }

@@ -236,3 +236,35 @@ fn octal_and_hexadecimal_past_64_bits_keep_their_radix() {
         );
     }
 }
+
+/// Found by the `frontmatter` fuzz target (compared with saphyr): a line of a block scalar that
+/// holds only spaces, more than the indentation, is content, not an empty line.
+#[test]
+fn spaces_past_a_block_scalars_indentation_are_content() {
+    let yaml = "a: >-\n  one\n  two\n    \n  three\nb: |\n  x\n    \n  y\n";
+    assert_eq!(read(yaml).unwrap(), json!({"a": "one two\n  \nthree", "b": "x\n  \ny\n"}));
+}
+
+/// Found by the `frontmatter` fuzz target: a block scalar with no content but lines of spaces
+/// is empty (the lines set its indentation), whatever their number of spaces.
+#[test]
+fn a_block_scalar_of_lines_of_spaces_is_empty() {
+    assert_eq!(read("a: >-\n  \nb: 1\n").unwrap(), json!({"a": "", "b": 1}));
+    assert_eq!(read("a: |+\n    \n  \nb: 1\n").unwrap(), json!({"a": "\n\n", "b": 1}));
+}
+
+/// Found by the `frontmatter` fuzz target: the line break before the closing `---` ends the
+/// last line; a kept (`+`) block scalar counted one empty line more.
+#[test]
+fn the_line_break_before_the_closing_marker_is_no_empty_line() {
+    assert_eq!(read("a: >+\n  x\n").unwrap(), json!({"a": "x\n"}));
+    assert_eq!(read("a: |+\n  x\n\n").unwrap(), json!({"a": "x\n\n"}));
+}
+
+/// Found by the `frontmatter` fuzz target: a line starting with a tab is no empty line of a
+/// block scalar (a tab is not indentation); it ends the scalar.
+#[test]
+fn a_tab_line_ends_a_block_scalar() {
+    assert_eq!(read("a: >+\n\n\n\t\t\n\nb: 1\n").unwrap(), json!({"a": "\n\n", "b": 1}));
+    assert_eq!(read("a: |\n  x\n\t\nb: 1\n").unwrap(), json!({"a": "x\n", "b": 1}));
+}
