@@ -64,7 +64,10 @@ pub struct SkillFile {
     pub uri: String,
     /// `sha256:` and 64 lowercase hexadecimal digits.
     pub digest: String,
-    /// The length of the file's bytes.
+    /// The length of the file's bytes: an integer in any JSON form (`1024.0` too); a fraction,
+    /// a negative number or one past `u64` is refused (`json_number::exact`), which makes the
+    /// entry's `resources` invalid.
+    #[serde(deserialize_with = "super::json_number::exact")]
     pub size: u64,
 }
 
@@ -134,7 +137,11 @@ pub struct ListSkillsResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_cursor: Option<String>,
     /// Caching hint in milliseconds (2026-07-28).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "super::json_number::hint_opt"
+    )]
     pub ttl_ms: Option<u64>,
     /// Caching scope, `"public"` or `"private"` (2026-07-28).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -171,7 +178,11 @@ pub struct GetSkillResult {
     /// The skill's entry.
     pub skill: Skill,
     /// Caching hint in milliseconds, if the server gives one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "super::json_number::hint_opt"
+    )]
     pub ttl_ms: Option<u64>,
     /// Caching scope, if the server gives one.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -662,7 +662,8 @@ fn resolve(text: &str, no: usize) -> Parsed<Value> {
             // Past 64 bits: the nearest float, as a JSON reader would make it, read in the
             // number's own radix (`0x1` then 16 zeros is 2^64, not 10^16).
             _ => {
-                let magnitude = if radix == 10 { digits.parse().ok() } else { power_of_two_radix(digits, radix) };
+                let magnitude =
+                    if radix == 10 { digits.parse().ok() } else { power_of_two_radix(digits, radix) };
                 let signed = magnitude.map(|m: f64| if negative { -m } else { m });
                 signed.and_then(Number::from_f64).map(Value::Number).ok_or_else(too_large)
             }

@@ -231,7 +231,10 @@ fn octal_and_hexadecimal_past_64_bits_keep_their_radix() {
     // Past a float's range: refused like `.inf`, not read as text.
     for yaml in [format!("a: 0x1{}\n", "0".repeat(300)), format!("a: 1{}\n", "0".repeat(400))] {
         assert!(
-            matches!(error(&yaml), FrontmatterError::Unsupported { feature: "a number too large for JSON", .. }),
+            matches!(
+                error(&yaml),
+                FrontmatterError::Unsupported { feature: "a number too large for JSON", .. }
+            ),
             "{yaml}"
         );
     }
