@@ -51,6 +51,17 @@ pub const MAX_SKILL_FILES: usize = 512;
 /// limit, which hosts must support; larger skills are refused ([`SkillVerifyError::TooLarge`]).
 pub const MAX_SKILL_BYTES: u64 = 16 * 1024 * 1024;
 
+/// The largest message a `resources/read` of one skill file within the limits can take
+/// (97 MiB), derived from [`MAX_SKILL_BYTES`]: a file of 16 MiB is 21.4 MiB as a base64 blob,
+/// and up to 6 times its size as text (JSON writes a control character as `\u00XX`, and
+/// Python's `json` every character past ASCII as one or two `\uXXXX`), plus 1 MiB for the rest
+/// of the message (the URI, the MIME type, `_meta`).
+///
+/// [`ClientConfig::max_message_size`](crate::ClientConfig::max_message_size) defaults to
+/// 16 MiB, which a file past 12 MiB as a blob does not fit in: a host that reads skills raises
+/// it to this (mcp-smol's `ClientBuilder::skills` does, unless it was set otherwise).
+pub const MAX_SKILL_READ_MESSAGE_BYTES: usize = 6 * MAX_SKILL_BYTES as usize + 1024 * 1024;
+
 /// The name of a skill's entry file, the last segment of every skill's `uri`.
 pub const SKILL_MD: &str = "SKILL.md";
 
