@@ -141,9 +141,13 @@ fn case<F: Future<Output = ()>>(
 /// 60th cursor repeats the 30th still ends with `Error::Pagination`, quoting the cursor in part.
 fn huge_cursors(transport: Transport) {
     case(transport, "skills_huge_cursors", 48 * MIB, |client| async move {
+        let base = rss_bytes();
         let skills = client.list_all_skills().await.expect("120 pages of skills");
         assert_eq!(skills.len(), 120);
         assert_eq!(skills[119].name(), Some("s119"));
+        // Measured here too, before the second listing: this one's memory alone.
+        let growth = peak_rss_bytes().saturating_sub(base);
+        assert!(growth < 48 * MIB, "120 cursors of 1 MiB cost {} MiB", growth / MIB);
         let start = Instant::now();
         match client.list_all_resources().await {
             Err(Error::Pagination { method: "resources/list", reason }) => {
