@@ -91,7 +91,7 @@ impl Number {
             Number::Unsigned(v) => Ok(v),
             Number::Signed(v) => Err(E::invalid_value(Unexpected::Signed(v), &EXPECTED)),
             // 2^64 is the first float past u64 (u64::MAX itself is no float).
-            Number::Float(v) if v.fract() == 0.0 && v >= 0.0 && v < 18_446_744_073_709_551_616.0 => {
+            Number::Float(v) if v.fract() == 0.0 && (0.0..18_446_744_073_709_551_616.0).contains(&v) => {
                 Ok(v as u64)
             }
             Number::Float(v) => Err(E::invalid_value(Unexpected::Float(v), &EXPECTED)),
