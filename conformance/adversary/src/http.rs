@@ -114,7 +114,9 @@ const MAX_BODY: usize = 16 * 1024 * 1024;
 const ENDLESS_LIMIT: usize = 1 << 30;
 
 pub(crate) fn run(mode: &str) -> i32 {
-    let Some(&mode) = MODES.iter().chain(crate::tasks::MODES).find(|m| **m == mode) else {
+    let Some(&mode) =
+        MODES.iter().chain(crate::tasks::MODES).chain(crate::skills::MODES).find(|m| **m == mode)
+    else {
         eprintln!("unknown http mode {mode:?}; modes: {}", MODES.join(", "));
         return 2;
     };
@@ -476,14 +478,20 @@ fn handle(
     if let (Some(status), "initialize" | "server/discover") = (handshake_status(mode), method) {
         return fail_with_status(writer, status);
     }
+    let params = message.get("params").unwrap_or(&Value::Null);
+    if let Some(answer) = crate::skills::answer(mode, id, method, params) {
+        respond(writer, 200, &[("Content-Type", "application/json")], answer.as_bytes())?;
+        return Ok(Next::KeepAlive);
+    }
     match method {
         "initialize" => {
             let session = format!("adversary-{}", SESSIONS.fetch_add(1, Ordering::Relaxed));
-            let init = json!({
+            let mut init = json!({
                 "protocolVersion": PROTOCOL_VERSION,
                 "capabilities": {"tools": {}},
                 "serverInfo": {"name": "mcp-adversary", "version": env!("CARGO_PKG_VERSION")},
             });
+            crate::skills::declare(mode, &mut init);
             respond_json(writer, &result(id, init), &[("Mcp-Session-Id", &session)])
         }
         "ping" => respond_json(writer, &result(id, json!({})), &[]),

@@ -4,12 +4,14 @@
 //! - `mcp-adversary http <mode>`: a raw HTTP/1.1 server on 127.0.0.1 that prints
 //!   `listening on http://127.0.0.1:PORT/mcp` on stdout, then serves until killed (see
 //!   [`http::MODES`]).
+//! - Either with a `skills_*` mode: a hostile skills server (see [`skills::MODES`]).
 //!
 //! Every mode answers the handshake correctly unless its point is not to, so that the test can
 //! show which requests are hurt and which are not.
 
 mod http;
 mod oauth;
+mod skills;
 mod stdio;
 mod tasks;
 
@@ -32,5 +34,6 @@ fn usage() -> ! {
     eprintln!("stdio modes: {}", stdio::MODES.join(", "));
     eprintln!("http modes: {}", http::MODES.join(", "));
     eprintln!("task modes (stdio and http): {}", tasks::MODES.join(", "));
+    eprintln!("skills modes (stdio and http): {}", skills::MODES.join(", "));
     std::process::exit(2);
 }

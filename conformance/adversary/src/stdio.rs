@@ -78,7 +78,7 @@ pub(crate) fn run(mode: &str) -> i32 {
     if let Some(mode) = crate::tasks::mode(mode) {
         return crate::tasks::run_stdio(mode);
     }
-    if !MODES.contains(&mode) {
+    if !MODES.contains(&mode) && !crate::skills::MODES.contains(&mode) {
         eprintln!("unknown stdio mode {mode:?}; known: {}", MODES.join(", "));
         return 2;
     }
@@ -182,11 +182,17 @@ impl Server<'_> {
                 continue;
             };
             let params = message.get("params").unwrap_or(&Value::Null);
+            if let Some(answer) = crate::skills::answer(self.mode, id, method, params) {
+                self.out.write(&line_of(&answer));
+                continue;
+            }
             match method {
                 _ if self.mode == "silent_handshake" || (self.mode == "silent" && initialized) => {}
                 "initialize" => {
                     initialized = true;
-                    self.answer(id, initialize_result(params));
+                    let mut result = initialize_result(params);
+                    crate::skills::declare(self.mode, &mut result);
+                    self.answer(id, result);
                     self.after_initialize();
                 }
                 "ping" => self.answer(id, json!({})),

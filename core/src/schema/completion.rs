@@ -143,7 +143,11 @@ pub struct Completion {
     /// Suggested values (at most 100).
     pub values: Vec<String>,
     /// Total number of options available, which may exceed `values.len()`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "super::json_number::hint_opt"
+    )]
     pub total: Option<u64>,
     /// Whether more options exist beyond `values`.
     #[serde(default, skip_serializing_if = "Option::is_none")]

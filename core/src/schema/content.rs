@@ -117,7 +117,11 @@ pub struct ResourceLink {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mime_type: Option<String>,
     /// Size in bytes of the raw content, if known.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "super::json_number::hint_opt"
+    )]
     pub size: Option<u64>,
     /// Display hints.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -655,7 +659,7 @@ mod tests {
             (r#"{"type":"text"}"#, "missing field `text`"),
             (r#"{"type":"image","data":"x"}"#, "missing field `mimeType`"),
             (r#"{"mimeType":"image/png","type":"image"}"#, "missing field `data`"),
-            (r#"{"type":"resource_link","uri":"a","name":"n","size":-1}"#, "invalid value"),
+            (r#"{"type":"resource_link","uri":"a","name":"n","size":"big"}"#, "expected a number"),
             (r#"{"type":"resource"}"#, "missing field `resource`"),
             (r#"{"type":"text","text":"x","annotations":{"priority":"high"}}"#, "invalid type"),
             (r#"{"annotations":5,"type":"text","text":"x"}"#, "invalid type"),

@@ -109,7 +109,11 @@ pub struct DiscoverResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instructions: Option<String>,
     /// How long the result may be reused, in milliseconds (absent or negative: 0).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "super::json_number::signed_hint_opt"
+    )]
     pub ttl_ms: Option<i64>,
     /// `"public"` or `"private"`: who may share a cached copy.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -6,6 +6,9 @@
 //! - Every optional field is `Option<_>` with `#[serde(default, skip_serializing_if = "Option::is_none")]`,
 //!   so that a message from any protocol version decodes, and nothing absent is written.
 //! - Unknown fields are tolerated (never `deny_unknown_fields`); `_meta` is kept where the schema has it.
+//! - Integers a server gives (sizes, totals, time-to-live and polling hints, `maxTokens`) are read
+//!   as JSON numbers in any form (`250`, `250.0`, `2.5e2`), not only as JSON integers: a hint
+//!   clamps the rest, an exact count refuses it ([`json_number`]).
 //! - Enums whose set of variants grows across versions (content blocks, for example) decode an
 //!   unknown variant into a catch-all instead of failing.
 //!
@@ -21,6 +24,7 @@ mod content;
 mod discover;
 mod elicitation;
 mod extensions;
+pub mod json_number;
 mod lifecycle;
 mod logging;
 mod notifications;

@@ -26,7 +26,11 @@ pub struct Resource {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mime_type: Option<String>,
     /// Size in bytes of the raw content, if known.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "super::json_number::hint_opt"
+    )]
     pub size: Option<u64>,
     /// Display hints.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -109,7 +113,11 @@ pub struct ListResourcesResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_cursor: Option<String>,
     /// Caching hint in milliseconds (draft protocol versions after 2025-11-25).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "super::json_number::hint_opt"
+    )]
     pub ttl_ms: Option<u64>,
     /// Caching scope, `"public"` or `"private"` (draft protocol versions after 2025-11-25).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -131,7 +139,11 @@ pub struct ListResourceTemplatesResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_cursor: Option<String>,
     /// Caching hint in milliseconds (draft protocol versions after 2025-11-25).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "super::json_number::hint_opt"
+    )]
     pub ttl_ms: Option<u64>,
     /// Caching scope, `"public"` or `"private"` (draft protocol versions after 2025-11-25).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -168,7 +180,11 @@ pub struct ReadResourceResult {
     /// The contents (several for a directory-like resource).
     pub contents: Vec<ResourceContents>,
     /// Caching hint in milliseconds (draft protocol versions after 2025-11-25).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "super::json_number::hint_opt"
+    )]
     pub ttl_ms: Option<u64>,
     /// Caching scope, `"public"` or `"private"` (draft protocol versions after 2025-11-25).
     #[serde(default, skip_serializing_if = "Option::is_none")]

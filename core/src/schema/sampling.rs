@@ -272,7 +272,9 @@ pub struct CreateMessageRequestParams {
     /// Sampling temperature.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub temperature: Option<f64>,
-    /// Maximum number of tokens to sample.
+    /// Maximum number of tokens to sample: an integer in any JSON form (`1000.0` too); a
+    /// fraction or a negative number makes the request invalid (`json_number::exact`).
+    #[serde(deserialize_with = "super::json_number::exact")]
     pub max_tokens: u64,
     /// Sequences that stop sampling.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -51,6 +51,17 @@ pub const MAX_SKILL_FILES: usize = 512;
 /// limit, which hosts must support; larger skills are refused ([`SkillVerifyError::TooLarge`]).
 pub const MAX_SKILL_BYTES: u64 = 16 * 1024 * 1024;
 
+/// The largest message a `resources/read` of one skill file within the limits can take
+/// (97 MiB), derived from [`MAX_SKILL_BYTES`]: a file of 16 MiB is 21.4 MiB as a base64 blob,
+/// and up to 6 times its size as text (JSON writes a control character as `\u00XX`, and
+/// Python's `json` every character past ASCII as one or two `\uXXXX`), plus 1 MiB for the rest
+/// of the message (the URI, the MIME type, `_meta`).
+///
+/// [`ClientConfig::max_message_size`](crate::ClientConfig::max_message_size) defaults to
+/// 16 MiB, which a file past 12 MiB as a blob does not fit in: a host that reads skills raises
+/// it to this (mcp-smol's `ClientBuilder::skills` does, unless it was set otherwise).
+pub const MAX_SKILL_READ_MESSAGE_BYTES: usize = 6 * MAX_SKILL_BYTES as usize + 1024 * 1024;
+
 /// The name of a skill's entry file, the last segment of every skill's `uri`.
 pub const SKILL_MD: &str = "SKILL.md";
 
@@ -64,7 +75,10 @@ pub struct SkillFile {
     pub uri: String,
     /// `sha256:` and 64 lowercase hexadecimal digits.
     pub digest: String,
-    /// The length of the file's bytes.
+    /// The length of the file's bytes: an integer in any JSON form (`1024.0` too); a fraction,
+    /// a negative number or one past `u64` is refused (`json_number::exact`), which makes the
+    /// entry's `resources` invalid.
+    #[serde(deserialize_with = "super::json_number::exact")]
     pub size: u64,
 }
 
@@ -134,7 +148,11 @@ pub struct ListSkillsResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_cursor: Option<String>,
     /// Caching hint in milliseconds (2026-07-28).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "super::json_number::hint_opt"
+    )]
     pub ttl_ms: Option<u64>,
     /// Caching scope, `"public"` or `"private"` (2026-07-28).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -171,7 +189,11 @@ pub struct GetSkillResult {
     /// The skill's entry.
     pub skill: Skill,
     /// Caching hint in milliseconds, if the server gives one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "super::json_number::hint_opt"
+    )]
     pub ttl_ms: Option<u64>,
     /// Caching scope, if the server gives one.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -48,11 +48,16 @@ pub struct TaskSnapshot {
     pub last_updated_at: Option<String>,
     /// How long the server keeps the task after its creation, in milliseconds; `None` for no
     /// limit. (Read from `ttl` too, the 2025-11-25 name.)
-    #[serde(default, alias = "ttl")]
+    #[serde(default, alias = "ttl", deserialize_with = "super::json_number::hint_opt")]
     pub ttl_ms: Option<u64>,
     /// How often the server would like to be polled, in milliseconds. (Read from
     /// `pollInterval` too, the 2025-11-25 name.)
-    #[serde(default, alias = "pollInterval", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        alias = "pollInterval",
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "super::json_number::hint_opt"
+    )]
     pub poll_interval_ms: Option<u64>,
     /// `input_required`: the server's requests to the client, by key (each key is unique over
     /// the task's life).

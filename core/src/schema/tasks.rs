@@ -100,10 +100,14 @@ pub struct Task {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_updated_at: Option<String>,
     /// Retention from creation in milliseconds; `None` (`null`) for unlimited.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "super::json_number::hint_opt")]
     pub ttl: Option<u64>,
     /// Suggested polling interval in milliseconds.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "super::json_number::hint_opt"
+    )]
     pub poll_interval: Option<u64>,
     /// Metadata, when the task is a result or notification params.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
@@ -115,7 +119,11 @@ pub struct Task {
 #[serde(rename_all = "camelCase")]
 pub struct TaskMetadata {
     /// Requested retention from creation in milliseconds.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "super::json_number::hint_opt"
+    )]
     pub ttl: Option<u64>,
 }
 

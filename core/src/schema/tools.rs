@@ -79,7 +79,11 @@ pub struct ListToolsResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_cursor: Option<String>,
     /// Caching hint in milliseconds (draft protocol versions after 2025-11-25).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "super::json_number::hint_opt"
+    )]
     pub ttl_ms: Option<u64>,
     /// Caching scope, `"public"` or `"private"` (draft protocol versions after 2025-11-25).
     #[serde(default, skip_serializing_if = "Option::is_none")]

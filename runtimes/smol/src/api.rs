@@ -11,8 +11,10 @@
 //! `list_all_*` helpers send the first page when called and each next page when the one before
 //! it has arrived (a cursor comes from the previous page).
 
+use std::collections::hash_map::RandomState;
 use std::collections::{BTreeMap, HashSet};
 use std::future::Future;
+use std::hash::BuildHasher;
 
 use mcp_sansio::schema::{
     CallTool, CallToolRequestParams, CallToolResult, Complete, CompleteRequestParams, CompleteResult,
@@ -86,6 +88,8 @@ pub trait ClientApi: Send + Sync {
 
     /// Fetches every page of a paginated list. Stops with [`Error::Pagination`] if the server
     /// repeats a cursor (it would loop forever otherwise) or sends more than 10 000 pages.
+    /// Spotting a repeat costs 16 bytes per page, however long the server's cursors are: the
+    /// listing's memory follows the entries it returns.
     fn list_all<R: PaginatedRequest>(
         &self,
     ) -> impl Future<Output = Result<Vec<<R::Result as Paginated>::Item>, Error>> + Send
@@ -352,7 +356,7 @@ where
     F: Future<Output = Result<P, Error>>,
 {
     let mut items = Vec::new();
-    let mut seen = HashSet::new();
+    let mut seen = SeenCursors::default();
     let mut result = first.await?;
     for _ in 0..MAX_PAGES {
         inspect(&result);
@@ -360,12 +364,87 @@ where
         items.extend(result.into_items());
         match next {
             None => return Ok(items),
-            Some(next) if seen.insert(next.clone()) => result = page(Some(next)).await?,
+            Some(next) if seen.insert(&next) => result = page(Some(next)).await?,
             Some(next) => {
-                let reason = format!("the server returned cursor {next:?} twice");
+                let reason = format!("the server returned cursor {} twice", excerpt(&next));
                 return Err(Error::Pagination { method, reason });
             }
         }
     }
     Err(Error::Pagination { method, reason: format!("more than {MAX_PAGES} pages") })
+}
+
+/// The cursors a listing has followed, 16 bytes each whatever their length: a server's
+/// cursors are opaque and may be megabytes, and keeping them to spot a repeat made a listing's
+/// memory follow the cursors (120 cursors of 1 MiB: +127 MiB) instead of the entries.
+///
+/// Each cursor is kept as two 64-bit SipHash-1-3 values under one key drawn at random for the
+/// listing (`RandomState`), of the cursor with two different prefixes: 128 bits of a keyed
+/// pseudo-random function. A server does not know the key, so it cannot choose cursors that
+/// collide; by chance, two of the at most [`MAX_PAGES`] cursors of one listing collide with
+/// probability under `MAX_PAGES² / 2^129`, about 10^-31. A collision would end the listing
+/// with [`Error::Pagination`] (a false "repeated cursor"), never return a wrong entry.
+#[derive(Default)]
+struct SeenCursors {
+    key: RandomState,
+    seen: HashSet<u128>,
+}
+
+impl SeenCursors {
+    /// Remembers `cursor`; false when it was seen before.
+    fn insert(&mut self, cursor: &str) -> bool {
+        let half = |prefix: u8| u128::from(self.key.hash_one((prefix, cursor)));
+        let hash = (half(0) << 64) | half(1);
+        self.seen.insert(hash)
+    }
+}
+
+/// A cursor as an error message may quote it: at most its first 64 characters, and its length.
+fn excerpt(cursor: &str) -> String {
+    match cursor.char_indices().nth(64) {
+        None => format!("{cursor:?}"),
+        Some((end, _)) => format!("{:?}… ({} bytes)", &cursor[..end], cursor.len()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use mcp_sansio::schema::ListToolsResult;
+
+    use super::*;
+
+    #[test]
+    fn seen_cursors_spot_a_repeat_whatever_the_length() {
+        let mut seen = SeenCursors::default();
+        let big = |i: usize| format!("{i}{}", "c".repeat(1 << 16));
+        for i in 0..100 {
+            assert!(seen.insert(&big(i)), "{i} is new");
+        }
+        assert!(!seen.insert(&big(42)));
+        assert!(seen.insert(""));
+        assert!(!seen.insert(""));
+        // 16 bytes a cursor, not the cursor.
+        assert_eq!(seen.seen.len(), 101);
+    }
+
+    #[test]
+    fn a_repeated_cursor_ends_the_listing_with_an_excerpt_of_it() {
+        let cursor = "x".repeat(1 << 20);
+        let page = |cursor: Option<String>| async move {
+            Ok::<_, Error>(ListToolsResult {
+                tools: Vec::new(),
+                next_cursor: cursor.or(Some("y".repeat(1 << 20))),
+                ..Default::default()
+            })
+        };
+        let first = page(Some(cursor.clone()));
+        let Err(Error::Pagination { method, reason }) =
+            smol::block_on(paginate_from::<ListToolsResult, _, _>("tools/list", first, page, |_| {}))
+        else {
+            panic!("a repeated cursor ends the listing")
+        };
+        assert_eq!(method, "tools/list");
+        assert!(reason.contains(&format!("({} bytes)", 1 << 20)), "{reason}");
+        assert!(reason.len() < 200, "{reason}");
+    }
 }

@@ -16,9 +16,10 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use bytes::Bytes;
+use mcp_sansio::DEFAULT_MAX_MESSAGE_SIZE;
 use mcp_sansio::schema::{
-    GetSkill, GetSkillRequestParams, ListSkills, ListSkillsResult, PaginatedRequestParams, Request,
-    SKILLS_EXTENSION, Skill, SkillVerifyError,
+    GetSkill, GetSkillRequestParams, ListSkills, ListSkillsResult, MAX_SKILL_READ_MESSAGE_BYTES,
+    PaginatedRequestParams, Request, SKILLS_EXTENSION, Skill, SkillVerifyError,
 };
 
 use crate::api::{ClientApi, paginate};
@@ -64,8 +65,33 @@ impl SkillError {
 impl ClientBuilder {
     /// Declares the skills extension (`io.modelcontextprotocol/skills`) in the client's
     /// capabilities, which [`Client::list_skills`] and the other skill methods need.
+    ///
+    /// It also raises [`max_message_size`](mcp_sansio::ClientConfig::max_message_size) from its
+    /// default (16 MiB) to [`MAX_SKILL_READ_MESSAGE_BYTES`] (97 MiB), so that every file within
+    /// the skill limits (16 MiB) can be read, as a base64 blob or as text however the server
+    /// escapes it; a limit set to anything else, before or after, is kept.
+    ///
+    /// ```
+    /// use mcp_smol::prelude::*;
+    /// use mcp_smol::mcp_sansio::schema::MAX_SKILL_READ_MESSAGE_BYTES;
+    ///
+    /// let builder = ClientBuilder::new(Implementation::new("host", "1.0")).skills();
+    /// assert_eq!(builder.config().max_message_size, MAX_SKILL_READ_MESSAGE_BYTES);
+    /// let builder = ClientBuilder::new(Implementation::new("host", "1.0"))
+    ///     .configure(|c| c.with_max_message_size(1 << 20))
+    ///     .skills();
+    /// assert_eq!(builder.config().max_message_size, 1 << 20);
+    /// ```
     pub fn skills(self) -> Self {
-        self.capabilities(|caps| caps.with_extension(SKILLS_EXTENSION, serde_json::json!({})))
+        self.capabilities(|caps| caps.with_extension(SKILLS_EXTENSION, serde_json::json!({}))).configure(
+            |config| {
+                if config.max_message_size == DEFAULT_MAX_MESSAGE_SIZE {
+                    config.with_max_message_size(MAX_SKILL_READ_MESSAGE_BYTES)
+                } else {
+                    config
+                }
+            },
+        )
     }
 }
 

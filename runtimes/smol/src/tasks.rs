@@ -135,9 +135,9 @@ impl TaskHandle {
         options: CallOptions,
     ) -> impl Future<Output = Result<CallToolResult, Error>> + Send + 'static + use<> {
         let task_id = self.record.task_id.clone();
-        let started = self.client.start("tasks/get", options, |conn, now, options| {
-            conn.follow_task(now, &task_id, options)
-        });
+        let started = self
+            .client
+            .start("tasks/get", options, |conn, now, options| conn.follow_task(now, &task_id, options));
         let call = Decode::from_result(started.map(|r| Decode::sent(r, CallTool::METHOD)), CallTool::METHOD);
         self.client.checked_tool_call(self.record.tool.as_deref().unwrap_or_default(), call)
     }

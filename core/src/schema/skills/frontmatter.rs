@@ -15,8 +15,37 @@
 //!
 //! Refused: anchors, aliases and tags (`&`, `*`, `!`), complex keys (`?`), directives, quoted
 //! scalars or flow collections over several lines, tabs as indentation, a key given twice,
-//! `.inf`/`.nan` (no JSON number holds them), nesting deeper than [`MAX_DEPTH`], and anything
-//! that is not valid YAML (`a: b: c`, a value starting with a reserved indicator, ...).
+//! `.inf`/`.nan` and numbers past a float's range (no JSON number holds them), nesting deeper
+//! than [`MAX_DEPTH`], and anything that is not valid YAML (`a: b: c`, a value starting with a
+//! reserved indicator, ...).
+//!
+//! # Which YAML
+//!
+//! YAML 1.2, with its core schema for plain scalars. Servers written in Python often read the
+//! frontmatter with PyYAML, which implements YAML 1.1; where the two disagree this reader says
+//! what 1.2 says, and nothing is guessed:
+//!
+//! - `yes`, `no`, `on`, `off`, `y`, `n` (1.1 booleans) are strings here;
+//! - `0777` (1.1 octal, 511) is the decimal 777 here; `0o777` is octal in 1.2 only;
+//! - `0b1010`, `1_000`, `1:20` (1.1 binary, digit groups, base 60) and timestamps are strings;
+//! - integers past 64 bits are the nearest float (JSON readers do the same), in their own radix.
+//!
+//! So an entry whose `frontmatter` a 1.1 reader made can differ from the file on such a value:
+//! the skill is then refused ([`SkillVerifyError::FrontmatterMismatch`](super::SkillVerifyError)
+//! names the field), never accepted on a guess. Quoting the value in the file removes the doubt
+//! for both readers.
+//!
+//! # Why not a YAML crate
+//!
+//! A `SKILL.md` comes from a server the host does not trust, and what this reader decides is
+//! whether the file matches the entry the user approved. A general YAML library brings what
+//! frontmatter never needs and a hostile file can use: anchors and aliases (the "billion
+//! laughs" expansion), tags that construct types, multi-document streams, and a large parser
+//! whose own limits the engine does not choose. `serde_yaml` is no longer maintained, and the
+//! maintained ones differ on YAML 1.1 vs 1.2. This reader is a few hundred lines with no
+//! dependency, bounded in depth, that refuses the rest
+//! by name. The fuzz target `frontmatter` (`fuzz/fuzz_targets/frontmatter.rs`) compares it with
+//! a maintained YAML 1.2 crate on every input both accept.
 
 use serde_json::{Map, Number, Value};
 
@@ -160,6 +189,9 @@ fn is_item(text: &str) -> bool {
 
 impl<'a> Parser<'a> {
     fn new(block: &'a str) -> Self {
+        // The block ends with the line break before the closing `---`, which ends the last
+        // line and starts none (a kept block scalar would count it as an empty line).
+        let block = block.strip_suffix('\n').unwrap_or(block);
         let lines = block
             .split('\n')
             .enumerate()
@@ -391,21 +423,36 @@ impl<'a> Parser<'a> {
             ));
         }
         end_of_line(tail, no)?;
-        let blank = |line: &Line<'_>| line.raw.trim_matches([' ', '\t']).is_empty();
+        // An empty line of a block scalar holds spaces only: a tab is not indentation, so a line
+        // that starts with one (after fewer spaces than the indentation) ends the scalar.
+        let blank = |line: &Line<'_>| line.raw.bytes().all(|b| b == b' ');
         // The content's indentation: given, or that of its first line with content.
         let indent = match explicit {
             Some(n) => parent + n as usize,
-            None => match self.lines[self.pos..].iter().find(|line| !blank(line)) {
-                Some(line) if line.indent > parent => line.indent,
-                _ => parent + 1,
-            },
+            None => {
+                let rest = &self.lines[self.pos..];
+                let first = rest.iter().position(|line| !blank(line));
+                match first.map(|i| rest[i]) {
+                    Some(line) if line.indent > parent => line.indent,
+                    // No content: the empty lines are all the scalar has, and the most indented
+                    // of them sets the indentation (so none holds a space of content).
+                    _ => rest[..first.unwrap_or(rest.len())]
+                        .iter()
+                        .map(|line| line.indent)
+                        .max()
+                        .unwrap_or(0)
+                        .max(parent + 1),
+                }
+            }
         };
         let mut body: Vec<&str> = Vec::new();
         while let Some(line) = self.lines.get(self.pos) {
-            if blank(line) {
-                body.push("");
-            } else if line.indent >= indent {
+            if line.indent >= indent {
+                // Spaces past the indentation are content, even on a line with nothing else
+                // (YAML's empty lines have at most the indentation).
                 body.push(&line.raw[indent..]);
+            } else if blank(line) {
+                body.push("");
             } else {
                 break;
             }
@@ -603,27 +650,32 @@ fn resolve(text: &str, no: usize) -> Parsed<Value> {
     if matches!(unsigned, ".inf" | ".Inf" | ".INF") || matches!(text, ".nan" | ".NaN" | ".NAN") {
         return Err(unsupported(no, "an infinite or NaN number (JSON has none)"));
     }
-    let integer = |digits: &str, radix: u32| -> Option<Value> {
+    let negative = text.starts_with('-');
+    let too_large = || unsupported(no, "a number too large for JSON");
+    let integer = |digits: &str, radix: u32| -> Option<Parsed<Value>> {
         if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
             return None;
         }
-        let negative = text.starts_with('-');
         Some(match (u64::from_str_radix(digits, radix), negative) {
-            (Ok(n), false) => Value::from(n),
-            (Ok(n), true) if n <= i64::MAX as u64 + 1 => Value::from((n as i128).wrapping_neg() as i64),
-            // Past 64 bits: a float, as a JSON reader would make it.
-            _ => Value::Number(Number::from_f64(
-                format!("{}{digits}", if negative { "-" } else { "" }).parse().ok()?,
-            )?),
+            (Ok(n), false) => Ok(Value::from(n)),
+            (Ok(n), true) if n <= i64::MAX as u64 + 1 => Ok(Value::from((n as i128).wrapping_neg() as i64)),
+            // Past 64 bits: the nearest float, as a JSON reader would make it, read in the
+            // number's own radix (`0x1` then 16 zeros is 2^64, not 10^16).
+            _ => {
+                let magnitude =
+                    if radix == 10 { digits.parse().ok() } else { power_of_two_radix(digits, radix) };
+                let signed = magnitude.map(|m: f64| if negative { -m } else { m });
+                signed.and_then(Number::from_f64).map(Value::Number).ok_or_else(too_large)
+            }
         })
     };
     if let Some(value) = integer(unsigned, 10) {
-        return Ok(value);
+        return value;
     }
     if text == unsigned {
         let radix = [("0o", 8), ("0x", 16)].into_iter().find(|(prefix, _)| text.starts_with(prefix));
         if let Some(value) = radix.and_then(|(prefix, radix)| integer(&text[prefix.len()..], radix)) {
-            return Ok(value);
+            return value;
         }
     }
     if is_float(unsigned) {
@@ -631,6 +683,29 @@ fn resolve(text: &str, no: usize) -> Parsed<Value> {
         return number.map(Value::Number).ok_or_else(|| unsupported(no, "a number too large for JSON"));
     }
     Ok(Value::String(text.to_owned()))
+}
+
+/// The value of `digits` (octal or hexadecimal: `radix` is 8 or 16, every digit valid) as the
+/// nearest `f64`, infinite when past its range; for numbers past 64 bits.
+///
+/// Exact, without a big integer: the first 116 to 120 significant bits are kept in a `u128`,
+/// a bit standing for any non-zero bit after them (so that `as f64`, which rounds to nearest
+/// even, rounds as the whole number would), and the rest becomes a power of two.
+fn power_of_two_radix(digits: &str, radix: u32) -> Option<f64> {
+    let bits = radix.trailing_zeros();
+    let (mut kept, mut sticky, mut dropped) = (0_u128, false, 0_i32);
+    for digit in digits.chars() {
+        let digit = digit.to_digit(radix)?;
+        if kept < 1 << 116 {
+            kept = (kept << bits) | u128::from(digit);
+        } else {
+            sticky |= digit != 0;
+            // Past 2^31 bits the number is infinite anyway.
+            dropped = dropped.saturating_add(bits as i32);
+        }
+    }
+    let mantissa = (kept | u128::from(sticky)) as f64;
+    Some(if dropped > 2048 { f64::INFINITY } else { mantissa * 2_f64.powi(dropped) })
 }
 
 /// `(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?`, the core schema's float (sign removed).

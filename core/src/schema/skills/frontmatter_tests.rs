@@ -206,3 +206,68 @@ proptest::proptest! {
         let _ = parse_frontmatter(&file);
     }
 }
+
+#[test]
+fn octal_and_hexadecimal_past_64_bits_keep_their_radix() {
+    // 2^64 and 2^64 + 2^12: past u64, read as the nearest float in their own radix; they were
+    // read as the decimal 10000000000000000 and 10000000000001000.
+    let yaml = "a: 0x10000000000000000\nb: 0o2000000000000000000000\nc: 0x10000000000001000\n\
+                d: 0xFFFFFFFFFFFFFFFFF\ne: 0o7777777777777777777777777\n";
+    let value = read(yaml).unwrap();
+    assert_eq!(value["a"].as_f64(), Some(2_f64.powi(64)));
+    assert_eq!(value["b"].as_f64(), Some(2_f64.powi(64)));
+    assert_eq!(value["c"].as_f64(), Some(2_f64.powi(64) + 4096.0));
+    // 2^68 - 1 and 2^75 - 1 round up to the next power of two.
+    assert_eq!(value["d"].as_f64(), Some(2_f64.powi(68)));
+    assert_eq!(value["e"].as_f64(), Some(2_f64.powi(75)));
+    // Rounding to nearest even across the bits that are not kept: 2^120 + 2^67 + 1 is above
+    // the half-way point between two floats (2^120 and 2^120 + 2^68), so it rounds up.
+    let halfway_and_a_bit = format!("a: 0x1{}8{}1\n", "0".repeat(13), "0".repeat(15));
+    assert_eq!(read(&halfway_and_a_bit).unwrap()["a"].as_f64(), Some(2_f64.powi(120) + 2_f64.powi(68)));
+    let halfway = format!("a: 0x1{}8{}0\n", "0".repeat(13), "0".repeat(15));
+    assert_eq!(read(&halfway).unwrap()["a"].as_f64(), Some(2_f64.powi(120)));
+    // Within 64 bits, integers as before.
+    assert_eq!(read("a: 0xFFFFFFFFFFFFFFFF\n").unwrap()["a"], json!(u64::MAX));
+    // Past a float's range: refused like `.inf`, not read as text.
+    for yaml in [format!("a: 0x1{}\n", "0".repeat(300)), format!("a: 1{}\n", "0".repeat(400))] {
+        assert!(
+            matches!(
+                error(&yaml),
+                FrontmatterError::Unsupported { feature: "a number too large for JSON", .. }
+            ),
+            "{yaml}"
+        );
+    }
+}
+
+/// Found by the `frontmatter` fuzz target (compared with saphyr): a line of a block scalar that
+/// holds only spaces, more than the indentation, is content, not an empty line.
+#[test]
+fn spaces_past_a_block_scalars_indentation_are_content() {
+    let yaml = "a: >-\n  one\n  two\n    \n  three\nb: |\n  x\n    \n  y\n";
+    assert_eq!(read(yaml).unwrap(), json!({"a": "one two\n  \nthree", "b": "x\n  \ny\n"}));
+}
+
+/// Found by the `frontmatter` fuzz target: a block scalar with no content but lines of spaces
+/// is empty (the lines set its indentation), whatever their number of spaces.
+#[test]
+fn a_block_scalar_of_lines_of_spaces_is_empty() {
+    assert_eq!(read("a: >-\n  \nb: 1\n").unwrap(), json!({"a": "", "b": 1}));
+    assert_eq!(read("a: |+\n    \n  \nb: 1\n").unwrap(), json!({"a": "\n\n", "b": 1}));
+}
+
+/// Found by the `frontmatter` fuzz target: the line break before the closing `---` ends the
+/// last line; a kept (`+`) block scalar counted one empty line more.
+#[test]
+fn the_line_break_before_the_closing_marker_is_no_empty_line() {
+    assert_eq!(read("a: >+\n  x\n").unwrap(), json!({"a": "x\n"}));
+    assert_eq!(read("a: |+\n  x\n\n").unwrap(), json!({"a": "x\n\n"}));
+}
+
+/// Found by the `frontmatter` fuzz target: a line starting with a tab is no empty line of a
+/// block scalar (a tab is not indentation); it ends the scalar.
+#[test]
+fn a_tab_line_ends_a_block_scalar() {
+    assert_eq!(read("a: >+\n\n\n\t\t\n\nb: 1\n").unwrap(), json!({"a": "\n\n", "b": 1}));
+    assert_eq!(read("a: |\n  x\n\t\nb: 1\n").unwrap(), json!({"a": "x\n", "b": 1}));
+}
