@@ -7,7 +7,8 @@ use std::time::Instant;
 
 use super::*;
 use crate::auth::{
-    AuthError, AuthEvent, AuthRequest, Authorizer, Credentials, MAX_RESPONSE_BODY, Stamp, Verdict,
+    AuthError, AuthEvent, AuthRequest, Authorizer, BearerChallenge, Credentials, MAX_RESPONSE_BODY, Stamp,
+    Verdict,
 };
 
 /// The response to one of the authorizer's requests, gathered for it.
@@ -167,6 +168,19 @@ impl HttpSession {
         let takes = matches!(s.role, Role::Post { .. } | Role::Get { kind: GetKind::Standalone, .. });
         if !takes || !(status == 401 || status == 403) {
             return false;
+        }
+        let probe = matches!(&s.role, Role::Post { out, .. } if out.method() == Some("server/discover"));
+        if status == 401 && probe {
+            // A legacy server may refuse the `server/discover` probe with a bare 401 (a method
+            // it does not know, behind a gateway): without a challenge, that is no reason to
+            // authorize yet. `initialize` comes next, and a 401 to it is.
+            let challenged = www_authenticate.is_some_and(|header| {
+                BearerChallenge::parse(header).is_some()
+                    || BearerChallenge::parse_scheme(header, "DPoP").is_some()
+            });
+            if self.conn.probe_401_falls_back(challenged) {
+                return false;
+            }
         }
         let verdict = match self.auth.as_mut() {
             Some(auth) => auth.challenge(now, status, www_authenticate, dpop_nonce, s.token),
