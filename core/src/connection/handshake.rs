@@ -115,7 +115,7 @@ impl ClientConnection {
     /// Queues the first request: `server/discover` when a 2026-07-28 version is accepted, else
     /// `initialize`.
     pub(super) fn start_handshake(&mut self, now: Instant) {
-        match self.config.versions.iter().copied().find(|v| v.is_modern()) {
+        match self.config.versions.iter().copied().filter(|v| v.is_modern()).max() {
             Some(modern) => self.start_discover(now, modern, false),
             None => self.start_initialize(now, self.preferred_legacy()),
         }
@@ -158,13 +158,14 @@ impl ClientConnection {
         self.start_request(pending, Cow::Borrowed("server/discover"), Some(&params), None);
     }
 
-    /// The legacy version to request, in the configuration's order of preference.
+    /// The legacy version to request: the newest accepted.
     fn preferred_legacy(&self) -> ProtocolVersion {
         self.config
             .versions
             .iter()
             .copied()
-            .find(|v| !v.is_modern())
+            .filter(|v| !v.is_modern())
+            .max()
             .unwrap_or(ProtocolVersion::LATEST_LEGACY)
     }
 
@@ -267,7 +268,7 @@ impl ClientConnection {
     /// | answer | verdict |
     /// |---|---|
     /// | a result whose `supportedVersions` names the version asked for | this era, that version |
-    /// | a result whose `supportedVersions` names only other versions: a modern one the client accepts | this era, the first such in the client's order |
+    /// | a result whose `supportedVersions` names only other versions: a modern one the client accepts | this era, the newest such |
     /// | … only versions the client does not speak, a legacy one among them | fall back |
     /// | … only versions the client does not speak, none legacy | fail, [`UnsupportedVersion`](CloseReason::UnsupportedVersion) naming both sides |
     /// | a result with no `supportedVersions`, an empty list, or `{}` | fall back (a legacy server answering an unknown method sloppily); with no legacy version accepted, this era with the version asked for (nothing to fall back to) |
@@ -393,9 +394,9 @@ impl ClientConnection {
         })
     }
 
-    /// The first modern version in the client's order of preference that `supported` has.
+    /// The newest modern version the client accepts that `supported` has.
     pub(super) fn mutual_modern(&self, supported: &[ProtocolVersion]) -> Option<ProtocolVersion> {
-        self.config.versions.iter().copied().find(|v| v.is_modern() && supported.contains(v))
+        self.config.versions.iter().copied().filter(|v| v.is_modern() && supported.contains(v)).max()
     }
 
     fn ready_modern(&mut self, now: Instant, version: ProtocolVersion, discover: schema::DiscoverResult) {

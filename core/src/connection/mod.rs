@@ -165,7 +165,7 @@ impl ClientConnection {
     /// Creates a connection and queues its first request: `initialize`, or `server/discover`
     /// when 2026-07-28 is among the accepted versions (see [`ClientConfig::versions`]).
     pub fn new(config: ClientConfig, now: Instant) -> Self {
-        let requested = config.versions.first().copied().unwrap_or(ProtocolVersion::LATEST_LEGACY);
+        let requested = config.versions.iter().copied().max().unwrap_or(ProtocolVersion::LATEST_LEGACY);
         let mut conn = Self {
             framer: LineFramer::new(config.max_message_size),
             phase: Phase::Initializing { requested },
