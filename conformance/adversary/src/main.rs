@@ -5,11 +5,14 @@
 //!   `listening on http://127.0.0.1:PORT/mcp` on stdout, then serves until killed (see
 //!   [`http::MODES`]).
 //!
+//! The `probe_*` modes (see `probe.rs`) answer the dual-era `server/discover` probe badly.
+//!
 //! Every mode answers the handshake correctly unless its point is not to, so that the test can
 //! show which requests are hurt and which are not.
 
 mod http;
 mod oauth;
+mod probe;
 mod stdio;
 
 fn main() {
@@ -28,7 +31,7 @@ fn main() {
 
 fn usage() -> ! {
     eprintln!("usage: mcp-adversary stdio <mode> | http <mode>");
-    eprintln!("stdio modes: {}", stdio::MODES.join(", "));
-    eprintln!("http modes: {}", http::MODES.join(", "));
+    eprintln!("stdio modes: {}, {}", stdio::MODES.join(", "), probe::STDIO_MODES.join(", "));
+    eprintln!("http modes: {}, {}", http::MODES.join(", "), probe::HTTP_MODES.join(", "));
     std::process::exit(2);
 }

@@ -75,7 +75,7 @@ const DEPTH: usize = 100_000;
 
 /// Runs the server of `mode` on this process's stdin and stdout; returns the exit status.
 pub(crate) fn run(mode: &str) -> i32 {
-    if !MODES.contains(&mode) {
+    if !MODES.contains(&mode) && !crate::probe::STDIO_MODES.contains(&mode) {
         eprintln!("unknown stdio mode {mode:?}; known: {}", MODES.join(", "));
         return 2;
     }
@@ -159,6 +159,9 @@ impl Server<'_> {
         if self.mode == "bom" {
             self.out.write(b"\xEF\xBB\xBF");
         }
+        if let Some(banner) = crate::probe::stdio_start(self.mode) {
+            self.out.write(&banner);
+        }
         let mut stdin = std::io::stdin().lock();
         let mut line = Vec::new();
         let mut initialized = false;
@@ -179,7 +182,14 @@ impl Server<'_> {
                 continue;
             };
             let params = message.get("params").unwrap_or(&Value::Null);
+            crate::probe::stdio_note(self.mode, method);
             match method {
+                "server/discover" if crate::probe::stdio_answer(self.mode, id).is_some() => {
+                    let answer = crate::probe::stdio_answer(self.mode, id).unwrap_or_default();
+                    if !answer.is_empty() {
+                        self.out.write(&answer);
+                    }
+                }
                 _ if self.mode == "silent_handshake" || (self.mode == "silent" && initialized) => {}
                 "initialize" => {
                     initialized = true;
