@@ -876,6 +876,19 @@ impl Client {
         state.about_server(|conn| conn.instructions().map(str::to_owned), |kept| kept.instructions.clone())
     }
 
+    /// Forgets the operations that failed for want of scope (an HTTP server whose step-up did
+    /// not get the scope): their next call goes to the server again, and may ask the user
+    /// again. Without this, such an operation fails at once with
+    /// [`AuthError::ScopeRefusedRecently`](mcp_sansio::auth::AuthError::ScopeRefusedRecently)
+    /// for [`SCOPE_REFUSAL_MEMORY`](mcp_sansio::http::SCOPE_REFUSAL_MEMORY) (10 minutes). Nothing
+    /// to forget on stdio.
+    #[cfg(feature = "http")]
+    pub fn forget_scope_refusals(&self) {
+        if let Engine::Http(session) = &mut self.shared.lock().engine {
+            session.forget_scope_refusals();
+        }
+    }
+
     /// The negotiated protocol version, once ready; after the connection ended, the one it
     /// had (the [`status`](Self::status) says whether it is still open).
     pub fn protocol_version(&self) -> Option<ProtocolVersion> {

@@ -49,6 +49,9 @@ impl HttpSession {
             }
             let out =
                 Outgoing { body, request: Some(request), retried: false, refreshed: false, refused: None };
+            if self.refused_for_scope(now, &out) {
+                continue;
+            }
             self.send(now, out);
         }
         // Exchanges whose request finished without them (timeout, cancel) are no longer needed.
