@@ -69,6 +69,7 @@ pub(super) enum ProbeAnswer<'a> {
     /// An answer with the probe's id that is no valid response, or too large to read.
     Unusable(RequestError),
     /// An HTTP `401`; `challenged` when it carries a `Bearer` or `DPoP` challenge.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
     Http401 { challenged: bool },
     /// The transport failed the request: an HTTP status, a content type, a broken stream, a
     /// refused connection, or authorization that failed.
@@ -256,6 +257,7 @@ impl ClientConnection {
     /// Whether an HTTP `401` to the probe is a legacy server's way of refusing a method it does
     /// not know rather than a demand for authorization (`challenged`: it carries a `Bearer` or
     /// `DPoP` challenge). `false` when the connection is not probing.
+    #[cfg(feature = "http")]
     pub(crate) fn probe_401_falls_back(&self, challenged: bool) -> bool {
         matches!(self.phase, Phase::Discovering { .. })
             && !matches!(self.classify_probe(ProbeAnswer::Http401 { challenged }), ProbeVerdict::Authorize)
