@@ -771,6 +771,9 @@ fn an_error_without_an_id_ends_the_probe_at_once() {
         );
         assert!(matches!(h.events()[..], [Event::ProtocolViolation(_)]), "still reported as a violation");
         falls_back_and_settles(&mut h, &format!("null id {code}"));
+        // The probe is over: its deadline does not close the connection later.
+        h.advance(Duration::from_secs(11));
+        assert_eq!(h.conn.status(), Status::Ready, "null id {code}");
     }
     // Once ready, an error without an id fails nothing (there is no telling which request).
     let mut h = Harness::new(dual());

@@ -254,6 +254,15 @@ impl ClientConnection {
         matches!(self.phase, Phase::Discovering { .. }) && self.pending.len() == 1
     }
 
+    /// Takes the probe out of the pending table when it was answered without its id.
+    pub(super) fn take_probe(&mut self) {
+        for (id, pending) in self.pending.drain() {
+            if pending.kind != PendingKind::Discover {
+                self.pending.insert(id, pending);
+            }
+        }
+    }
+
     /// Whether an HTTP `401` to the probe is a legacy server's way of refusing a method it does
     /// not know rather than a demand for authorization (`challenged`: it carries a `Bearer` or
     /// `DPoP` challenge). `false` when the connection is not probing.

@@ -97,6 +97,8 @@ impl ClientConnection {
                                 InvalidMessage::PeerError(error),
                                 bytes,
                             ));
+                            // Answered: the probe leaves the table (its deadline with it).
+                            self.take_probe();
                             self.on_probe_answer(now, answer);
                         }
                         Err(error) => self.discarded(ProtocolViolation::invalid_in(error, bytes)),
