@@ -303,6 +303,19 @@ impl ClientConnection {
         let Phase::Discovering { requested, retried } = self.phase else {
             return ProbeVerdict::Fail(CloseReason::Local);
         };
+        // The server's JSON-RPC error in the body of the probe's own exchange, whatever its id
+        // (a server that could not read the request answers with `null`), when it is one of
+        // the modern refusals; any other keeps the HTTP status as the reason.
+        if let ProbeAnswer::Failed(RequestError::HttpStatus { error: Some(error), .. }) = &answer {
+            let modern = [
+                error_codes::UNSUPPORTED_PROTOCOL_VERSION,
+                error_codes::HEADER_MISMATCH,
+                error_codes::MISSING_REQUIRED_CLIENT_CAPABILITY,
+            ];
+            if modern.contains(&error.code) {
+                return self.classify_probe(ProbeAnswer::Error(error.clone()));
+            }
+        }
         let fall_back = |reason: CloseReason| {
             if self.accepts_legacy() { ProbeVerdict::FallBack(reason) } else { ProbeVerdict::Fail(reason) }
         };
@@ -370,11 +383,6 @@ impl ClientConnection {
             ProbeAnswer::Failed(RequestError::Unauthorized(error)) => {
                 // No handshake without authorization, in either era: nothing to fall back to.
                 ProbeVerdict::Fail(CloseReason::Unauthorized(error))
-            }
-            // The server's JSON-RPC error in the body of the probe's own exchange, whatever its
-            // id (a server that could not read the request answers with `null`).
-            ProbeAnswer::Failed(RequestError::HttpStatus { error: Some(error), .. }) => {
-                self.classify_probe(ProbeAnswer::Error(error))
             }
             // No answer that a modern server would give.
             ProbeAnswer::Failed(error) => fall_back(CloseReason::RequestFailed {
