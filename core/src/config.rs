@@ -49,13 +49,15 @@ pub struct ClientConfig {
     /// application answers those server requests (see [`Event::Request`](crate::Event::Request));
     /// undeclared ones are refused by the engine with `-32601`.
     pub capabilities: ClientCapabilities,
-    /// Versions the client accepts, most preferred first.
+    /// Versions the client accepts. It asks for the newest of them (the spec has the client
+    /// send the latest version it supports), whatever their order here;
+    /// [`with_versions`](Self::with_versions) keeps them newest first.
     ///
     /// The era follows from them: both (dual-era, [`ProtocolVersion::DUAL_ERA`], the default) →
-    /// probe with `server/discover`, and fall back to `initialize` (with the first legacy
+    /// probe with `server/discover`, and fall back to `initialize` (with the newest legacy
     /// version) when the server answers with anything but a discover result or a recognised
     /// modern error, or not within `discover_timeout`; only `initialize`-era versions (e.g.
-    /// [`ProtocolVersion::LEGACY`]) → `initialize` with the first, no probe; only 2026-07-28 →
+    /// [`ProtocolVersion::LEGACY`]) → `initialize` with the newest, no probe; only 2026-07-28 →
     /// `server/discover`, no fallback.
     pub versions: Vec<ProtocolVersion>,
     /// Idle timeout of a request (reset by progress notifications unless disabled per request).
@@ -225,10 +227,30 @@ impl ClientConfig {
         self
     }
 
-    /// Sets the accepted versions, most preferred first. An empty slice keeps the default.
+    /// Sets the accepted versions, in any order: the client asks for the newest of them, and
+    /// accepts any of them in the server's answer. An empty slice keeps the default.
+    ///
+    /// [`ProtocolVersion::LEGACY`] pins the `initialize` era and asks for its newest version
+    /// (it used to ask for the first one given, and `LEGACY` is oldest first: 2024-11-05).
+    ///
+    /// ```
+    /// use std::time::Instant;
+    /// use mcp_sansio::{ClientConfig, ClientConnection, ProtocolVersion};
+    /// use mcp_sansio::schema::Implementation;
+    ///
+    /// let config = ClientConfig::new(Implementation::new("app", "1.0")).with_versions(ProtocolVersion::LEGACY);
+    /// assert_eq!(config.versions[0], ProtocolVersion::V2025_11_25);
+    /// let mut conn = ClientConnection::new(config, Instant::now());
+    /// let initialize = conn.poll_transmit().unwrap();
+    /// let text = std::str::from_utf8(initialize.bytes()).unwrap();
+    /// assert!(text.contains(r#""method":"initialize""#) && text.contains(r#""protocolVersion":"2025-11-25""#));
+    /// ```
     pub fn with_versions(mut self, versions: &[ProtocolVersion]) -> Self {
         if !versions.is_empty() {
-            self.versions = versions.to_vec();
+            let mut versions = versions.to_vec();
+            versions.sort_unstable_by(|a, b| b.cmp(a));
+            versions.dedup();
+            self.versions = versions;
         }
         self
     }

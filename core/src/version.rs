@@ -25,6 +25,8 @@ pub enum ProtocolVersion {
 
 impl ProtocolVersion {
     /// Every version of the `initialize` era, oldest first.
+    /// [`ClientConfig::with_versions`](crate::ClientConfig::with_versions)`(ProtocolVersion::LEGACY)`
+    /// pins the `initialize` era, asking for its newest version (order does not matter there).
     pub const LEGACY: &'static [ProtocolVersion] = &[
         ProtocolVersion::V2024_11_05,
         ProtocolVersion::V2025_03_26,

@@ -1071,8 +1071,17 @@ fn a_step_up_that_did_not_help_is_not_repeated() {
         let id = net.call("admin");
         net.run();
         let outcome = net.outcome(&id).unwrap();
+        // The first fails after its step-up; the later ones at once, remembered (the test
+        // below).
         assert!(
-            matches!(&outcome, Err(RequestError::Unauthorized(AuthError::InsufficientScope { scope: Some(s), .. })) if s == "mcp admin"),
+            match &outcome {
+                Err(RequestError::Unauthorized(AuthError::InsufficientScope { scope: Some(s), .. })) =>
+                    round == 0 && s == "mcp admin",
+                Err(RequestError::Unauthorized(AuthError::ScopeRefusedRecently {
+                    scope: Some(s), ..
+                })) => round > 0 && s == "mcp admin",
+                _ => false,
+            },
             "round {round}: {outcome:?}"
         );
         let id = net.call("echo");
@@ -1357,4 +1366,58 @@ fn an_oversized_metadata_document_is_not_read_to_its_end() {
     // The endless document is cut at 256 KiB and counts as no document: the next location
     // (OpenID) is tried, which has none either; discovery fails at once, not at a timeout.
     assert!(matches!(net.failed(), Some(AuthError::Discovery(_))), "{:?}", net.failed());
+}
+
+#[test]
+fn an_operation_refused_for_want_of_scope_fails_at_once_for_a_while() {
+    // The server never grants `admin`. After the admin call failed (its step-up did not help),
+    // the next admin calls fail at once, typed, and send nothing: MCP 2025-11-25 has clients
+    // track scope upgrade attempts per resource and operation. Other tools are not affected;
+    // the memory lasts SCOPE_REFUSAL_MEMORY, or until the application forgets it.
+    let setup = Setup { admin_scope: Some("admin"), grantable: Some(vec!["mcp"]), ..Setup::default() };
+    let mut net = authorizes(setup, interactive());
+    let id = net.call("admin");
+    net.run();
+    assert!(matches!(
+        net.outcome(&id),
+        Some(Err(RequestError::Unauthorized(AuthError::InsufficientScope { .. })))
+    ));
+    let posts = |net: &Net| net.world.count("POST https://mcp.test/mcp");
+    let sent = posts(&net);
+    let id = net.call("admin");
+    net.run();
+    let outcome = net.outcome(&id);
+    let Some(Err(RequestError::Unauthorized(AuthError::ScopeRefusedRecently { operation, scope }))) =
+        &outcome
+    else {
+        panic!("{outcome:?}")
+    };
+    assert_eq!(operation, "tools/call admin");
+    assert_eq!(scope.as_deref(), Some("mcp admin"));
+    assert_eq!(posts(&net), sent, "nothing sent");
+    let id = net.call("echo");
+    net.run();
+    assert_eq!(net.outcome(&id), Some(Ok(())));
+
+    // Forgotten on request: the call goes to the server again.
+    net.session.forget_scope_refusals();
+    let sent = posts(&net);
+    let id = net.call("admin");
+    net.run();
+    assert!(matches!(
+        net.outcome(&id),
+        Some(Err(RequestError::Unauthorized(AuthError::InsufficientScope { .. })))
+    ));
+    assert_eq!(posts(&net), sent + 1);
+    // And after SCOPE_REFUSAL_MEMORY.
+    net.advance(mcp_sansio::http::SCOPE_REFUSAL_MEMORY);
+    let sent = posts(&net);
+    let id = net.call("admin");
+    net.run();
+    assert!(matches!(
+        net.outcome(&id),
+        Some(Err(RequestError::Unauthorized(AuthError::InsufficientScope { .. })))
+    ));
+    assert_eq!(posts(&net), sent + 1);
+    assert_eq!(net.world.authorizations.len(), 2, "the first authorization and one step-up, ever");
 }

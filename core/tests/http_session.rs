@@ -1671,3 +1671,98 @@ fn every_exchange_of_the_session_follows_redirects() {
     net.head(&get, 200, "text/event-stream", None);
     assert_eq!(net.next().url(), URL);
 }
+
+#[test]
+fn a_401_without_a_challenge_on_the_probe_falls_back_and_one_on_initialize_is_unauthorized() {
+    // A legacy server behind a gateway refuses the unknown `server/discover` with a bare 401:
+    // no reason to authorize yet. It used to fail the connection as unauthorized.
+    let mut net = Net::with_config(HttpConfig::new(URL), modern_config());
+    let probe = net.next();
+    net.reply(&probe, 401, "text/plain", "Unauthorized");
+    let init = net.next();
+    assert_eq!(method_of(&init), "initialize");
+    net.head(&init, 200, "application/json", Some("s1"));
+    net.body(&init, &init_result("2025-11-25", full_server_capabilities()).replace("\"id\":0", "\"id\":1"));
+    net.end(&init);
+    assert!(matches!(net.events()[..], [Event::Ready { .. }]));
+
+    // The same 401 to `initialize` too: that one is a demand, and no OAuth is configured.
+    let mut net = Net::with_config(HttpConfig::new(URL), modern_config());
+    let probe = net.next();
+    net.reply(&probe, 401, "text/plain", "Unauthorized");
+    let init = net.next();
+    net.reply(&init, 401, "text/plain", "Unauthorized");
+    let events = net.events();
+    assert!(
+        matches!(
+            &events[..],
+            [Event::Closed(CloseReason::Unauthorized(mcp_sansio::auth::AuthError::NotConfigured {
+                status: 401
+            }))]
+        ),
+        "{events:?}"
+    );
+}
+
+#[test]
+fn a_401_with_a_bearer_challenge_on_the_probe_is_an_authorization_demand() {
+    for challenge in [&b"Bearer resource_metadata=\"http://127.0.0.1:8931/prm\""[..], b"DPoP algs=\"ES256\""]
+    {
+        let mut net = Net::with_config(HttpConfig::new(URL), modern_config());
+        let probe = net.next();
+        let headers: Vec<(&str, &[u8])> =
+            vec![("Content-Type", b"text/plain"), ("WWW-Authenticate", challenge)];
+        net.session.handle_response_head(net.now, probe.stream(), 401, headers);
+        net.end(&probe);
+        let events = net.events();
+        assert!(
+            matches!(&events[..], [Event::Closed(CloseReason::Unauthorized(_))]),
+            "{}: {events:?}",
+            String::from_utf8_lossy(challenge)
+        );
+        assert!(net.nothing_sent(), "no initialize");
+    }
+}
+
+#[test]
+fn an_error_status_whose_body_is_an_error_without_an_id_keeps_the_error() {
+    // The exchange carried one request: the server's JSON-RPC error in its body is that
+    // request's, even with `id: null` (the guide says `code()` and `server_error()` find it).
+    let mut net = Net::with_config(HttpConfig::new(URL), modern_config());
+    let probe = net.next();
+    net.reply(&probe, 200, "application/json", &discover_json(0));
+    net.events();
+    let id = net.list_tools();
+    let call = net.next();
+    let body = r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Session not found"}}"#;
+    net.reply(&call, 404, "application/json", body);
+    let events = net.events();
+    let error = events
+        .iter()
+        .find_map(|e| match e {
+            Event::Response { id: got, result: Err(error) } if *got == id => Some(error.clone()),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("{events:?}"));
+    assert_eq!(error.http_status(), Some(404));
+    assert_eq!(error.server_error().map(|e| e.code), Some(-32001));
+    assert_eq!(error.server_error().map(|e| e.message.as_str()), Some("Session not found"));
+
+    // The probe refused that way is a legacy server: initialize at once; a -32022 that way is
+    // the modern refusal it is.
+    let mut net = Net::with_config(HttpConfig::new(URL), modern_config());
+    let probe = net.next();
+    net.reply(
+        &probe,
+        400,
+        "application/json",
+        r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}"#,
+    );
+    assert_eq!(method_of(&net.next()), "initialize");
+    let mut net = Net::with_config(HttpConfig::new(URL), modern_config());
+    let probe = net.next();
+    let refusal = json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32022, "message": "Unsupported",
+                         "data": {"supported": ["2026-07-28"]}}});
+    net.reply(&probe, 400, "application/json", &refusal.to_string());
+    assert_eq!(method_of(&net.next()), "server/discover");
+}

@@ -720,3 +720,96 @@ fn the_discover_result_is_fresh_for_its_ttl_and_discovering_again_updates_the_se
     // The server offers list changes now: the connection listens for them.
     assert_eq!(h.sent().remove(0)["method"], "subscriptions/listen");
 }
+
+/// The `initialize` that follows a probe that got nothing a modern server would send, answered:
+/// the connection is legacy.
+fn falls_back_and_settles(h: &mut Harness, case: &str) {
+    let sent = h.sent();
+    assert_eq!(sent.len(), 1, "{case}: {sent:?}");
+    assert_eq!(sent[0]["method"], "initialize", "{case}");
+    assert_eq!(sent[0]["id"], 1, "{case}");
+    h.ready_with(
+        &common::init_result("2025-11-25", common::full_server_capabilities())
+            .replace("\"id\":0", "\"id\":1"),
+    );
+    assert_eq!(h.conn.protocol_version(), Some(ProtocolVersion::V2025_11_25), "{case}");
+}
+
+#[test]
+fn a_probe_result_without_supported_versions_falls_back_to_initialize_at_once() {
+    // A legacy server answering an unknown method sloppily: a result with no `supportedVersions`,
+    // an empty list, or `{}`. It used to be read as "the server speaks what I asked for": the
+    // client settled on 2026-07-28 against a legacy server (or one with no capabilities).
+    for result in [
+        json!({"capabilities": {"tools": {}}, "serverInfo": {"name": "legacy", "version": "1"}}),
+        json!({"supportedVersions": [], "capabilities": {"tools": {}}}),
+        json!({}),
+    ] {
+        let mut h = Harness::new(dual());
+        h.sent();
+        h.server(&result_line(0, result.clone()));
+        falls_back_and_settles(&mut h, &result.to_string());
+    }
+    // A modern-only client has nothing to fall back to: it takes the result, as before.
+    let mut h = Harness::new(modern_only());
+    h.sent();
+    h.server(&result_line(0, json!({"capabilities": {"tools": {}}})));
+    assert_eq!(h.conn.protocol_version(), Some(ProtocolVersion::V2026_07_28));
+}
+
+#[test]
+fn an_error_without_an_id_ends_the_probe_at_once() {
+    // A legacy stdio server that cannot parse the probe answers with `id: null`. While the probe
+    // is the only request out, that can only be about the probe: `initialize` follows at once,
+    // not after the discover timeout.
+    for code in [-32700, -32600, -32601] {
+        let mut h = Harness::new(dual());
+        h.sent();
+        h.server(
+            &json!({"jsonrpc": "2.0", "id": null, "error": {"code": code, "message": "Parse error"}})
+                .to_string(),
+        );
+        assert!(matches!(h.events()[..], [Event::ProtocolViolation(_)]), "still reported as a violation");
+        falls_back_and_settles(&mut h, &format!("null id {code}"));
+        // The probe is over: its deadline does not close the connection later.
+        h.advance(Duration::from_secs(11));
+        assert_eq!(h.conn.status(), Status::Ready, "null id {code}");
+    }
+    // Once ready, an error without an id fails nothing (there is no telling which request).
+    let mut h = Harness::new(dual());
+    h.sent();
+    h.server(&error_line(0, -32601, Value::Null));
+    falls_back_and_settles(&mut h, "ready");
+    call(&mut h, "echo");
+    h.server(
+        &json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": "Parse error"}})
+            .to_string(),
+    );
+    assert_eq!(h.conn.pending(), 1);
+}
+
+#[test]
+fn a_server_that_ends_on_the_probe_says_so_and_one_that_ends_later_does_not() {
+    // The smol driver starts such a server again with `initialize` (conformance/adversary).
+    let mut h = Harness::new(dual());
+    h.sent();
+    h.conn.feed_exit(h.now, mcp_sansio::ServerExit::Code(1));
+    assert!(h.conn.ended_on_probe());
+    let mut h = Harness::new(dual());
+    h.sent();
+    h.conn.feed_eof(h.now);
+    assert!(h.conn.ended_on_probe());
+    // On `initialize`, or pinned to one era: nothing to try again.
+    let mut h = Harness::new(dual());
+    h.sent();
+    h.server(&error_line(0, -32601, Value::Null));
+    h.sent();
+    h.conn.feed_eof(h.now);
+    assert!(!h.conn.ended_on_probe());
+    for pinned in [modern_only(), config().with_versions(&[ProtocolVersion::V2025_11_25])] {
+        let mut h = Harness::new(pinned);
+        h.sent();
+        h.conn.feed_eof(h.now);
+        assert!(!h.conn.ended_on_probe());
+    }
+}

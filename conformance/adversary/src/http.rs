@@ -114,8 +114,12 @@ const MAX_BODY: usize = 16 * 1024 * 1024;
 const ENDLESS_LIMIT: usize = 1 << 30;
 
 pub(crate) fn run(mode: &str) -> i32 {
-    let Some(&mode) =
-        MODES.iter().chain(crate::tasks::MODES).chain(crate::skills::MODES).find(|m| **m == mode)
+    let Some(&mode) = MODES
+        .iter()
+        .chain(crate::tasks::MODES)
+        .chain(crate::skills::MODES)
+        .chain(crate::probe::HTTP_MODES)
+        .find(|m| **m == mode)
     else {
         eprintln!("unknown http mode {mode:?}; modes: {}", MODES.join(", "));
         return 2;
@@ -475,6 +479,9 @@ fn handle(
         respond(writer, 202, &[], b"")?;
         return Ok(Next::KeepAlive);
     };
+    if let Some(next) = crate::probe::http(mode, method, id, &message, reader, writer)? {
+        return Ok(next);
+    }
     if let (Some(status), "initialize" | "server/discover") = (handshake_status(mode), method) {
         return fail_with_status(writer, status);
     }

@@ -6,11 +6,14 @@
 //!   [`http::MODES`]).
 //! - Either with a `skills_*` mode: a hostile skills server (see [`skills::MODES`]).
 //!
+//! The `probe_*` modes (see `probe.rs`) answer the dual-era `server/discover` probe badly.
+//!
 //! Every mode answers the handshake correctly unless its point is not to, so that the test can
 //! show which requests are hurt and which are not.
 
 mod http;
 mod oauth;
+mod probe;
 mod skills;
 mod stdio;
 mod tasks;
@@ -31,8 +34,8 @@ fn main() {
 
 fn usage() -> ! {
     eprintln!("usage: mcp-adversary stdio <mode> | http <mode>");
-    eprintln!("stdio modes: {}", stdio::MODES.join(", "));
-    eprintln!("http modes: {}", http::MODES.join(", "));
+    eprintln!("stdio modes: {}, {}", stdio::MODES.join(", "), probe::STDIO_MODES.join(", "));
+    eprintln!("http modes: {}, {}", http::MODES.join(", "), probe::HTTP_MODES.join(", "));
     eprintln!("task modes (stdio and http): {}", tasks::MODES.join(", "));
     eprintln!("skills modes (stdio and http): {}", skills::MODES.join(", "));
     std::process::exit(2);

@@ -78,7 +78,10 @@ pub(crate) fn run(mode: &str) -> i32 {
     if let Some(mode) = crate::tasks::mode(mode) {
         return crate::tasks::run_stdio(mode);
     }
-    if !MODES.contains(&mode) && !crate::skills::MODES.contains(&mode) {
+    if !MODES.contains(&mode)
+        && !crate::skills::MODES.contains(&mode)
+        && !crate::probe::STDIO_MODES.contains(&mode)
+    {
         eprintln!("unknown stdio mode {mode:?}; known: {}", MODES.join(", "));
         return 2;
     }
@@ -162,6 +165,9 @@ impl Server<'_> {
         if self.mode == "bom" {
             self.out.write(b"\xEF\xBB\xBF");
         }
+        if let Some(banner) = crate::probe::stdio_start(self.mode) {
+            self.out.write(&banner);
+        }
         let mut stdin = std::io::stdin().lock();
         let mut line = Vec::new();
         let mut initialized = false;
@@ -182,11 +188,18 @@ impl Server<'_> {
                 continue;
             };
             let params = message.get("params").unwrap_or(&Value::Null);
+            crate::probe::stdio_note(self.mode, method);
             if let Some(answer) = crate::skills::answer(self.mode, id, method, params) {
                 self.out.write(&line_of(&answer));
                 continue;
             }
             match method {
+                "server/discover" if crate::probe::stdio_answer(self.mode, id).is_some() => {
+                    let answer = crate::probe::stdio_answer(self.mode, id).unwrap_or_default();
+                    if !answer.is_empty() {
+                        self.out.write(&answer);
+                    }
+                }
                 _ if self.mode == "silent_handshake" || (self.mode == "silent" && initialized) => {}
                 "initialize" => {
                     initialized = true;

@@ -26,9 +26,8 @@ fn command(mode: &str) -> ServerCommand {
 
 /// A builder pinned to the `initialize` era.
 fn builder() -> ClientBuilder {
-    let legacy: Vec<_> = ProtocolVersion::LEGACY.iter().rev().copied().collect();
     ClientBuilder::new(Implementation::new("mcp-adversary-tests", "0.0.0"))
-        .configure(|c| c.with_versions(&legacy))
+        .configure(|c| c.with_versions(ProtocolVersion::LEGACY))
 }
 
 async fn ping(client: &Client) -> Result<EmptyResult, Error> {

@@ -38,11 +38,10 @@ fn command(mode: &str) -> ServerCommand {
     ServerCommand::new(common::adversary_path()).args(["stdio", mode]).shutdown_step(STEP)
 }
 
-/// A builder pinned to the `initialize` era (newest version first).
+/// A builder pinned to the `initialize` era (it asks for the newest version).
 fn builder() -> ClientBuilder {
-    let legacy: Vec<_> = ProtocolVersion::LEGACY.iter().rev().copied().collect();
     ClientBuilder::new(Implementation::new("mcp-adversary-tests", "0.0.0"))
-        .configure(|c| c.with_versions(&legacy))
+        .configure(|c| c.with_versions(ProtocolVersion::LEGACY))
 }
 
 async fn connect(command: &ServerCommand) -> Client {

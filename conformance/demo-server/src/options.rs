@@ -30,7 +30,9 @@ OPTIONS:
     --page-size N        list results hold at most N items and a nextCursor (0 = one page; default 0)
     --tasks              offer the tasks extension (io.modelcontextprotocol/tasks, SEP-2663) on 2026-07-28:
                          tools that run on their own thread answer with a task when a request declares
-                         it; tasks/get, tasks/update, tasks/cancel; the tools render and cancelled_tasks
+                         it (long_running, sleep, sample, elicit, list_roots, stderr_burst: long_running
+                         {steps, step_ms} suits a resume demo); tasks/get, tasks/update, tasks/cancel;
+                         the tools render (a task only, 2 s at most) and cancelled_tasks
     --task-bug BUG       with a planted bug (implies --tasks): reused-id (a task created after another
                          one ended takes its id, so a completed task shows working again)
     --skills             offer the skills extension (io.modelcontextprotocol/skills, SEP-2640): skills/list,

@@ -136,6 +136,10 @@ struct RecordArgs {
     /// Record another client's session instead of running our own (see above).
     #[arg(long, conflicts_with_all = ["call", "read", "prompt", "subscribe", "log_level", "ping", "unknown_method", "wait"])]
     proxy: bool,
+    /// With --proxy: what the trace header's `recordedWith` names (a plain `record` launches
+    /// its proxy with `--recorded-as record`).
+    #[arg(long, value_name = "WHAT", requires = "proxy", hide = true)]
+    recorded_as: Option<String>,
     /// With --proxy --url: the address the reverse proxy listens on.
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:0", requires_all = ["proxy", "url"])]
     listen: SocketAddr,
@@ -402,8 +406,8 @@ fn record_command(args: &RecordArgs, matches: &ArgMatches) -> Result<ExitCode, F
     };
     let out = &args.output;
     if args.proxy {
-        let mut header =
-            TraceHeader::new(target.transport(), target.identity(), record::recorded_with("record --proxy"));
+        let what = args.recorded_as.as_deref().unwrap_or("record --proxy");
+        let mut header = TraceHeader::new(target.transport(), target.identity(), record::recorded_with(what));
         header.note = args.note.clone();
         let writer =
             TraceWriter::create(out, header).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
@@ -420,7 +424,13 @@ fn record_command(args: &RecordArgs, matches: &ArgMatches) -> Result<ExitCode, F
         plan.versions = Some(ProtocolVersion::LEGACY.iter().rev().copied().collect());
     }
     let exe = std::env::current_exe().map_err(|e| format!("cannot find this program: {e}"))?;
-    let proxy = vec![exe.to_string_lossy().into_owned(), "record".into(), "--proxy".into()];
+    let proxy = vec![
+        exe.to_string_lossy().into_owned(),
+        "record".into(),
+        "--proxy".into(),
+        "--recorded-as".into(),
+        "record".into(),
+    ];
     let report =
         smol::block_on(record::record_session(&target, &plan, out, &proxy)).map_err(|e| e.to_string())?;
     let trace =

@@ -111,6 +111,21 @@ pub enum AuthError {
         /// Re-authorizations made.
         attempts: u32,
     },
+    /// The same operation (method, and tool or prompt name or resource URI) failed with
+    /// [`InsufficientScope`](Self::InsufficientScope) a moment ago: it fails at once, sending
+    /// nothing, instead of sending the user through the consent screen again for scope the
+    /// authorization server would not grant (MCP 2025-11-25: clients track scope upgrade
+    /// attempts per resource and operation). Remembered per connection for 10 minutes
+    /// (`mcp_sansio::http::SCOPE_REFUSAL_MEMORY`);
+    /// `HttpSession::forget_scope_refusals` (mcp-smol: `Client::forget_scope_refusals`) forgets
+    /// it sooner, when the user was granted more.
+    #[error("{operation} was refused for want of scope ({scope:?}) a moment ago: not asked again yet")]
+    ScopeRefusedRecently {
+        /// The operation: the method, then the name or URI it acts on, if any.
+        operation: String,
+        /// The scope the server asked for then.
+        scope: Option<String>,
+    },
     /// The server refused a token the authorization server had just issued.
     #[error("the server refused a freshly issued token (HTTP {status})")]
     TokenRejected {

@@ -19,7 +19,7 @@ use super::pending::{Pending, PendingKind, Timing};
 use super::{ClientConnection, empty_object};
 use crate::deadline::deadline_after;
 use crate::error::UsageError;
-use crate::event::{CloseReason, Event};
+use crate::event::{CloseReason, ConnectionRequest, Event, RequestError};
 use crate::jsonrpc::{self, ErrorObject, error_codes};
 use crate::schema::{self, InitializeRequestParams, InitializeResult, ServerCapabilities};
 use crate::transmit::TransmitKind;
@@ -57,6 +57,42 @@ pub(super) enum Phase {
     Closed(CloseReason),
 }
 
+/// An answer the `server/discover` probe got, as the connection or its transport saw it (the
+/// rows of [`ClientConnection::classify_probe`]'s table).
+#[derive(Debug)]
+pub(super) enum ProbeAnswer<'a> {
+    /// A result with the probe's id.
+    Result(&'a RawValue),
+    /// A JSON-RPC error with the probe's id, or with a `null` id while the probe was the only
+    /// request out.
+    Error(ErrorObject),
+    /// An answer with the probe's id that is no valid response, or too large to read.
+    Unusable(RequestError),
+    /// An HTTP `401`; `challenged` when it carries a `Bearer` or `DPoP` challenge.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    Http401 { challenged: bool },
+    /// The transport failed the request: an HTTP status, a content type, a broken stream, a
+    /// refused connection, or authorization that failed.
+    Failed(RequestError),
+    /// Nothing within the discover timeout.
+    Silence(Duration),
+}
+
+/// What a probe answer means.
+#[derive(Debug)]
+pub(super) enum ProbeVerdict {
+    /// A 2026-07-28 server: ready with this version.
+    ThisEra(ProtocolVersion, Box<schema::DiscoverResult>),
+    /// `-32022` naming a version the client speaks: discover again with it.
+    Again(ProtocolVersion),
+    /// Not a 2026-07-28 server (the reason, for the log): `initialize`.
+    FallBack(CloseReason),
+    /// An authorization demand: the HTTP session's authorizer takes it.
+    Authorize,
+    /// The connection closes.
+    Fail(CloseReason),
+}
+
 /// What a 2026-07-28 connection does with a method that era removed.
 pub(super) enum Removed {
     /// Refused locally, naming the replacement if there is one.
@@ -80,7 +116,7 @@ impl ClientConnection {
     /// Queues the first request: `server/discover` when a 2026-07-28 version is accepted, else
     /// `initialize`.
     pub(super) fn start_handshake(&mut self, now: Instant) {
-        match self.config.versions.iter().copied().find(|v| v.is_modern()) {
+        match self.config.versions.iter().copied().filter(|v| v.is_modern()).max() {
             Some(modern) => self.start_discover(now, modern, false),
             None => self.start_initialize(now, self.preferred_legacy()),
         }
@@ -123,13 +159,14 @@ impl ClientConnection {
         self.start_request(pending, Cow::Borrowed("server/discover"), Some(&params), None);
     }
 
-    /// The legacy version to request, in the configuration's order of preference.
+    /// The legacy version to request: the newest accepted.
     fn preferred_legacy(&self) -> ProtocolVersion {
         self.config
             .versions
             .iter()
             .copied()
-            .find(|v| !v.is_modern())
+            .filter(|v| !v.is_modern())
+            .max()
             .unwrap_or(ProtocolVersion::LATEST_LEGACY)
     }
 
@@ -179,83 +216,206 @@ impl ClientConnection {
 
     /// No answer to the probe within its timeout.
     pub(super) fn discover_timed_out(&mut self, now: Instant, timeout: Duration) {
-        // A legacy server that ignores unknown requests before `initialize` (or a modern one
-        // too slow for the probe).
-        if let (Phase::Discovering { .. }, true) = (&self.phase, self.accepts_legacy()) {
-            tracing::debug!("no answer to server/discover: falling back to initialize");
-            return self.start_initialize(now, self.preferred_legacy());
+        if matches!(self.phase, Phase::Discovering { .. }) {
+            return self.on_probe_answer(now, ProbeAnswer::Silence(timeout));
         }
         self.shut(CloseReason::HandshakeTimeout(timeout));
     }
 
     pub(super) fn on_discover_result(&mut self, now: Instant, result: Result<&RawValue, ErrorObject>) {
-        let Phase::Discovering { requested, retried } = self.phase else { return };
-        match result {
-            Ok(raw) => {
+        let answer = match result {
+            Ok(raw) => ProbeAnswer::Result(raw),
+            Err(error) => ProbeAnswer::Error(error),
+        };
+        self.on_probe_answer(now, answer);
+    }
+
+    /// Acts on what the `server/discover` request got (see [`classify_probe`](Self::classify_probe)).
+    pub(super) fn on_probe_answer(&mut self, now: Instant, answer: ProbeAnswer<'_>) {
+        if !matches!(self.phase, Phase::Discovering { .. }) {
+            return;
+        }
+        match self.classify_probe(answer) {
+            ProbeVerdict::ThisEra(version, discover) => self.ready_modern(now, version, *discover),
+            ProbeVerdict::Again(version) => self.start_discover(now, version, true),
+            ProbeVerdict::FallBack(reason) => {
+                tracing::debug!(%reason, "not a 2026-07-28 server: falling back to initialize");
+                self.start_initialize(now, self.preferred_legacy());
+            }
+            // The HTTP session's authorizer has it; nothing changes here.
+            ProbeVerdict::Authorize => {}
+            ProbeVerdict::Fail(reason) => self.shut(reason),
+        }
+    }
+
+    /// Whether the `server/discover` probe is the only request out: an error without an id
+    /// (a server that could not parse something) can then only be about the probe.
+    pub(super) fn probe_alone(&self) -> bool {
+        matches!(self.phase, Phase::Discovering { .. }) && self.pending.len() == 1
+    }
+
+    /// Takes the probe out of the pending table when it was answered without its id.
+    pub(super) fn take_probe(&mut self) {
+        for (id, pending) in self.pending.drain() {
+            if pending.kind != PendingKind::Discover {
+                self.pending.insert(id, pending);
+            }
+        }
+    }
+
+    /// Whether an HTTP `401` to the probe is a legacy server's way of refusing a method it does
+    /// not know rather than a demand for authorization (`challenged`: it carries a `Bearer` or
+    /// `DPoP` challenge). `false` when the connection is not probing.
+    #[cfg(feature = "http")]
+    pub(crate) fn probe_401_falls_back(&self, challenged: bool) -> bool {
+        matches!(self.phase, Phase::Discovering { .. })
+            && !matches!(self.classify_probe(ProbeAnswer::Http401 { challenged }), ProbeVerdict::Authorize)
+    }
+
+    /// What an answer to `server/discover` means: the one place that decides between this era,
+    /// the `initialize` era, authorization and failure. `docs/robustness.md` has the same
+    /// table from the user's side.
+    ///
+    /// | answer | verdict |
+    /// |---|---|
+    /// | a result whose `supportedVersions` names the version asked for | this era, that version |
+    /// | a result whose `supportedVersions` names only other versions: a modern one the client accepts | this era, the newest such |
+    /// | … only versions the client does not speak, a legacy one among them | fall back |
+    /// | … only versions the client does not speak, none legacy | fail, [`UnsupportedVersion`](CloseReason::UnsupportedVersion) naming both sides |
+    /// | a result with no `supportedVersions`, an empty list, or `{}` | fall back (a legacy server answering an unknown method sloppily); with no legacy version accepted, this era with the version asked for (nothing to fall back to) |
+    /// | a result that does not decode as a discover result (`null`, `[]`, wrong types) | fall back |
+    /// | `-32022` naming a modern version the client accepts, the first time | discover again with it |
+    /// | `-32022` otherwise | fall back when it names a legacy version or none; else fail, `UnsupportedVersion` |
+    /// | `-32020` or `-32021` | fail, [`InitializeRefused`](CloseReason::InitializeRefused): a modern server refused |
+    /// | any other error (`-32601`, `-32600`, `-32700`, `-32603`, `1`, …), with the probe's id, or with a `null` id while the probe is the only request out, or in the body of the probe's own HTTP exchange | fall back |
+    /// | an answer with the probe's id that is no valid response (`result` and `error`, an `error` that is a string) or is too large | fall back |
+    /// | HTTP `401` with a `Bearer` or `DPoP` challenge | authorization: the authorizer takes it (the OAuth flow, or [`NotConfigured`](crate::auth::AuthError::NotConfigured) without one) |
+    /// | HTTP `401` without such a challenge | fall back; a `401` to `initialize` too is then an authorization demand (with no legacy version accepted: the authorizer's) |
+    /// | authorization failed (the flow, or no OAuth configured) | fail, [`Unauthorized`](CloseReason::Unauthorized) |
+    /// | any other refusal by the transport: an HTTP error status (`400`, `403`, `404`, `405`, `500`, …), `text/html`, an empty `200`, `202` or `204`, a body that is not the response, a broken stream, a refused connection | fall back |
+    /// | an answer with another id | not an answer: counted as unknown, the probe still waits |
+    /// | nothing within [`discover_timeout`](crate::ClientConfig::discover_timeout) (10 s, never more than the handshake timeout) | fall back |
+    /// | the server closes its stdout or exits | the connection closes ([`Eof`](CloseReason::Eof), [`Exited`](CloseReason::Exited)) and [`ended_on_probe`](Self::ended_on_probe) says why: a driver may start the server again with `initialize` (mcp-smol's `spawn_stdio` does, once) |
+    ///
+    /// "Fall back" is `initialize` when the configuration accepts an `initialize`-era version,
+    /// else a failure with the answer as its reason.
+    fn classify_probe(&self, answer: ProbeAnswer<'_>) -> ProbeVerdict {
+        let Phase::Discovering { requested, retried } = self.phase else {
+            return ProbeVerdict::Fail(CloseReason::Local);
+        };
+        // The server's JSON-RPC error in the body of the probe's own exchange, whatever its id
+        // (a server that could not read the request answers with `null`), when it is one of
+        // the modern refusals; any other keeps the HTTP status as the reason.
+        if let ProbeAnswer::Failed(RequestError::HttpStatus { error: Some(error), .. }) = &answer {
+            let modern = [
+                error_codes::UNSUPPORTED_PROTOCOL_VERSION,
+                error_codes::HEADER_MISMATCH,
+                error_codes::MISSING_REQUIRED_CLIENT_CAPABILITY,
+            ];
+            if modern.contains(&error.code) {
+                return self.classify_probe(ProbeAnswer::Error(error.clone()));
+            }
+        }
+        let fall_back = |reason: CloseReason| {
+            if self.accepts_legacy() { ProbeVerdict::FallBack(reason) } else { ProbeVerdict::Fail(reason) }
+        };
+        match answer {
+            ProbeAnswer::Result(raw) => {
                 let discover = match serde_json::from_str::<schema::DiscoverResult>(raw.get()) {
                     Ok(discover) => discover,
                     Err(e) => {
-                        let reason = CloseReason::InvalidInitializeResult(format!("server/discover: {e}"));
-                        return self.not_modern(now, reason);
+                        return fall_back(CloseReason::InvalidInitializeResult(format!(
+                            "server/discover: {e}"
+                        )));
                     }
                 };
+                if discover.supported_versions.is_empty() {
+                    if self.accepts_legacy() {
+                        return ProbeVerdict::FallBack(CloseReason::InvalidInitializeResult(
+                            "server/discover: the result has no supportedVersions".into(),
+                        ));
+                    }
+                    // Modern-only: nothing to fall back to, and the version asked for is the
+                    // one the server would have to refuse (-32022) if it did not speak it.
+                    return ProbeVerdict::ThisEra(requested, Box::new(discover));
+                }
                 let supported: Vec<ProtocolVersion> =
                     discover.supported_versions.iter().filter_map(|v| v.parse().ok()).collect();
-                let version = if discover.supported_versions.is_empty() || supported.contains(&requested) {
+                let version = if supported.contains(&requested) {
                     Some(requested)
                 } else {
                     self.mutual_modern(&supported)
                 };
                 match version {
-                    Some(version) => self.ready_modern(now, version, discover),
-                    None => self.after_unsupported(now, requested, &discover.supported_versions),
+                    Some(version) => ProbeVerdict::ThisEra(version, Box::new(discover)),
+                    None => self.unsupported(requested, &discover.supported_versions),
                 }
             }
-            Err(error) if error.code == error_codes::UNSUPPORTED_PROTOCOL_VERSION => {
+            ProbeAnswer::Error(error) if error.code == error_codes::UNSUPPORTED_PROTOCOL_VERSION => {
                 let offered = offered_versions(&error);
                 let supported: Vec<ProtocolVersion> = offered.iter().filter_map(|v| v.parse().ok()).collect();
                 match self.mutual_modern(&supported) {
                     // Retried once, even with the same version (the server asked for a retry).
-                    Some(version) if !retried => self.start_discover(now, version, true),
-                    _ => self.after_unsupported(now, requested, &offered),
+                    Some(version) if !retried => ProbeVerdict::Again(version),
+                    _ => self.unsupported(requested, &offered),
                 }
             }
             // A modern server that refused: not a reason to try the legacy handshake.
-            Err(error)
+            ProbeAnswer::Error(error)
                 if error.code == error_codes::HEADER_MISMATCH
                     || error.code == error_codes::MISSING_REQUIRED_CLIENT_CAPABILITY =>
             {
-                self.shut(CloseReason::InitializeRefused(error))
+                ProbeVerdict::Fail(CloseReason::InitializeRefused(error))
             }
             // Anything else: a legacy server (which answers unknown methods as it likes).
-            Err(error) => self.not_modern(now, CloseReason::InitializeRefused(error)),
-        }
-    }
-
-    /// The server is not a modern one: `initialize` if legacy versions are accepted.
-    pub(super) fn not_modern(&mut self, now: Instant, reason: CloseReason) {
-        if self.accepts_legacy() {
-            tracing::debug!(%reason, "not a 2026-07-28 server: falling back to initialize");
-            self.start_initialize(now, self.preferred_legacy());
-        } else {
-            self.shut(reason);
+            ProbeAnswer::Error(error) => fall_back(CloseReason::InitializeRefused(error)),
+            ProbeAnswer::Unusable(error) => {
+                fall_back(CloseReason::InvalidInitializeResult(format!("server/discover: {error}")))
+            }
+            ProbeAnswer::Http401 { challenged: false } if self.accepts_legacy() => {
+                let error = RequestError::HttpStatus { status: 401, body: String::new(), error: None };
+                let request = ConnectionRequest::Discover;
+                ProbeVerdict::FallBack(CloseReason::RequestFailed { request, error: Box::new(error) })
+            }
+            // A challenge, or nothing to fall back to (the authorizer then looks for the
+            // metadata at the well-known locations).
+            ProbeAnswer::Http401 { .. } => ProbeVerdict::Authorize,
+            ProbeAnswer::Failed(RequestError::Unauthorized(error)) => {
+                // No handshake without authorization, in either era: nothing to fall back to.
+                ProbeVerdict::Fail(CloseReason::Unauthorized(error))
+            }
+            // No answer that a modern server would give.
+            ProbeAnswer::Failed(error) => fall_back(CloseReason::RequestFailed {
+                request: ConnectionRequest::Discover,
+                error: Box::new(error),
+            }),
+            // A legacy server that ignores unknown requests before `initialize` (or a modern
+            // one too slow for the probe).
+            ProbeAnswer::Silence(timeout) => fall_back(CloseReason::HandshakeTimeout(timeout)),
         }
     }
 
     /// A modern server that offers no modern version the client accepts.
-    fn after_unsupported(&mut self, now: Instant, requested: ProtocolVersion, offered: &[String]) {
+    fn unsupported(&self, requested: ProtocolVersion, offered: &[String]) -> ProbeVerdict {
         let legacy_offered =
             offered.iter().filter_map(|v| v.parse::<ProtocolVersion>().ok()).any(|v| !v.is_modern());
         if self.accepts_legacy() && (offered.is_empty() || legacy_offered) {
-            return self.start_initialize(now, self.preferred_legacy());
+            return ProbeVerdict::FallBack(CloseReason::InitializeRefused(ErrorObject::new(
+                error_codes::UNSUPPORTED_PROTOCOL_VERSION,
+                format!("the server offers {}", offered.join(", ")),
+            )));
         }
         let accepted = self.config.versions.iter().map(|v| v.as_str()).collect::<Vec<_>>().join(", ");
-        self.shut(CloseReason::UnsupportedVersion { requested, offered: offered.join(", "), accepted });
+        ProbeVerdict::Fail(CloseReason::UnsupportedVersion {
+            requested,
+            offered: offered.join(", "),
+            accepted,
+        })
     }
 
-    /// The first modern version in the client's order of preference that `supported` has.
+    /// The newest modern version the client accepts that `supported` has.
     pub(super) fn mutual_modern(&self, supported: &[ProtocolVersion]) -> Option<ProtocolVersion> {
-        self.config.versions.iter().copied().find(|v| v.is_modern() && supported.contains(v))
+        self.config.versions.iter().copied().filter(|v| v.is_modern() && supported.contains(v)).max()
     }
 
     fn ready_modern(&mut self, now: Instant, version: ProtocolVersion, discover: schema::DiscoverResult) {

@@ -7,6 +7,7 @@ use std::time::Instant;
 
 use serde_json::value::RawValue;
 
+use super::handshake::ProbeAnswer;
 use super::meta::{decode_params, empty_object};
 use super::pending::{CallId, PendingKind, WireId};
 use super::{ClientConnection, ServerRequestState};
@@ -88,6 +89,18 @@ impl ClientConnection {
                             self.on_notification(now, &method, params)
                         }
                         Ok(Message::Request { id, method, params }) => self.on_request(id, &method, params),
+                        // An error without an id while the probe is the only request out: the
+                        // server could not read the probe, and says so now.
+                        Err(InvalidMessage::PeerError(error)) if self.probe_alone() => {
+                            let answer = ProbeAnswer::Error(error.clone());
+                            self.discarded(ProtocolViolation::invalid_in(
+                                InvalidMessage::PeerError(error),
+                                bytes,
+                            ));
+                            // Answered: the probe leaves the table (its deadline with it).
+                            self.take_probe();
+                            self.on_probe_answer(now, answer);
+                        }
                         Err(error) => self.discarded(ProtocolViolation::invalid_in(error, bytes)),
                     }
                 });
@@ -112,10 +125,7 @@ impl ClientConnection {
             // Any answer shows the server alive.
             PendingKind::KeepAlive => self.keep_alive_ping = None,
             PendingKind::Initialize => self.shut(CloseReason::InvalidInitializeResult(error.to_string())),
-            PendingKind::Discover => {
-                let reason = CloseReason::InvalidInitializeResult(format!("server/discover: {error}"));
-                self.not_modern(now, reason);
-            }
+            PendingKind::Discover => self.on_probe_answer(now, ProbeAnswer::Unusable(error)),
             PendingKind::Listen => self.on_listen_answer(now, call, Err(error)),
             PendingKind::TaskErrand => self.errand_failed(now, call, error),
         }

@@ -38,7 +38,7 @@ use crate::transmit::{Route, Transmit, TransmitKind};
 use crate::transport::{Commands, TransportEvent};
 use crate::{ProtocolVersion, RequestId};
 
-use handshake::{Phase, Session};
+use handshake::{Phase, ProbeAnswer, Session};
 use meta::{empty_object, one_line_json, with_meta};
 use pending::{CallId, Expiry, Pending, PendingKind, PendingTable, Timing, WireId};
 pub use stats::Stats;
@@ -144,6 +144,9 @@ pub struct ClientConnection {
     stats: Stats,
     /// The handshake completed at some point (the connection may have closed since).
     handshake_completed: bool,
+    /// The server's stream ended while the `server/discover` probe was out (see
+    /// [`ended_on_probe`](ClientConnection::ended_on_probe)).
+    ended_on_probe: bool,
 }
 
 /// Request `method` of call `call`, framed under wire id `wire`.
@@ -163,7 +166,7 @@ impl ClientConnection {
     /// Creates a connection and queues its first request: `initialize`, or `server/discover`
     /// when 2026-07-28 is among the accepted versions (see [`ClientConfig::versions`]).
     pub fn new(config: ClientConfig, now: Instant) -> Self {
-        let requested = config.versions.first().copied().unwrap_or(ProtocolVersion::LATEST_LEGACY);
+        let requested = config.versions.iter().copied().max().unwrap_or(ProtocolVersion::LATEST_LEGACY);
         let mut conn = Self {
             framer: LineFramer::new(config.max_message_size),
             phase: Phase::Initializing { requested },
@@ -183,6 +186,7 @@ impl ClientConnection {
             results: ResultBatch::default(),
             stats: Stats::default(),
             handshake_completed: false,
+            ended_on_probe: false,
             config,
         };
         conn.start_handshake(now);
@@ -216,6 +220,28 @@ impl ClientConnection {
     /// succeeded (what follows fails as closed).
     pub fn handshake_completed(&self) -> bool {
         self.handshake_completed
+    }
+
+    /// Whether the connection ended because the server closed its stream (or exited) while the
+    /// dual-era `server/discover` probe was out, before any `initialize`: some legacy stdio
+    /// servers exit on a method they do not know. Such a server may well work when started
+    /// again and sent `initialize` at once (a configuration with only `initialize`-era
+    /// versions); mcp-smol's `spawn_stdio` does that, once, and remembers the server as legacy.
+    ///
+    /// ```
+    /// use std::time::Instant;
+    /// use mcp_sansio::{ClientConfig, ClientConnection, CloseReason, ServerExit};
+    /// use mcp_sansio::schema::Implementation;
+    ///
+    /// let now = Instant::now();
+    /// let mut conn = ClientConnection::new(ClientConfig::new(Implementation::new("app", "1.0")), now);
+    /// let _probe = conn.poll_transmit(); // server/discover (the default versions are dual-era)
+    /// conn.feed_exit(now, ServerExit::Code(1));
+    /// assert!(conn.ended_on_probe());
+    /// assert_eq!(conn.status(), mcp_sansio::Status::Closed(CloseReason::Exited(ServerExit::Code(1))));
+    /// ```
+    pub fn ended_on_probe(&self) -> bool {
+        self.ended_on_probe
     }
 
     /// The negotiated protocol version, once ready.
@@ -465,9 +491,7 @@ impl ClientConnection {
     /// or a keep-alive `ping` closes the connection, since nothing can go on without them.
     fn fail_request(&mut self, now: Instant, wire: WireId, error: RequestError) {
         let Some((id, pending)) = self.pending.take_by_wire(wire) else { return };
-        if let (RequestError::Unauthorized(error), PendingKind::Initialize | PendingKind::Discover) =
-            (&error, pending.kind)
-        {
+        if let (RequestError::Unauthorized(error), PendingKind::Initialize) = (&error, pending.kind) {
             // No handshake without authorization, in either era: nothing to fall back to.
             return self.shut(CloseReason::Unauthorized(error.clone()));
         }
@@ -476,14 +500,7 @@ impl ClientConnection {
                 tracing::debug!(id = id.0, %error, "request failed by the transport");
                 self.finish(id, pending, Err(error));
             }
-            PendingKind::Discover => {
-                // No answer that a modern server would give: try the legacy handshake.
-                let error = Box::new(error);
-                self.not_modern(
-                    now,
-                    CloseReason::RequestFailed { request: ConnectionRequest::Discover, error },
-                );
-            }
+            PendingKind::Discover => self.on_probe_answer(now, ProbeAnswer::Failed(error)),
             PendingKind::Listen => self.listen_lost(now, id, error),
             PendingKind::TaskErrand => self.errand_failed(now, id, error),
             PendingKind::Initialize | PendingKind::KeepAlive => {
@@ -867,6 +884,12 @@ impl ClientConnection {
             return;
         }
         tracing::debug!(%reason, "connection closed");
+        if matches!(self.phase, Phase::Discovering { .. })
+            && matches!(reason, CloseReason::Eof | CloseReason::Exited(_) | CloseReason::Transport(_))
+            && self.config.versions.iter().any(|v| !v.is_modern())
+        {
+            self.ended_on_probe = true;
+        }
         self.server_requests.clear();
         self.inputs.clear();
         self.tasks.clear();

@@ -13,5 +13,5 @@ mod sse;
 mod url;
 
 pub use request::{DEFAULT_MAX_REDIRECTS, HttpAction, HttpConfig, HttpMethod, HttpRequest, StreamId};
-pub use session::{HttpSession, header_value};
+pub use session::{HttpSession, SCOPE_REFUSAL_MEMORY, header_value};
 pub use sse::{SseDecoder, SseError, SseEvent};

@@ -22,9 +22,8 @@
 use std::error::Error;
 
 use mcp_smol::mcp_sansio::schema::{
-    ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
-    Implementation, JsonObject, ListChangedCapability, ListRootsResult, LoggingLevel,
-    LoggingMessageNotificationParams, Root, SamplingContent,
+    CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult, Implementation,
+    JsonObject, ListRootsResult, LoggingLevel, LoggingMessageNotificationParams, Root, SamplingContent,
 };
 use mcp_smol::mcp_sansio::{ProtocolVersion, ServerNotification};
 use mcp_smol::{
@@ -82,15 +81,6 @@ impl NotificationHandler for Watcher {
 
 /// Roots, sampling and elicitation: the capabilities the handler serves. Undeclared ones never
 /// reach a handler (the engine answers them with -32601 itself).
-fn capabilities() -> ClientCapabilities {
-    ClientCapabilities {
-        roots: Some(ListChangedCapability { list_changed: Some(true) }),
-        sampling: Some(Default::default()),
-        elicitation: Some(Default::default()),
-        ..Default::default()
-    }
-}
-
 fn main() -> Result<(), Box<dyn Error>> {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     if args.first().map(String::as_str) == Some("--serve") {
@@ -102,10 +92,9 @@ fn main() -> Result<(), Box<dyn Error>> {
         ServerCommand::new(&args[0]).args(&args[1..])
     };
 
-    let legacy: Vec<ProtocolVersion> = ProtocolVersion::LEGACY.iter().rev().copied().collect();
     smol::block_on(async {
         println!("== The initialize era (pinned) ==");
-        session(&command, Some(&legacy)).await?;
+        session(&command, Some(ProtocolVersion::LEGACY)).await?;
         println!("\n== The default (dual-era) client ==");
         session(&command, None).await
     })
@@ -116,12 +105,11 @@ async fn session(
     versions: Option<&[ProtocolVersion]>,
 ) -> Result<(), Box<dyn Error>> {
     let client = ClientBuilder::new(Implementation::new("handlers-example", env!("CARGO_PKG_VERSION")))
-        .configure(|config| {
-            let config = config.with_capabilities(capabilities());
-            match versions {
-                Some(versions) => config.with_versions(versions),
-                None => config,
-            }
+        // What the App below serves: the engine refuses the server's requests for anything else.
+        .capabilities(|c| c.with_roots(true).with_sampling().with_elicitation_form())
+        .configure(|config| match versions {
+            Some(versions) => config.with_versions(versions),
+            None => config,
         })
         .handler(App)
         .notification_handler(Watcher)

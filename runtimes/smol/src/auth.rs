@@ -114,6 +114,8 @@ impl SecureRandom for OsRandom {
 ///             .handler(redirect);
 ///         let client = ClientBuilder::new(Implementation::new("my-app", "1.0.0"))
 ///             .oauth(oauth)
+///             // `mcp_smol_transport()` stands for `mcp_hyper::HyperTransport::new()` (or
+///             // `mcp_surf::SurfTransport::new()`): mcp-smol's docs cannot depend on either.
 ///             .spawn_http(HttpConfig::new("https://mcp.example.com/mcp"), mcp_smol_transport())
 ///             .await?;
 ///         println!("{:?}", client.list_all_tools().await?);

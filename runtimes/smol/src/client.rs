@@ -65,6 +65,11 @@ fn spawn_driver(driver: Driver) {
 }
 use crate::stdio::{EndedBy, ServerCommand, ServerEnd, drain_stderr};
 
+/// How the [`EraCache`] knows a stdio server.
+fn era_key(command: &ServerCommand) -> String {
+    format!("stdio:{}", command.identity())
+}
+
 /// Builds a [`Client`]: configuration, the server-request handler, and the transport.
 ///
 /// ```no_run
@@ -342,6 +347,26 @@ impl ClientBuilder {
         EraMemo::apply(self.era_cache.clone()?, key, &mut self.config)
     }
 
+    /// Another builder like this one, for starting a stdio server a second time.
+    fn again(&self) -> Self {
+        Self {
+            config: self.config.clone(),
+            handler: self.handler.clone(),
+            era_cache: self.era_cache.clone(),
+            notification_handlers: self.notification_handlers.clone(),
+            violation_hooks: self.violation_hooks.clone(),
+            notification_capacity: self.notification_capacity,
+            list_cache: self.list_cache,
+            clock: self.clock.clone(),
+            driver_watch: self.driver_watch,
+            trace: self.trace.clone(),
+            #[cfg(feature = "http")]
+            oauth: self.oauth.clone(),
+            #[cfg(feature = "output-schema")]
+            validate_output: self.validate_output,
+        }
+    }
+
     /// Connects over any byte streams: returns the handle and the [`Driver`] to spawn on an
     /// executor. Wait for the handshake with [`Client::ready`]. (There is no telling which
     /// server is at the other end, so the era cache does not apply.)
@@ -364,8 +389,13 @@ impl ClientBuilder {
 
     /// Starts a stdio server process: returns the handle and the [`Driver`] to spawn on an
     /// executor. Wait for the handshake with [`Client::ready`].
+    ///
+    /// A stdio server that exits (or closes its stdout) on the dual-era `server/discover` probe
+    /// fails here with [`Error::Connect`], and the [`EraCache`] remembers it as legacy: the next
+    /// connection to it sends `initialize` at once. ([`spawn_stdio`](Self::spawn_stdio) starts
+    /// it again by itself.)
     pub fn stdio(mut self, command: &ServerCommand) -> Result<(Client, Driver), Error> {
-        let era = self.remember_era(format!("stdio:{}", command.identity()));
+        let era = self.remember_era(era_key(command));
         let server = command.spawn()?;
         let pid = server.process.pid();
         let (client, driver) = self.connect(server.stdout, server.stdin);
@@ -385,11 +415,41 @@ impl ClientBuilder {
     /// the reactor stays with the thread that waits for a call. Your handlers run there, in no
     /// executor's runtime (see [`Driver`]): make the connection with [`stdio`](Self::stdio) and
     /// spawn the driver yourself if they need one.
+    ///
+    /// **A server that exits on the probe.** With the default versions (both eras) the client
+    /// first probes with `server/discover`. Some legacy servers exit on a method they do not
+    /// know. Such a server is started again, once, and sent `initialize` at once; the command
+    /// is then remembered as legacy in the [`EraCache`] (for an hour), so later connections
+    /// start it once. The cost is that second start. Pinning the versions
+    /// (`configure(|c| c.with_legacy_versions())`) sends `initialize` first and avoids it. A
+    /// server that exits on `initialize` too fails as any other.
     pub async fn spawn_stdio(self, command: &ServerCommand) -> Result<Client, Error> {
+        let dual = self.config.versions.iter().any(|v| v.is_modern())
+            && self.config.versions.iter().any(|v| !v.is_modern());
+        let again = dual.then(|| self.again());
         let (client, driver) = self.stdio(command)?;
         spawn_driver(driver);
-        client.ready().await?;
-        Ok(client)
+        let error = match client.ready().await {
+            Ok(()) => return Ok(client),
+            Err(error) => error,
+        };
+        let ended_on_probe = client.shared.lock().engine.conn().ended_on_probe();
+        let Some(mut again) = again.filter(|_| ended_on_probe) else { return Err(error) };
+        // Reaps the first process (it has exited; its group is killed).
+        client.close().await;
+        tracing::info!(%error, "the server ended on the server/discover probe: starting it again with initialize");
+        again.config.versions.retain(|v| !v.is_modern());
+        let cache = again.era_cache.clone();
+        let (client, driver) = again.stdio(command)?;
+        spawn_driver(driver);
+        let outcome = client.ready().await;
+        if let Some(cache) = cache {
+            match (&outcome, client.protocol_version()) {
+                (Ok(()), Some(version)) => cache.remember(&era_key(command), version),
+                _ => cache.forget(&era_key(command)),
+            }
+        }
+        outcome.map(|()| client)
     }
 
     /// Connects to an MCP server over HTTP (Streamable HTTP, falling back to the 2024-11-05
@@ -814,6 +874,19 @@ impl Client {
     pub fn instructions(&self) -> Option<String> {
         let state = self.shared.lock();
         state.about_server(|conn| conn.instructions().map(str::to_owned), |kept| kept.instructions.clone())
+    }
+
+    /// Forgets the operations that failed for want of scope (an HTTP server whose step-up did
+    /// not get the scope): their next call goes to the server again, and may ask the user
+    /// again. Without this, such an operation fails at once with
+    /// [`AuthError::ScopeRefusedRecently`](mcp_sansio::auth::AuthError::ScopeRefusedRecently)
+    /// for [`SCOPE_REFUSAL_MEMORY`](mcp_sansio::http::SCOPE_REFUSAL_MEMORY) (10 minutes). Nothing
+    /// to forget on stdio.
+    #[cfg(feature = "http")]
+    pub fn forget_scope_refusals(&self) {
+        if let Engine::Http(session) = &mut self.shared.lock().engine {
+            session.forget_scope_refusals();
+        }
     }
 
     /// The negotiated protocol version, once ready; after the connection ended, the one it

@@ -3,13 +3,15 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::time::{Duration, Instant};
 
 use mcp_sansio::{ClientConfig, ProtocolVersion};
 
 /// Remembers, per server, that it speaks only the `initialize` era, so that the next dual-era
 /// connection to it sends `initialize` at once instead of probing with `server/discover` (a
-/// round trip, or a whole [`discover_timeout`](mcp_sansio::ClientConfig::discover_timeout)
-/// against a server that stays silent).
+/// round trip, a whole [`discover_timeout`](mcp_sansio::ClientConfig::discover_timeout)
+/// against a server that stays silent, or a second start of a stdio server that exits on the
+/// probe).
 ///
 /// The 2026-07-28 versioning rules call the era a property of the server, to be cached for the
 /// server process (the engine does that for its connection) or the HTTP origin, and allow keeping
@@ -17,27 +19,63 @@ use mcp_sansio::{ClientConfig, ProtocolVersion};
 /// again. A stdio server is known by everything that defines it: the program, its arguments,
 /// its working directory and its environment (hashed: it may hold secrets), so two commands that
 /// differ only in a variable are two servers; an HTTP server by its URL's origin. Only
-/// dual-era connections use the cache; a connection that answers modern, or that fails its
-/// handshake after skipping the probe, clears the entry.
+/// dual-era connections use the cache.
+///
+/// **What makes an entry.** A dual-era connection that settles on an `initialize`-era version,
+/// whatever the probe got: `-32601`, any other error, an error without an id, a result without
+/// `supportedVersions`, an HTTP status, a page of HTML, silence (the table is in
+/// `docs/robustness.md`). A stdio server that exits (or closes its stdout) on the probe is
+/// remembered at once, so that the next start sends `initialize` (`spawn_stdio` starts it
+/// again at once, itself).
+///
+/// **When an entry goes.** After [`DEFAULT_TTL`](Self::DEFAULT_TTL) (one hour; see
+/// [`with_ttl`](Self::with_ttl)), so that a server upgraded to 2026-07-28 is found within the
+/// hour; at once when a connection that skipped the probe fails its handshake (perhaps the
+/// server is no longer legacy), or turns out modern; and with [`forget`](Self::forget) and
+/// [`clear`](Self::clear). Nothing is kept across processes.
 ///
 /// Every [`ClientBuilder`](crate::ClientBuilder) uses [`EraCache::global`] unless given another
 /// one (or none) with [`ClientBuilder::era_cache`](crate::ClientBuilder::era_cache).
 ///
 /// ```
+/// use std::time::Duration;
 /// use mcp_smol::EraCache;
 ///
 /// let cache = EraCache::new();
 /// assert_eq!(cache.get("stdio:mcp-demo-server"), None);
+/// assert_eq!(cache.ttl(), Duration::from_secs(3600));
 /// ```
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct EraCache {
-    known: Arc<Mutex<HashMap<String, ProtocolVersion>>>,
+    known: Arc<Mutex<HashMap<String, (ProtocolVersion, Instant)>>>,
+    ttl: Duration,
+}
+
+impl Default for EraCache {
+    fn default() -> Self {
+        Self { known: Arc::default(), ttl: Self::DEFAULT_TTL }
+    }
 }
 
 impl EraCache {
-    /// An empty cache.
+    /// How long an entry lasts by default: one hour. Probing a legacy server again costs a
+    /// round trip (or a second start of a stdio server that exits on the probe) once an hour;
+    /// a server upgraded to 2026-07-28 is found within the hour.
+    pub const DEFAULT_TTL: Duration = Duration::from_secs(3600);
+
+    /// An empty cache whose entries last [`DEFAULT_TTL`](Self::DEFAULT_TTL).
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// An empty cache whose entries last `ttl` (`Duration::ZERO` keeps nothing).
+    pub fn with_ttl(ttl: Duration) -> Self {
+        Self { known: Arc::default(), ttl }
+    }
+
+    /// How long an entry lasts.
+    pub fn ttl(&self) -> Duration {
+        self.ttl
     }
 
     /// The cache shared by every builder of this process that was not given another.
@@ -46,10 +84,19 @@ impl EraCache {
         GLOBAL.get_or_init(EraCache::new)
     }
 
-    /// The legacy version the server known as `key` negotiated last, if it is known to be
-    /// legacy.
+    /// The legacy version the server known as `key` negotiated last (or the newest legacy
+    /// version, for a stdio server that exited on the probe), if it is known to be legacy and
+    /// the entry has not expired.
     pub fn get(&self, key: &str) -> Option<ProtocolVersion> {
-        self.lock().get(key).copied()
+        let mut known = self.lock();
+        match known.get(key) {
+            Some(&(version, since)) if since.elapsed() < self.ttl => Some(version),
+            Some(_) => {
+                known.remove(key);
+                None
+            }
+            None => None,
+        }
     }
 
     /// Forgets what is known of `key`: the next connection probes again.
@@ -62,7 +109,12 @@ impl EraCache {
         self.lock().clear();
     }
 
-    fn lock(&self) -> MutexGuard<'_, HashMap<String, ProtocolVersion>> {
+    /// Remembers `key` as legacy, speaking `version`.
+    pub(crate) fn remember(&self, key: &str, version: ProtocolVersion) {
+        self.lock().insert(key.to_owned(), (version, Instant::now()));
+    }
+
+    fn lock(&self) -> MutexGuard<'_, HashMap<String, (ProtocolVersion, Instant)>> {
         self.known.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
@@ -102,13 +154,21 @@ impl EraMemo {
         if version.is_modern() {
             self.cache.forget(&self.key);
         } else {
-            self.cache.lock().insert(self.key.clone(), version);
+            self.cache.remember(&self.key, version);
         }
     }
 
-    /// The connection closed (before the handshake ended, if it matters).
-    pub(crate) fn closed(&mut self) {
-        if self.assumed_legacy && !self.settled {
+    /// The connection closed (before the handshake ended, if it matters); `ended_on_probe`:
+    /// the server closed its stream or exited while the probe was out (see
+    /// [`ClientConnection::ended_on_probe`](mcp_sansio::ClientConnection::ended_on_probe)).
+    pub(crate) fn closed(&mut self, ended_on_probe: bool) {
+        if self.settled {
+            return;
+        }
+        if ended_on_probe {
+            // A legacy server that exits on a method it does not know: `initialize` next time.
+            self.cache.remember(&self.key, ProtocolVersion::LATEST_LEGACY);
+        } else if self.assumed_legacy {
             // Perhaps no longer legacy: probe next time.
             self.cache.forget(&self.key);
         }
@@ -135,7 +195,7 @@ mod tests {
         let mut config = dual();
         let mut memo = EraMemo::apply(cache.clone(), "k".into(), &mut config).unwrap();
         assert!(config.versions.iter().all(|v| !v.is_modern()), "known legacy: no probe");
-        memo.closed();
+        memo.closed(false);
         assert_eq!(cache.get("k"), None);
 
         // Closing after the handshake keeps what was learnt.
@@ -143,7 +203,7 @@ mod tests {
         memo.ready(ProtocolVersion::V2025_11_25);
         let mut memo = EraMemo::apply(cache.clone(), "k".into(), &mut dual()).unwrap();
         memo.ready(ProtocolVersion::V2025_11_25);
-        memo.closed();
+        memo.closed(false);
         assert_eq!(cache.get("k"), Some(ProtocolVersion::V2025_11_25));
         // A server that turned modern clears its entry; pinned configurations ignore the cache.
         let mut memo = EraMemo::apply(cache.clone(), "k".into(), &mut dual()).unwrap();
@@ -151,5 +211,30 @@ mod tests {
         assert_eq!(cache.get("k"), None);
         let mut pinned = dual().with_versions(&[ProtocolVersion::V2025_11_25]);
         assert!(EraMemo::apply(cache, "k".into(), &mut pinned).is_none());
+    }
+
+    #[test]
+    fn a_server_that_died_on_the_probe_is_remembered_and_entries_expire() {
+        let cache = EraCache::new();
+        let dual =
+            || ClientConfig::new(Implementation::new("t", "1")).with_versions(ProtocolVersion::DUAL_ERA);
+        let mut memo = EraMemo::apply(cache.clone(), "k".into(), &mut dual()).unwrap();
+        memo.closed(true);
+        assert_eq!(cache.get("k"), Some(ProtocolVersion::LATEST_LEGACY));
+        // The next start sends initialize; if it dies on that too, the entry goes.
+        let mut config = dual();
+        let mut memo = EraMemo::apply(cache.clone(), "k".into(), &mut config).unwrap();
+        assert!(config.versions.iter().all(|v| !v.is_modern()));
+        memo.closed(false);
+        assert_eq!(cache.get("k"), None);
+
+        let short = EraCache::with_ttl(Duration::from_millis(50));
+        EraMemo::apply(short.clone(), "k".into(), &mut dual()).unwrap().ready(ProtocolVersion::V2025_06_18);
+        assert_eq!(short.get("k"), Some(ProtocolVersion::V2025_06_18));
+        std::thread::sleep(Duration::from_millis(60));
+        assert_eq!(short.get("k"), None, "expired");
+        let mut config = dual();
+        EraMemo::apply(short, "k".into(), &mut config).unwrap();
+        assert_eq!(config.versions, ProtocolVersion::DUAL_ERA, "expired: probe again");
     }
 }

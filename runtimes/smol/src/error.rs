@@ -168,15 +168,25 @@ impl Error {
     /// ```
     /// use std::time::Duration;
     /// use mcp_smol::Error;
-    /// use mcp_smol::mcp_sansio::{ErrorObject, RequestError};
+    /// use mcp_smol::mcp_sansio::{CloseReason, ErrorObject, RequestError, ServerExit};
     ///
     /// assert!(Error::from(RequestError::Timeout(Duration::from_secs(1))).is_retriable());
     /// assert!(!Error::from(RequestError::Server(ErrorObject::new(-32602, "bad"))).is_retriable());
+    /// // A stdio server that ended before the handshake: a wrong command line, most likely.
+    /// assert!(!Error::Connect(CloseReason::Exited(ServerExit::Code(1))).is_retriable());
+    /// // The same server ending later: a new connection may work.
+    /// let closed = RequestError::ConnectionClosed(CloseReason::Exited(ServerExit::Code(1)));
+    /// assert!(Error::from(closed).is_retriable());
     /// ```
     pub fn is_retriable(&self) -> bool {
         match self {
             Error::Usage(e) => e.is_retriable(),
             Error::Request(e) => e.is_retriable(),
+            // A server that ends before its handshake is done (`false`, a missing script, a
+            // wrong argument) is almost always a wrong command line: it would end again, and a
+            // host that retries on this flag would loop. (The same server ending after the
+            // handshake closes calls with a retriable `ConnectionClosed`.)
+            Error::Connect(CloseReason::Eof | CloseReason::Exited(_)) => false,
             Error::Connect(reason) => reason.is_retriable(),
             // Members being restarted may be back soon; an empty pool stays empty.
             Error::NoLiveMember { members } => *members > 0,

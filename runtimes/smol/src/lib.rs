@@ -252,6 +252,22 @@ pub const SUPPORTED_PROTOCOL_VERSIONS: &[mcp_sansio::ProtocolVersion] = mcp_sans
 ///     .capabilities(|c| c.with_roots(false).with_elicitation_form())
 ///     .handler(Host);
 /// ```
+///
+/// The errors the guide has you match on are here too:
+///
+/// ```
+/// use mcp_smol::prelude::*;
+///
+/// fn explain(error: &Error) -> &'static str {
+///     match error {
+///         Error::Connect(CloseReason::Exited(ServerExit::Code(_))) => "the server exited: check its command line",
+///         Error::Usage(UsageError::NotReady) => "too early",
+///         Error::Request(RequestError::Timeout(_)) => "too slow",
+///         _ => "something else",
+///     }
+/// }
+/// assert_eq!(explain(&Error::Connect(CloseReason::Exited(ServerExit::Code(1)))), "the server exited: check its command line");
+/// ```
 pub mod prelude {
     #[cfg(feature = "http")]
     #[doc(no_inline)]
@@ -264,8 +280,8 @@ pub mod prelude {
     };
     #[doc(no_inline)]
     pub use crate::mcp_sansio::{
-        ClientConfig, ErrorObject, McpError, ProtocolVersion, RequestError, RequestId, ServerNotification,
-        Status,
+        ClientConfig, CloseReason, ErrorObject, McpError, ProtocolVersion, RequestError, RequestId,
+        ServerExit, ServerNotification, Status, UsageError,
     };
     pub use crate::{
         CallOptions, Client, ClientApi, ClientBuilder, ClientHandler, Error, HandlerFuture, ListKind,

@@ -7,7 +7,8 @@ use std::time::Instant;
 
 use super::*;
 use crate::auth::{
-    AuthError, AuthEvent, AuthRequest, Authorizer, Credentials, MAX_RESPONSE_BODY, Stamp, Verdict,
+    AuthError, AuthEvent, AuthRequest, Authorizer, BearerChallenge, Credentials, MAX_RESPONSE_BODY, Stamp,
+    Verdict,
 };
 
 /// The response to one of the authorizer's requests, gathered for it.
@@ -168,6 +169,19 @@ impl HttpSession {
         if !takes || !(status == 401 || status == 403) {
             return false;
         }
+        let probe = matches!(&s.role, Role::Post { out, .. } if out.method() == Some("server/discover"));
+        if status == 401 && probe {
+            // A legacy server may refuse the `server/discover` probe with a bare 401 (a method
+            // it does not know, behind a gateway): without a challenge, that is no reason to
+            // authorize yet. `initialize` comes next, and a 401 to it is.
+            let challenged = www_authenticate.is_some_and(|header| {
+                BearerChallenge::parse(header).is_some()
+                    || BearerChallenge::parse_scheme(header, "DPoP").is_some()
+            });
+            if self.conn.probe_401_falls_back(challenged) {
+                return false;
+            }
+        }
         let verdict = match self.auth.as_mut() {
             Some(auth) => auth.challenge(now, status, www_authenticate, dpop_nonce, s.token),
             None if status == 401 => Verdict::Fail(AuthError::NotConfigured { status }),
@@ -189,7 +203,13 @@ impl HttpSession {
                     self.resend(now, out)
                 }
                 Verdict::Fail(error) => match out.id().filter(|&id| self.awaits(id)) {
-                    Some(id) => self.fail(now, id, RequestError::Unauthorized(error)),
+                    Some(id) => {
+                        if let AuthError::InsufficientScope { scope, .. } = &error {
+                            let until = deadline_after(now, SCOPE_REFUSAL_MEMORY);
+                            self.scope_refusals.insert(operation(&out), (scope.clone(), until));
+                        }
+                        self.fail(now, id, RequestError::Unauthorized(error))
+                    }
                     None => tracing::warn!(%error, "a message to the server was refused: unauthorized"),
                 },
                 Verdict::NotAuthorization => {}
@@ -247,8 +267,46 @@ impl HttpSession {
         }
     }
 
+    /// Fails request `out` at once if its operation failed for want of scope within
+    /// [`SCOPE_REFUSAL_MEMORY`]; returns whether it did.
+    pub(super) fn refused_for_scope(&mut self, now: Instant, out: &Outgoing) -> bool {
+        if self.scope_refusals.is_empty() {
+            return false;
+        }
+        self.scope_refusals.retain(|_, (_, until)| *until > now);
+        let operation = operation(out);
+        let Some((scope, _)) = self.scope_refusals.get(&operation) else { return false };
+        let Some(id) = out.id() else { return false };
+        let error = AuthError::ScopeRefusedRecently { operation, scope: scope.clone() };
+        tracing::debug!(%error, "not sent");
+        self.fail(now, id, RequestError::Unauthorized(error));
+        true
+    }
+
+    /// Forgets the operations that failed for want of scope (see [`SCOPE_REFUSAL_MEMORY`]):
+    /// their next call is sent, and may step up again. For when the user was granted more
+    /// (an administrator changed the policy) and the application knows it.
+    pub fn forget_scope_refusals(&mut self) {
+        self.scope_refusals.clear();
+    }
+
     /// How much of an authorization response is kept.
     pub(super) fn auth_body_room(buf: &[u8]) -> usize {
         MAX_RESPONSE_BODY.saturating_sub(buf.len())
+    }
+}
+
+/// What a request does, for remembering scope refusals per operation: its method, then the
+/// tool or prompt name or resource URI from its params (parsed), if any.
+fn operation(out: &Outgoing) -> String {
+    let method = out.method().unwrap_or("");
+    let named = out.request.as_ref().and_then(OutgoingRequest::name).map(str::to_owned).or_else(|| {
+        let message: serde_json::Value = serde_json::from_slice(&out.body).ok()?;
+        let params = message.get("params")?;
+        params.get("name").or_else(|| params.get("uri"))?.as_str().map(str::to_owned)
+    });
+    match named {
+        Some(name) => format!("{method} {name}"),
+        None => method.to_owned(),
     }
 }

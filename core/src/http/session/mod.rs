@@ -61,6 +61,15 @@ const GATE_LIMIT: Duration = Duration::from_secs(1);
 /// so a few at a time keep up.
 const MAX_ONE_WAY_POSTS: usize = 8;
 
+/// How long an operation that failed for want of scope, after the step-ups that were allowed,
+/// fails at once without being sent ([`AuthError::ScopeRefusedRecently`]): long enough that a
+/// model retrying a tool does not send the user through the consent screen again and again,
+/// short enough that scope granted meanwhile (by an administrator) is found without a restart.
+/// [`HttpSession::forget_scope_refusals`] forgets sooner.
+///
+/// [`AuthError::ScopeRefusedRecently`]: crate::auth::AuthError::ScopeRefusedRecently
+pub const SCOPE_REFUSAL_MEMORY: Duration = Duration::from_secs(600);
+
 const ACCEPT_POST: &str = "application/json, text/event-stream";
 const ACCEPT_SSE: &str = "text/event-stream";
 
@@ -346,6 +355,9 @@ pub struct HttpSession {
     auth: Option<Box<Authorizer>>,
     /// The authorizer's events, for the application.
     auth_events: VecDeque<AuthEvent>,
+    /// Operations that failed for want of scope (see [`SCOPE_REFUSAL_MEMORY`]): the scope asked
+    /// for, and until when they fail at once.
+    scope_refusals: BTreeMap<String, (Option<String>, Instant)>,
 }
 
 impl HttpSession {
@@ -384,6 +396,7 @@ impl HttpSession {
             refreshes: BTreeMap::new(),
             auth: None,
             auth_events: VecDeque::new(),
+            scope_refusals: BTreeMap::new(),
         }
     }
 

@@ -49,6 +49,9 @@ impl HttpSession {
             }
             let out =
                 Outgoing { body, request: Some(request), retried: false, refreshed: false, refused: None };
+            if self.refused_for_scope(now, &out) {
+                continue;
+            }
             self.send(now, out);
         }
         // Exchanges whose request finished without them (timeout, cancel) are no longer needed.
@@ -330,7 +333,8 @@ impl HttpSession {
             self.pump_refused(now, Some(&refused));
         }
         if self.awaits(id) {
-            let error = RequestError::HttpStatus { status, body: excerpt(buf), error: None };
+            let error =
+                RequestError::HttpStatus { status, body: excerpt(buf), error: unattributed_error(buf) };
             self.conn
                 .handle_transport(now, TransportEvent::RequestFailed { id: RequestId::Number(id), error });
         }
@@ -371,4 +375,16 @@ impl HttpSession {
         }
         tracing::debug!(%stream, attempts, "opening an event stream");
     }
+}
+
+/// The JSON-RPC error in the body of an error status that names no request (`"id": null`: the
+/// server could not read the request, or would not say): the exchange carried one request, so
+/// it is that request's error. Decided on the parsed body.
+fn unattributed_error(buf: &[u8]) -> Option<jsonrpc::ErrorObject> {
+    let serde_json::Value::Object(message) = serde_json::from_slice(buf).ok()? else { return None };
+    let unattributed = matches!(message.get("id"), None | Some(serde_json::Value::Null));
+    if !unattributed || message.contains_key("method") || message.contains_key("result") {
+        return None;
+    }
+    serde_json::from_value(message.get("error")?.clone()).ok()
 }

@@ -508,8 +508,9 @@ fn sort(event: Event, state: &mut State, shared: &Shared, now: Instant, wake: &m
         }
         Event::Closed(reason) => {
             tracing::debug!(%reason, "connection closed");
+            let ended_on_probe = state.engine.conn().ended_on_probe();
             if let Some(era) = state.era.as_mut() {
-                era.closed();
+                era.closed(ended_on_probe);
             }
             state.take_watchers(wake);
         }
