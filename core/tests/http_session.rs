@@ -1178,6 +1178,37 @@ fn a_header_mismatch_refreshes_the_tool_list_and_resends_the_call_once() {
     assert!(net.nothing_sent());
 }
 
+/// A server whose tool list never ends (a new cursor on every page) gets at most 100 pages
+/// fetched after a `-32020`; then the refusal stands, at once, not at the call's deadline.
+#[test]
+fn a_refresh_after_a_header_mismatch_fetches_a_bounded_number_of_pages() {
+    let mut net = modern_ready();
+    let id = call_tool(&mut net, "weather", json!({"region": "eu"}));
+    let call = net.next();
+    let mismatch =
+        json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32020, "message": "Missing Mcp-Param-Region"}});
+    net.reply(&call, 400, "application/json", &mismatch.to_string());
+    let mut pages = 0;
+    loop {
+        let events = net.events();
+        if let [(got, Err(RequestError::HttpStatus { status: 400, .. }))] = &responses(&events)[..] {
+            assert_eq!(got, &id);
+            break;
+        }
+        assert!(events.is_empty(), "{events:?}");
+        let page = net.next();
+        assert_eq!(page.header("mcp-method"), Some("tools/list"));
+        pages += 1;
+        assert!(pages <= 100, "more than 100 pages");
+        let page_id = json_of(&page)["id"].clone();
+        let next =
+            json!({"resultType": "complete", "ttlMs": 0, "tools": [], "nextCursor": format!("p{pages}")});
+        net.reply(&page, 200, "application/json", &result_line_raw(&page_id, next));
+    }
+    assert_eq!(pages, 100);
+    assert!(net.nothing_sent());
+}
+
 fn result_line_raw(id: &Value, result: Value) -> String {
     json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string()
 }

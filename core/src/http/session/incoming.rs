@@ -154,7 +154,7 @@ impl HttpSession {
                 && out.method() == Some("tools/call")
                 && header_mismatch(&buf)
             {
-                return self.refresh_tools(now, Refresh { call: out, refusal: buf }, None);
+                return self.refresh_tools(now, Refresh { call: out, refusal: buf, pages: 1 }, None);
             }
             return self.refuse(now, out, status, &buf);
         }

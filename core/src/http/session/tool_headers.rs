@@ -213,7 +213,14 @@ pub(super) struct Refresh {
     pub(super) call: Outgoing,
     /// The server's refusal, which stands if the list cannot be had.
     pub(super) refusal: Vec<u8>,
+    /// Pages of the tool list fetched so far (at most [`MAX_REFRESH_PAGES`]).
+    pub(super) pages: u16,
 }
+
+/// How many pages of the tool list a refresh after `-32020` fetches at most: a server whose
+/// list never ends (or repeats its cursor) leaves the refusal standing instead of keeping the
+/// call's deadline busy with pages.
+pub(super) const MAX_REFRESH_PAGES: u16 = 100;
 
 impl HttpSession {
     /// What the session does with one of the connection's events: `None` if it was for the
@@ -297,7 +304,14 @@ impl HttpSession {
         };
         let _ = self.tool_headers.learn(result.get());
         match serde_json::from_str::<Page>(result.get()).ok().and_then(|p| p.next_cursor) {
-            Some(cursor) => self.refresh_tools(now, refresh, Some(&cursor)),
+            Some(_) if refresh.pages >= MAX_REFRESH_PAGES => {
+                tracing::debug!(pages = refresh.pages, "the tool list does not end: the refusal stands");
+                self.refuse(now, refresh.call, 400, &refresh.refusal);
+            }
+            Some(cursor) => {
+                let refresh = Refresh { pages: refresh.pages + 1, ..refresh };
+                self.refresh_tools(now, refresh, Some(&cursor))
+            }
             None => {
                 let mut call = refresh.call;
                 call.refreshed = true;
