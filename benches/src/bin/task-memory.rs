@@ -4,8 +4,10 @@
 //! `tasks/result` waiting for a task the client hosts (2025-11-25). The events handed out are
 //! polled and dropped, as an application that never answers would.
 //!
-//! Usage: `task-memory [--count N]` (default 10 000). RSS comes from `/proc/self/status`; each
-//! figure is measured in a fresh connection, after one warm-up round of the same size.
+//! Usage: `task-memory [--count N]` (default 50 000). RSS comes from `/proc/self/status`; each
+//! figure is measured in a fresh process (this binary again, with `--only KIND`), on memory the
+//! allocator has not held before: a warm-up round would free memory that the measured round
+//! then reuses, hiding it.
 
 use std::time::Instant;
 
@@ -52,11 +54,15 @@ fn config(version: ProtocolVersion, count: usize) -> ClientConfig {
         .with_tasks(policy)
 }
 
-/// A ready 2026-07-28 connection, a call that became task `t`, and the task asking `count`
-/// questions in one `tasks/get` answer (`task: true`), or the call asking them as multi
-/// round-trip input (`task: false`). Returns the connection, holding them.
+/// Input requests arrive in rounds of this many, so that what parsing one answer costs for a
+/// moment (its JSON as values) is small beside what is held.
+const ROUND: usize = 100;
+
+/// A ready 2026-07-28 connection holding `count` open input requests: of one task that asks
+/// [`ROUND`] new ones at each `tasks/get` (`task: true`), or of calls that each ask [`ROUND`] in
+/// a multi round-trip round (`task: false`).
 fn inputs(count: usize, task: bool) -> ClientConnection {
-    let now = Instant::now();
+    let mut now = Instant::now();
     let mut conn = ClientConnection::new(config(ProtocolVersion::V2026_07_28, count), now);
     drain(&mut conn);
     let discover = json!({"jsonrpc": "2.0", "id": 0, "result": {"resultType": "complete",
@@ -64,19 +70,39 @@ fn inputs(count: usize, task: bool) -> ClientConnection {
     conn.feed(now, &line(discover));
     drain(&mut conn);
     let params = br#"{"name":"slow","arguments":{}}"#;
-    conn.send_request(now, "tools/call", Some(params), RequestOptions::default()).expect("sent");
-    let wire = drain(&mut conn)[0]["id"].clone();
-    let requests = elicitations(count);
+    let rounds = count.div_ceil(ROUND);
+    let batch = |round: usize| {
+        let mut map = elicitations(ROUND);
+        map = map.into_iter().map(|(k, v)| (format!("{k}-{round}"), v)).collect();
+        map
+    };
     if task {
+        conn.send_request(now, "tools/call", Some(params), RequestOptions::default()).expect("sent");
+        let wire = drain(&mut conn)[0]["id"].clone();
         let created = json!({"jsonrpc": "2.0", "id": wire, "result": {"resultType": "task", "taskId": "t",
-            "status": "input_required", "inputRequests": requests, "createdAt": "x", "lastUpdatedAt": "x"}});
+            "status": "working", "createdAt": "x", "lastUpdatedAt": "x", "pollIntervalMs": 100}});
         conn.feed(now, &line(created));
+        drain(&mut conn);
+        for round in 0..rounds {
+            now += std::time::Duration::from_millis(200);
+            conn.handle_timeout(now);
+            let poll = drain(&mut conn);
+            let asked = json!({"jsonrpc": "2.0", "id": poll[0]["id"], "result": {"resultType": "complete",
+                "taskId": "t", "status": "input_required", "inputRequests": batch(round),
+                "createdAt": "x", "lastUpdatedAt": format!("{round}")}});
+            conn.feed(now, &line(asked));
+            drain(&mut conn);
+        }
     } else {
-        let asked = json!({"jsonrpc": "2.0", "id": wire, "result": {"resultType": "input_required",
-            "inputRequests": requests}});
-        conn.feed(now, &line(asked));
+        for round in 0..rounds {
+            conn.send_request(now, "tools/call", Some(params), RequestOptions::default()).expect("sent");
+            let wire = drain(&mut conn)[0]["id"].clone();
+            let asked = json!({"jsonrpc": "2.0", "id": wire, "result": {"resultType": "input_required",
+                "inputRequests": batch(round)}});
+            conn.feed(now, &line(asked));
+            drain(&mut conn);
+        }
     }
-    drain(&mut conn);
     conn
 }
 
@@ -106,26 +132,45 @@ fn waiters(count: usize) -> ClientConnection {
     conn
 }
 
-/// RSS growth per item of holding `count` of what `make` builds (after one warm-up round).
+/// RSS growth per item of holding `count` of what `make` builds, beyond a connection holding
+/// one.
 fn per_item(count: usize, make: impl Fn(usize) -> ClientConnection) -> f64 {
-    drop(make(count));
-    let before = rss();
+    let base = make(1);
+    let with_one = rss();
     let held = make(count);
     let after = rss();
-    drop(held);
-    (after.saturating_sub(before)) as f64 / count as f64
+    drop((base, held));
+    after.saturating_sub(with_one) as f64 / count as f64
 }
+
+const KINDS: [(&str, &str); 3] = [
+    ("task", "open task input request"),
+    ("round", "open multi round-trip input request"),
+    ("waiter", "hosted-task tasks/result waiter"),
+];
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let count = match args.as_slice() {
-        [flag, n] if flag == "--count" => n.parse().expect("a count"),
-        _ => 10_000,
-    };
+    let value = |flag: &str| args.iter().position(|a| a == flag).and_then(|i| args.get(i + 1));
+    let count: usize = value("--count").map_or(50_000, |n| n.parse().expect("a count"));
+    if let Some(kind) = value("--only") {
+        let bytes = match kind.as_str() {
+            "task" => per_item(count, |n| inputs(n, true)),
+            "round" => per_item(count, |n| inputs(n, false)),
+            _ => per_item(count, waiters),
+        };
+        println!("{bytes:.0}");
+        return;
+    }
     println!(
         "# what the engine holds per item a server asks of the application ({count} held, budget lifted)"
     );
-    println!("open task input request:           {:>6.0} B", per_item(count, |n| inputs(n, true)));
-    println!("open multi round-trip input:       {:>6.0} B", per_item(count, |n| inputs(n, false)));
-    println!("hosted-task tasks/result waiter:   {:>6.0} B", per_item(count, waiters));
+    let exe = std::env::current_exe().expect("own path");
+    for (kind, what) in KINDS {
+        let out = std::process::Command::new(&exe)
+            .args(["--only", kind, "--count", &count.to_string()])
+            .output()
+            .expect("the measurement runs");
+        println!("{what:<40} {:>6} B", String::from_utf8_lossy(&out.stdout).trim());
+    }
 }
