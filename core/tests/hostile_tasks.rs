@@ -288,6 +288,24 @@ fn the_callers_deadline_bounds_a_call_that_became_a_task() {
     assert!(h.conn.is_pending(&id));
 }
 
+/// Finding: `pollIntervalMs: 250.0` (JSON has one number type; Python writes floats so) was
+/// refused, and the whole task lost over a hint.
+#[test]
+fn a_poll_interval_written_as_a_float_is_a_poll_interval() {
+    for written in ["250.0", "2.5e2", "250"] {
+        let mut h = ready(task_config(), true);
+        let (id, wire) = call(&mut h, RequestOptions::default());
+        let line = format!(
+            r#"{{"jsonrpc":"2.0","id":{wire},"result":{{"resultType":"task","taskId":"t-1","status":"working","createdAt":"x","lastUpdatedAt":"x","ttlMs":6.0e4,"pollIntervalMs":{written}}}}}"#
+        );
+        h.server(&line);
+        assert!(h.events().is_empty(), "{written}: the task is followed");
+        let (sent, after) = next_send(&mut h, 10 * MS, Duration::from_secs(2));
+        assert_eq!((methods(&sent), after), (vec!["tasks/get"], 250 * MS), "{written}");
+        assert!(h.conn.is_pending(&id));
+    }
+}
+
 /// The review: "one poll at a time" was not enforced; an update answered while a poll was out
 /// scheduled a second one.
 #[test]
