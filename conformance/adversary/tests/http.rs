@@ -12,10 +12,9 @@
 mod common;
 
 use std::future::Future;
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use common::HttpServer as Server;
 use common::Resources;
 use futures_lite::future;
 use mcp_hyper::HyperTransport;
@@ -41,44 +40,6 @@ const PROMPT: Duration = Duration::from_secs(1);
 const LATE_LIMIT: Duration = Duration::from_millis(500);
 /// Growth of the peak resident set allowed during one case.
 const RSS_LIMIT: usize = 24 * MIB;
-
-/// A running `mcp-adversary http <mode>`, killed by PID (and reaped) when dropped, also when the
-/// test panics.
-struct Server {
-    child: Child,
-    url: String,
-}
-
-impl Server {
-    fn start(mode: &str) -> Self {
-        let mut child = Command::new(common::adversary_path())
-            .args(["http", mode])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("spawning mcp-adversary");
-        let stdout = child.stdout.take().expect("piped stdout");
-        // From here on, a failure still kills the child.
-        let mut server = Server { child, url: String::new() };
-        let mut line = String::new();
-        BufReader::new(stdout).read_line(&mut line).expect("reading the server's first line");
-        server.url = line
-            .trim()
-            .strip_prefix("listening on ")
-            .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
-            .to_owned();
-        server
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        // `Child::kill` sends SIGKILL to this PID; `wait` reaps it.
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 fn builder() -> ClientBuilder {
     ClientBuilder::new(Implementation::new("mcp-adversary-test", "0.0.0"))

@@ -10,7 +10,7 @@
 
 mod common;
 
-use std::process::{Child, Command, Stdio};
+use common::HttpServer as Server;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -178,38 +178,6 @@ fn stdio_a_server_that_exits_on_initialize_too_fails_as_before() {
 }
 
 // ----- HTTP -----
-
-/// A running `mcp-adversary http <mode>`, killed by PID (and reaped) when dropped.
-struct Server {
-    child: Child,
-    url: String,
-}
-
-impl Server {
-    fn start(mode: &str) -> Self {
-        use std::io::{BufRead, BufReader};
-        let mut child = Command::new(common::adversary_path())
-            .args(["http", mode])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("spawning mcp-adversary");
-        let stdout = child.stdout.take().expect("piped stdout");
-        let mut server = Server { child, url: String::new() };
-        let mut line = String::new();
-        BufReader::new(stdout).read_line(&mut line).expect("reading the server's first line");
-        server.url = line.trim().strip_prefix("listening on ").expect("the URL line").to_owned();
-        server
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 /// `(probes, initializes)` the server got so far, asked of it on `client`.
 async fn handshakes(client: &Client) -> (u64, u64) {

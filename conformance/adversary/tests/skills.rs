@@ -8,10 +8,9 @@
 mod common;
 
 use std::future::Future;
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use common::HttpServer;
 use common::{Resources, peak_rss_bytes, reset_peak_rss, rss_bytes};
 use mcp_hyper::HyperTransport;
 use mcp_smol::mcp_sansio::http::HttpConfig;
@@ -30,37 +29,6 @@ const PROMPT: Duration = Duration::from_secs(2);
 enum Transport {
     Stdio,
     Http,
-}
-
-/// A running `mcp-adversary http <mode>`, killed by PID (and reaped) when dropped.
-struct HttpServer {
-    child: Child,
-    url: String,
-}
-
-impl HttpServer {
-    fn start(mode: &str) -> Self {
-        let mut child = Command::new(common::adversary_path())
-            .args(["http", mode])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("spawning mcp-adversary");
-        let stdout = child.stdout.take().expect("piped stdout");
-        let mut server = HttpServer { child, url: String::new() };
-        let mut line = String::new();
-        BufReader::new(stdout).read_line(&mut line).expect("reading the server's first line");
-        server.url = line.trim().strip_prefix("listening on ").expect("the server's URL").to_owned();
-        server
-    }
-}
-
-impl Drop for HttpServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 /// A client that declares skills, with every other setting at its default, pinned to the

@@ -7,53 +7,16 @@ mod common;
 mod tasks_common;
 
 use std::future::Future;
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::AtomicUsize;
 use std::time::Duration;
 
+use common::HttpServer as Server;
 use common::{Resources, peak_rss_bytes, reset_peak_rss, rss_bytes};
 use mcp_hyper::HyperTransport;
 use mcp_smol::Client;
 use mcp_smol::mcp_sansio::http::HttpConfig;
 use tasks_common::{Asker, RSS_LIMIT, answers, builder, still_answers};
-
-/// A running `mcp-adversary http <mode>`, killed by PID (and reaped) when dropped, also when the
-/// test panics.
-struct Server {
-    child: Child,
-    url: String,
-}
-
-impl Server {
-    fn start(mode: &str) -> Self {
-        let mut child = Command::new(common::adversary_path())
-            .args(["http", mode])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("spawning mcp-adversary");
-        let stdout = child.stdout.take().expect("piped stdout");
-        let mut server = Server { child, url: String::new() };
-        let mut line = String::new();
-        BufReader::new(stdout).read_line(&mut line).expect("reading the server's first line");
-        server.url = line
-            .trim()
-            .strip_prefix("listening on ")
-            .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
-            .to_owned();
-        server
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 async fn connect(mode: &str, url: &str, asker: Asker) -> Client {
     builder(mode, asker).spawn_http(HttpConfig::new(url), HyperTransport::new()).await.expect("connecting")

@@ -8,6 +8,46 @@ use std::path::PathBuf;
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+/// A running `mcp-adversary http <mode>`, killed by PID (and reaped) when dropped, also when the
+/// test panics. `url` is the endpoint it printed.
+pub(crate) struct HttpServer {
+    child: std::process::Child,
+    pub(crate) url: String,
+}
+
+impl HttpServer {
+    pub(crate) fn start(mode: &str) -> Self {
+        use std::io::{BufRead, BufReader};
+        use std::process::{Command, Stdio};
+        let mut child = Command::new(adversary_path())
+            .args(["http", mode])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("spawning mcp-adversary");
+        let stdout = child.stdout.take().expect("piped stdout");
+        // From here on, a failure still kills the child.
+        let mut server = HttpServer { child, url: String::new() };
+        let mut line = String::new();
+        BufReader::new(stdout).read_line(&mut line).expect("reading the server's first line");
+        server.url = line
+            .trim()
+            .strip_prefix("listening on ")
+            .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+            .to_owned();
+        server
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        // `Child::kill` sends SIGKILL to this PID; `wait` reaps it.
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 /// The adversary binary, built by cargo for this package's tests.
 pub(crate) fn adversary_path() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_mcp-adversary"))
