@@ -224,6 +224,24 @@ fn an_undecodable_task_with_a_readable_id_is_cancelled() {
     assert_eq!((methods(&sent), &sent[0]["params"]["taskId"]), (vec!["tasks/cancel"], &json!("old-9")));
 }
 
+/// A refused task is cancelled only where the session has a `tasks/cancel`: a 2025-11-25 server
+/// that declares no `tasks.cancel` answering with a task of the extension gets none (rmcp 3.11
+/// does this; `conformance/tests/rmcp_tasks.rs` holds it against the real server).
+#[test]
+fn a_refused_task_is_not_cancelled_where_the_session_has_no_tasks_cancel() {
+    let mut h = legacy_ready(false);
+    let id = h
+        .conn
+        .send::<CallTool>(h.now, &CallToolRequestParams::new("slow"), RequestOptions::default())
+        .unwrap();
+    let wire = h.sent()[0]["id"].as_i64().unwrap();
+    h.server(&created(wire, Some(100)));
+    let (got_id, result) = only_response(&mut h);
+    assert_eq!(got_id, id);
+    assert!(matches!(result, Err(RequestError::InvalidResponse(_))), "{result:?}");
+    assert!(h.sent().is_empty(), "no tasks/cancel: the server has none");
+}
+
 /// Finding: a task whose poll timed out was given up without `tasks/cancel`.
 #[test]
 fn a_task_whose_poll_times_out_is_cancelled() {

@@ -409,7 +409,10 @@ impl ClientConnection {
     }
 
     /// Fails request `id` with [`RequestError::InvalidResponse`] over a task answer the client
-    /// refuses, and cancels the task when its id can be read and no other request owns it.
+    /// refuses, and cancels the task when its id can be read, no other request owns it, and the
+    /// session has a `tasks/cancel` to send: on 2026-07-28 the server offers the tasks extension,
+    /// on 2025-11-25 it declares `tasks.cancel` (a server that declares neither has no such
+    /// method, whatever it answered).
     fn refuse_task(
         &mut self,
         now: Instant,
@@ -419,7 +422,12 @@ impl ClientConnection {
         why: String,
     ) -> Option<Pending> {
         self.finish(id, pending, Err(RequestError::InvalidResponse(why)));
-        if let Some(task_id) = task_peek::readable_task_id(raw).filter(|t| !self.tasks.owned(t)) {
+        let cancellable = self.session().is_some_and(|session| match session.version.is_modern() {
+            true => session.capabilities.has_extension(schema::TASKS_EXTENSION),
+            false => session.capabilities.tasks.as_ref().is_some_and(|tasks| tasks.contains_key("cancel")),
+        });
+        let readable = task_peek::readable_task_id(raw).filter(|t| cancellable && !self.tasks.owned(t));
+        if let Some(task_id) = readable {
             self.cancel_task(now, task_id, id, Shape::Extension);
         }
         None
