@@ -334,7 +334,10 @@ pub struct RequestOptions {
     /// [`max_total`](Self::max_total) say: those bound the request until it becomes a task.
     /// Without it, an explicit `timeout` or `max_total` bounds the whole call, task included
     /// (see [`TaskPolicy`]).
-    pub task_policy: Option<TaskPolicy>,
+    ///
+    /// Boxed: every request's options are moved through a few calls on the way out, and a
+    /// policy inline would double what each move copies, for an option few requests set.
+    pub task_policy: Option<Box<TaskPolicy>>,
 }
 
 impl RequestOptions {
@@ -378,7 +381,7 @@ impl RequestOptions {
     /// [`task_policy`](Self::task_policy)): its deadlines replace the request's own once the
     /// server answers with a task.
     pub fn task_policy(mut self, policy: TaskPolicy) -> Self {
-        self.task_policy = Some(policy);
+        self.task_policy = Some(Box::new(policy));
         self
     }
 }

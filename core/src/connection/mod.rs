@@ -618,7 +618,7 @@ impl ClientConnection {
         now: Instant,
         method: Cow<'static, str>,
         params: Option<&[u8]>,
-        options: RequestOptions,
+        mut options: RequestOptions,
         kind: PendingKind,
     ) -> Result<RequestId, UsageError> {
         self.clock = self.clock.max(now);
@@ -650,7 +650,6 @@ impl ClientConnection {
         // The progress token is the request's own id (no second table to map tokens).
         let token = options.progress.then(|| self.pending.next_id());
         let pending = Pending::new(kind, now, Some(timing));
-        let terms = tasks::TaskTerms::of(&options, &self.config);
         let id = match self.session().and_then(|s| s.meta.as_ref()) {
             Some(session_meta) => {
                 let mut meta = session_meta.clone();
@@ -660,7 +659,7 @@ impl ClientConnection {
                         serde_json::to_value(level).unwrap_or_default(),
                     );
                 }
-                if let Some(extra) = options.meta {
+                if let Some(extra) = options.meta.take() {
                     meta.extend(extra);
                 }
                 let params =
@@ -669,6 +668,7 @@ impl ClientConnection {
                 let id = self.start_request(pending, method.clone(), Some(&params), route.clone());
                 // Kept to send it again: multi round-trip rounds, version refusals, lost streams.
                 if let Some(pending) = self.pending.get_mut(id) {
+                    let terms = tasks::TaskTerms::of(&options, &self.config);
                     pending.retry = Some(Box::new(input_rounds::Retry::new(method, params, route, terms)));
                 }
                 id
@@ -678,7 +678,7 @@ impl ClientConnection {
                 let params = with_meta(params, token, options.meta.as_ref())?;
                 let id = self.start_request(pending, method, params.as_deref(), None);
                 if task {
-                    self.augmented(id, terms);
+                    self.augmented(id, tasks::TaskTerms::of(&options, &self.config));
                 }
                 id
             }

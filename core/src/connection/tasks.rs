@@ -106,7 +106,7 @@ impl TaskTerms {
     pub(crate) fn of(options: &RequestOptions, config: &ClientConfig) -> Self {
         let bounded =
             options.task_policy.is_none() && (options.timeout.is_some() || options.max_total.is_some());
-        let policy = options.task_policy.unwrap_or(config.tasks);
+        let policy = options.task_policy.as_deref().copied().unwrap_or(config.tasks);
         TaskTerms {
             mode: options.task,
             policy,
@@ -586,7 +586,7 @@ impl ClientConnection {
         if self.tasks.follows.contains_key(task_id) {
             return Err(UsageError::TaskFollowed(task_id.to_owned()));
         }
-        let policy = options.task_policy.unwrap_or(self.config.tasks);
+        let policy = options.task_policy.as_deref().copied().unwrap_or(self.config.tasks);
         let timing = Timing {
             timeout: options.timeout.unwrap_or(policy.timeout),
             max_total: options.max_total.unwrap_or(policy.max_total),
