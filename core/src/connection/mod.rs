@@ -2,10 +2,21 @@
 //!
 //! This file holds the connection's public surface (getters, inputs, commands, outputs) and the
 //! dispatch of what arrives. The parts live beside it, each an `impl ClientConnection` block
-//! over its own state: `pending.rs` (the table of requests awaiting something), `handshake.rs`
-//! (the phases: discover, initialize, ready, closed), `input_rounds.rs` (2026-07-28 multi
-//! round-trip input and re-sending), `subscriptions.rs` (the 2026-07-28 listen stream),
-//! `meta.rs` (`_meta` and params helpers).
+//! over its own state:
+//! - `pending.rs`: the table of requests awaiting something (ids, wire ids, deadlines);
+//! - `handshake.rs`: the phases (discover, initialize, ready, closed) and what the probe's
+//!   answers mean;
+//! - `incoming.rs`: what arrives, dispatched (responses, notifications, server requests);
+//! - `input.rs`: input the server asks of the application in the middle of a request (decoding,
+//!   the ids it is handed out under, gathering the answers) and the one budget of everything
+//!   the server has open with the application;
+//! - `input_rounds.rs`: 2026-07-28 multi round-trip input, version refusals and re-sending;
+//! - `tasks.rs`: following tasks (the 2026-07-28 extension and 2025-11-25's), each in one stage;
+//! - `hosted_tasks.rs`: the tasks the client hosts for a 2025-11-25 server;
+//! - `subscriptions.rs`: the 2026-07-28 listen stream;
+//! - `notify.rs`: the client's own notifications (any the version has, and `roots_changed`);
+//! - `meta.rs`: `_meta` and params helpers;
+//! - `stats.rs`: the counters.
 
 mod handshake;
 mod hosted_tasks;
