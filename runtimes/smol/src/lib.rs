@@ -24,7 +24,9 @@
 //!   allow-list, stderr always drained, own process group, and a shutdown that closes stdin, then
 //!   sends SIGTERM, then SIGKILL to the group, so no orphan or zombie is left behind, even when
 //!   the [`Client`] is dropped without [`close`](Client::close)), and HTTP through an
-//!   [`HttpTransport`] (`mcp-hyper`, `mcp-surf`; the `http` feature).
+//!   [`HttpTransport`] (`mcp-hyper`, `mcp-surf`; the `http` feature). The crate builds on
+//!   Unix only: stdio children are stopped through their process group with signals
+//!   (rustix), which Windows does not have. It is tested on Linux.
 //! - Server requests (roots, sampling, elicitation) go to a [`ClientHandler`] with polite
 //!   defaults. Server notifications go to [`NotificationHandler`]s and closures
 //!   ([`ClientBuilder::on_notification`]) and to any number of [`Notifications`] subscriptions,
