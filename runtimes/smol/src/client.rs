@@ -89,6 +89,7 @@ fn era_key(command: &ServerCommand) -> String {
 ///     })
 /// }
 /// ```
+#[derive(Clone)]
 pub struct ClientBuilder {
     config: ClientConfig,
     handler: Arc<dyn ClientHandler>,
@@ -347,26 +348,6 @@ impl ClientBuilder {
         EraMemo::apply(self.era_cache.clone()?, key, &mut self.config)
     }
 
-    /// Another builder like this one, for starting a stdio server a second time.
-    fn again(&self) -> Self {
-        Self {
-            config: self.config.clone(),
-            handler: self.handler.clone(),
-            era_cache: self.era_cache.clone(),
-            notification_handlers: self.notification_handlers.clone(),
-            violation_hooks: self.violation_hooks.clone(),
-            notification_capacity: self.notification_capacity,
-            list_cache: self.list_cache,
-            clock: self.clock.clone(),
-            driver_watch: self.driver_watch,
-            trace: self.trace.clone(),
-            #[cfg(feature = "http")]
-            oauth: self.oauth.clone(),
-            #[cfg(feature = "output-schema")]
-            validate_output: self.validate_output,
-        }
-    }
-
     /// Connects over any byte streams: returns the handle and the [`Driver`] to spawn on an
     /// executor. Wait for the handshake with [`Client::ready`]. (There is no telling which
     /// server is at the other end, so the era cache does not apply.)
@@ -424,9 +405,7 @@ impl ClientBuilder {
     /// (`configure(|c| c.with_legacy_versions())`) sends `initialize` first and avoids it. A
     /// server that exits on `initialize` too fails as any other.
     pub async fn spawn_stdio(self, command: &ServerCommand) -> Result<Client, Error> {
-        let dual = self.config.versions.iter().any(|v| v.is_modern())
-            && self.config.versions.iter().any(|v| !v.is_modern());
-        let again = dual.then(|| self.again());
+        let again = crate::era::dual_era(&self.config).then(|| self.clone());
         let (client, driver) = self.stdio(command)?;
         spawn_driver(driver);
         let error = match client.ready().await {

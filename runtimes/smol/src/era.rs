@@ -130,14 +130,18 @@ pub(crate) struct EraMemo {
     settled: bool,
 }
 
+/// Whether `config` accepts both eras (probes with `server/discover`, falls back to
+/// `initialize`): the connections the era cache is for.
+pub(crate) fn dual_era(config: &ClientConfig) -> bool {
+    config.versions.iter().any(|v| v.is_modern()) && config.versions.iter().any(|v| !v.is_modern())
+}
+
 impl EraMemo {
     /// Prepares a connection to the server known as `key`: when `config` is dual-era and the
     /// cache knows the server as legacy, the connection is restricted to the legacy versions.
     /// `None` when the cache does not apply (not dual-era).
     pub(crate) fn apply(cache: EraCache, key: String, config: &mut ClientConfig) -> Option<Self> {
-        let dual =
-            config.versions.iter().any(|v| v.is_modern()) && config.versions.iter().any(|v| !v.is_modern());
-        if !dual {
+        if !dual_era(config) {
             return None;
         }
         let assumed_legacy = cache.get(&key).is_some();
