@@ -19,7 +19,7 @@ use super::{ClientConnection, request_transmit};
 use crate::error::UsageError;
 use crate::event::RequestError;
 use crate::jsonrpc::{ErrorObject, error_codes};
-use crate::schema::task_peek;
+use crate::schema::task_peek::{self, ResultKind};
 use crate::transmit::Route;
 use crate::{ProtocolVersion, schema};
 
@@ -100,15 +100,15 @@ impl ClientConnection {
         };
         // What the answer is, from its parsed `resultType` (an escaped name reads the same).
         let kind = match result {
-            Ok(raw) if retry.method == "tools/call" || retry.takes_input() => task_peek::result_type(raw),
-            _ => None,
+            Ok(raw) if retry.method == "tools/call" || retry.takes_input() => task_peek::result_kind(raw),
+            _ => ResultKind::Other,
         };
         match result {
-            Ok(raw) if retry.method == "tools/call" && kind.as_deref() == Some("task") => {
+            Ok(raw) if retry.method == "tools/call" && kind == ResultKind::Task => {
                 let terms = retry.task;
                 self.on_task_answer(now, id, pending, raw, terms)
             }
-            Ok(raw) if retry.takes_input() && kind.as_deref() == Some("input_required") => {
+            Ok(raw) if retry.takes_input() && kind == ResultKind::InputRequired => {
                 self.on_input_required(id, pending, raw)
             }
             Err(error)

@@ -486,7 +486,7 @@ impl ClientConnection {
     ) -> Option<Pending> {
         let Ok(raw) = result else { return Some(pending) };
         if !self.config.capabilities.has_extension(schema::TASKS_EXTENSION)
-            || task_peek::result_type(raw).as_deref() != Some("task")
+            || task_peek::result_kind(raw) != task_peek::ResultKind::Task
         {
             return Some(pending);
         }

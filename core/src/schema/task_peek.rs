@@ -22,20 +22,41 @@ pub(crate) fn may_name(json: &[u8], name: &memchr::memmem::Finder<'_>) -> bool {
     name.find(json).is_some() || memchr::memchr(b'\\', json).is_some()
 }
 
-/// The member `resultType` of a 2026-07-28 result (what kind of answer it is), read without
-/// decoding the rest. `None` when absent or when `raw` is not an object.
-pub(crate) fn result_type(raw: &RawValue) -> Option<Cow<'_, str>> {
-    static NAME: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
-        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"resultType\""));
+/// What a 2026-07-28 result's `resultType` says it is, of what changes the engine's course.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ResultKind {
+    /// `"task"`: a task the request became (the tasks extension).
+    Task,
+    /// `"input_required"`: a multi round-trip request asking for input.
+    InputRequired,
+    /// Anything else (`"complete"`, absent, not an object): the request's result.
+    Other,
+}
+
+/// What `raw`'s `resultType` says it is. The member is parsed only when the bytes may hold one
+/// of the two values that matter: without `"task"`, `"input_required"` and any backslash (an
+/// escape), neither value can be written, so a plain result (every result of 2026-07-28 names
+/// its `resultType`, `"complete"`) costs a byte search, not a second parse.
+pub(crate) fn result_kind(raw: &RawValue) -> ResultKind {
+    static TASK: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"task\""));
+    static INPUT: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"input_required\""));
     #[derive(Deserialize)]
     struct Kind<'a> {
         #[serde(rename = "resultType", borrow, default)]
         result_type: Option<Cow<'a, str>>,
     }
-    if !may_name(raw.get().as_bytes(), &NAME) {
-        return None;
+    let bytes = raw.get().as_bytes();
+    if !may_name(bytes, &TASK) && INPUT.find(bytes).is_none() {
+        return ResultKind::Other;
     }
-    serde_json::from_str::<Kind<'_>>(raw.get()).ok()?.result_type
+    let kind = serde_json::from_str::<Kind<'_>>(raw.get()).ok().and_then(|k| k.result_type);
+    match kind.as_deref() {
+        Some("task") => ResultKind::Task,
+        Some("input_required") => ResultKind::InputRequired,
+        _ => ResultKind::Other,
+    }
 }
 
 /// Whether request params (JSON text) have a member `task`: a 2025-11-25 task-augmented
@@ -170,10 +191,13 @@ mod tests {
 
     #[test]
     fn an_escaped_member_name_reads_as_the_plain_one() {
-        assert_eq!(result_type(&raw(r#"{"resultType":"task"}"#)).as_deref(), Some("task"));
-        assert_eq!(result_type(&raw(r#"{"result\u0054ype":"ta\u0073k"}"#)).as_deref(), Some("task"));
-        assert_eq!(result_type(&raw(r#"{"content":[]}"#)), None);
-        assert_eq!(result_type(&raw(r#"[1]"#)), None);
+        assert_eq!(result_kind(&raw(r#"{"resultType":"task"}"#)), ResultKind::Task);
+        assert_eq!(result_kind(&raw(r#"{"result\u0054ype":"ta\u0073k"}"#)), ResultKind::Task);
+        assert_eq!(result_kind(&raw(r#"{"resultType":"input\u005frequired"}"#)), ResultKind::InputRequired);
+        assert_eq!(result_kind(&raw(r#"{"resultType":"input_required"}"#)), ResultKind::InputRequired);
+        assert_eq!(result_kind(&raw(r#"{"resultType":"complete","text":"task"}"#)), ResultKind::Other);
+        assert_eq!(result_kind(&raw(r#"{"content":[]}"#)), ResultKind::Other);
+        assert_eq!(result_kind(&raw(r#"[1]"#)), ResultKind::Other);
         assert!(asks_for_task(br#"{"name":"x","task":{}}"#));
         assert!(asks_for_task(br#"{"name":"x","\u0074ask":{}}"#));
         assert!(!asks_for_task(br#"{"name":"x","arguments":{"task":1}}"#));
