@@ -402,7 +402,7 @@ impl ClientBuilder {
     /// know. Such a server is started again, once, and sent `initialize` at once; the command
     /// is then remembered as legacy in the [`EraCache`] (for an hour), so later connections
     /// start it once. The cost is that second start. Pinning the versions
-    /// (`configure(|c| c.with_legacy_versions())`) sends `initialize` first and avoids it. A
+    /// (`configure(|c| c.with_versions(ProtocolVersion::LEGACY))`) sends `initialize` first and avoids it. A
     /// server that exits on `initialize` too fails as any other.
     pub async fn spawn_stdio(self, command: &ServerCommand) -> Result<Client, Error> {
         let again = crate::era::dual_era(&self.config).then(|| self.clone());
