@@ -5,6 +5,7 @@ use std::ffi::{OsStr, OsString};
 use std::fmt;
 use std::future::Future;
 use std::io;
+use std::os::fd::{AsFd, OwnedFd};
 use std::path::PathBuf;
 use std::pin::Pin;
 use std::process::Stdio;
@@ -114,7 +115,10 @@ impl fmt::Debug for StderrSink {
 /// Shutdown closes its stdin, waits [`shutdown_step`](Self::shutdown_step), sends SIGTERM to the
 /// group, waits again, then sends SIGKILL to the group; the child is always reaped. The first
 /// step counts from the moment the connection closed: writing what was still queued for the
-/// server comes out of it, so a whole shutdown takes at most twice the step.
+/// server comes out of it, so a whole shutdown takes at most twice the step. What the server
+/// writes to its stdout meanwhile is read and dropped: its last answers (to the requests the
+/// close cancelled) do not fail, so a server that would stop at a failed write still exits once
+/// its stdin closes.
 /// [`Client::close`](crate::Client::close) reports how the server ended ([`ServerEnd`]).
 ///
 /// The server's exit status also ends its connection: a server that exits closes it with
@@ -269,6 +273,7 @@ impl ServerCommand {
         let stdin = child.stdin.take().ok_or_else(missing)?;
         let stdout = child.stdout.take().ok_or_else(missing)?;
         let stderr = child.stderr.take().ok_or_else(missing)?;
+        let output = stdout.as_fd().try_clone_to_owned().map_err(spawn_error)?;
         let pid = child.id();
         tracing::debug!(pid, program = %self.program(), "server process started");
         let status = child.status();
@@ -288,6 +293,7 @@ impl ServerCommand {
                 step: self.shutdown_step,
                 exit: None,
                 watch: None,
+                output: Some(output),
             },
             stderr_sink: self.stderr.clone(),
         })
@@ -362,6 +368,11 @@ pub(crate) struct ServerProcess {
     exit: Option<ServerExit>,
     /// Waits for the exit, once [`poll_exit`](Self::poll_exit) asked.
     watch: Option<Pin<Box<dyn Future<Output = io::Result<std::process::ExitStatus>> + Send>>>,
+    /// A second handle on the read end of the server's stdout, read (and what comes dropped)
+    /// during the shutdown, after the connection let go of its own. Without it, a server's
+    /// last writes (its answers to the requests the close cancelled) fail: it dies of SIGPIPE,
+    /// or sees EPIPE and exits with an error, or, with a write it never sees finish, stays up.
+    output: Option<OwnedFd>,
 }
 
 impl ServerProcess {
@@ -408,8 +419,15 @@ impl ServerProcess {
     /// this future half-way (the driver was dropped) still kills the group. The waits are in
     /// the connection's `clock`; the first one counts from `closed_at`, when the connection
     /// closed, so that the time the driver spent flushing what was queued for the server comes
-    /// out of it and the whole sequence stays within twice the step.
+    /// out of it and the whole sequence stays within twice the step. The server's stdout is
+    /// read and dropped meanwhile.
     pub(crate) async fn shutdown(mut self, clock: Arc<dyn Clock>, closed_at: Instant) -> Option<ServerEnd> {
+        let output = self.output.take();
+        futures_lite::future::or(self.stop(clock, closed_at), discard_output(output)).await
+    }
+
+    /// The sequence of [`shutdown`](Self::shutdown).
+    async fn stop(&mut self, clock: Arc<dyn Clock>, closed_at: Instant) -> Option<ServerEnd> {
         let step = self.step;
         let group = self.group;
         let known = self.exit;
@@ -451,6 +469,24 @@ impl ServerProcess {
         self.group = None;
         Some(end)
     }
+}
+
+/// Reads the server's stdout and drops what comes, until its end; then waits for ever (the
+/// shutdown sequence it runs beside ends the wait).
+async fn discard_output<T>(output: Option<OwnedFd>) -> T {
+    use futures_lite::AsyncReadExt;
+    if let Some(Ok(mut pipe)) = output.map(|fd| async_io::Async::new(std::fs::File::from(fd))) {
+        let mut buf = vec![0u8; 8 * 1024];
+        loop {
+            match pipe.read(&mut buf).await {
+                Ok(0) => break,
+                Err(e) if e.kind() != io::ErrorKind::Interrupted => break,
+                // A server that writes without pause must not keep the sequence from its timers.
+                _ => futures_lite::future::yield_now().await,
+            }
+        }
+    }
+    std::future::pending().await
 }
 
 fn signal_group(group: Option<Pid>, signal: Signal) {

@@ -64,6 +64,20 @@ fn close_reports_a_server_that_exits_once_its_stdin_closes() {
     });
 }
 
+/// What a server writes after its stdin closed (its last answers, a goodbye) is read and
+/// dropped until it exits: the write does not fail. Before, the client let go of the pipe as it
+/// closed stdin, and the shell's `echo` died of SIGPIPE.
+#[test]
+fn a_server_still_writing_after_its_stdin_closed_exits_cleanly() {
+    smol::block_on(async {
+        let after = "sleep 0.1; echo '{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\"}' || exit 7";
+        let client = builder().spawn_stdio(&shell_around_demo("", after)).await.unwrap();
+        client.ping().await.unwrap();
+        let end = client.close().await;
+        assert_eq!(parts(end), Some((EndedBy::StdinClosed, Some(ServerExit::Code(0)))), "{end:?}");
+    });
+}
+
 #[test]
 fn close_reports_a_server_ended_by_sigterm() {
     smol::block_on(async {

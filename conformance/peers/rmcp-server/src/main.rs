@@ -34,7 +34,7 @@
 //! | `fail_task`   | `ms` (default 50)                 | a task that fails with the JSON-RPC error `-32050` "the task failed on purpose", `data: {"tool": "fail_task", "taskId": ...}` |
 //! | `self_cancel` | `ms` (default 50)                 | a task the server cancels: status `cancelled`, message "cancelled by the server" |
 //! | `endless`     |                                   | a task that runs until `tasks/cancel` (then `cancelled`), at most 10 minutes |
-//! | `peer_log`    | `taskId` (optional filter)        | answers at once with what the server saw: structured `{"requests": [{"method", "taskId", "mcpName"}...], "cancelled": [taskId...], "listens": n}` |
+//! | `peer_log`    | `taskId` (optional filter)        | answers at once with what the server saw: structured `{"requests": [{"method", "taskId", "mcpName"}...], "cancelled": [taskId...], "listens": n, "acknowledged": n}` |
 //!
 //! `peer_log`'s `requests` are the `tasks/get`, `tasks/update` and `tasks/cancel` requests in the
 //! order they came, with the `Mcp-Name` header each carried over HTTP (`null` over stdio). rmcp
@@ -43,7 +43,8 @@
 //! one. Each `tasks/cancel` is also logged on stderr: `rmcp-peer: tasks/cancel <taskId>`.
 //! `listens` counts the `subscriptions/listen` requests: the peer offers `tools.listChanged` and
 //! accepts what is asked, which rmcp cuts down to what it knows (never `taskIds`: rmcp 3.11
-//! sends no `notifications/tasks`).
+//! sends no `notifications/tasks`). `acknowledged` counts the streams whose acknowledgement rmcp
+//! has sent (and seen written), which then listen until cancelled.
 //!
 //! # Skills by hand (raw JSON-RPC over stdio, 2026-07-28)
 //!
@@ -81,7 +82,7 @@ use rmcp::model::{
     JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
     SubscriptionFilter, Tool, UpdateTaskParams,
 };
-use rmcp::service::{RequestContext, RoleServer};
+use rmcp::service::{RequestContext, RoleServer, SubscriptionContext};
 use rmcp::task_manager::{TaskContext, TaskExit, TaskFuture, TaskManager, TaskOptions};
 use rmcp::{ErrorData as McpError, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
@@ -103,6 +104,8 @@ struct Shared {
     journal: Mutex<Vec<Value>>,
     /// `subscriptions/listen` requests seen.
     listens: AtomicUsize,
+    /// Listen streams acknowledged (rmcp calls `listen` once the acknowledgement is written).
+    acknowledged: AtomicUsize,
     #[cfg(feature = "skills-fs")]
     skills: Option<rmcp::handler::server::skill_catalog::SkillCatalog>,
 }
@@ -241,6 +244,7 @@ impl Peer {
             polls: Mutex::new(HashMap::new()),
             journal: Mutex::new(Vec::new()),
             listens: AtomicUsize::new(0),
+            acknowledged: AtomicUsize::new(0),
             #[cfg(feature = "skills-fs")]
             skills,
         })))
@@ -287,7 +291,8 @@ impl Peer {
         let cancelled: Vec<Value> =
             requests.iter().filter(|e| e["method"] == "tasks/cancel").map(|e| e["taskId"].clone()).collect();
         let listens = self.0.listens.load(Ordering::SeqCst);
-        let log = json!({"requests": requests, "cancelled": cancelled, "listens": listens});
+        let acknowledged = self.0.acknowledged.load(Ordering::SeqCst);
+        let log = json!({"requests": requests, "cancelled": cancelled, "listens": listens, "acknowledged": acknowledged});
         let mut result = text(log.to_string());
         result.structured_content = Some(log);
         result
@@ -438,6 +443,14 @@ impl ServerHandler for Peer {
     fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
         self.0.listens.fetch_add(1, Ordering::SeqCst);
         Some(requested.clone())
+    }
+
+    /// rmcp's own listen (until the stream is cancelled), counted: rmcp calls it once the
+    /// stream's acknowledgement was written.
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
+        self.0.acknowledged.fetch_add(1, Ordering::SeqCst);
+        context.cancelled().await;
+        Ok(())
     }
 
     async fn get_task(

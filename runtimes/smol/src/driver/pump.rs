@@ -408,8 +408,9 @@ impl Core {
     }
 
     /// The connection is over and everything queued was written: the transport closes (for a
-    /// child, EOF on its stdin and EPIPE on its stdout tell it to exit) and the rest is the
-    /// driver's task's, which the route goes back to.
+    /// child, EOF on its stdin tells it to exit; the shutdown goes on reading its stdout, so its
+    /// last writes do not fail) and the rest is the driver's task's, which the route goes back
+    /// to.
     fn begin_shutdown(&mut self, now: Instant) {
         let mut process = self.process.take();
         // Whether it exited on its own is known only before its stdin closes.
