@@ -4,7 +4,7 @@ use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll, Waker};
+use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use mcp_sansio::RawResult;
@@ -12,9 +12,7 @@ use mcp_sansio::schema::{JsonObject, ProgressNotificationParams};
 use mcp_sansio::{RequestError, RequestId, RequestOptions};
 
 use crate::Error;
-use crate::driver::{Pumper, ROUNDS_PER_PUMP};
 use crate::shared::{ProgressFn, Shared};
-use crate::source_waker::{CallToken, Released};
 
 /// Options for one call: timeouts, progress, `_meta`. Defaults come from the connection's
 /// [`ClientConfig`](mcp_sansio::ClientConfig).
@@ -156,14 +154,15 @@ impl CallOptions {
 /// Resolves with the raw result of one request. Dropping it before it resolves cancels the
 /// request: the engine sends `notifications/cancelled` and forgets the id.
 ///
-/// While it waits, it pumps the connection itself when nobody else is driving (see
-/// `shared.rs`): its response then wakes it directly. Its progress callback runs here, on its
-/// own task, before its result is returned.
+/// It only looks at its slot: whoever pumps the response in (where the news lands, or the
+/// driver's task: see `source_waker.rs`) wakes it, so nobody but the call itself waits on its
+/// being polled. Its progress callback runs here, on its own task, before its result is
+/// returned.
 pub(crate) struct ResponseFuture {
     shared: Arc<Shared>,
     id: Option<RequestId>,
-    /// Tells this call apart while it drives the connection.
-    token: CallToken,
+    /// Whether its request still waits to be written by it.
+    write: Write,
     /// The call's progress callback (dropped if it panics).
     on_progress: Option<ProgressFn>,
     /// The request's span, when something listens at `debug` (nothing is measured otherwise).
@@ -176,6 +175,7 @@ impl ResponseFuture {
         id: RequestId,
         method: &str,
         on_progress: Option<ProgressFn>,
+        write: Write,
     ) -> Self {
         // Method and id only: arguments never go into a span (they may hold anything).
         let span = tracing::debug_span!(
@@ -186,8 +186,7 @@ impl ResponseFuture {
             duration_us = tracing::field::Empty,
         );
         let trace = (!span.is_disabled()).then(|| (span, shared.clock.now()));
-        let token = shared.call_token();
-        Self { shared, id: Some(id), token, on_progress, trace }
+        Self { shared, id: Some(id), write, on_progress, trace }
     }
 
     /// Records how the request ended in its span.
@@ -199,6 +198,18 @@ impl ResponseFuture {
             tracing::debug!(parent: &span, outcome, duration_us, "request finished");
         }
     }
+}
+
+/// Who writes a call's request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Write {
+    /// Written (or left to whoever was pumping) when the call was made.
+    Done,
+    /// Other calls are in flight: written by the call's second poll (or by whoever writes
+    /// first), so that the calls made in one turn of the executor go out together.
+    AfterOthers,
+    /// Its next poll writes it.
+    Now,
 }
 
 /// A short name for how a request ended, for its span.
@@ -220,22 +231,21 @@ impl Future for ResponseFuture {
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         // Only `Decode` and the crate's own wrappers poll it, never again after it resolved.
         let Some(id) = self.id.clone() else { panic!("a call's response was polled after it resolved") };
-        // The response may be here already; if not, the call pumps while nobody else drives,
-        // and looks again. Its waker is taken out meanwhile, so that its own pump delivering
-        // the response does not wake it for nothing; it is put back below, under the same lock
-        // as the last look, so a response another pump delivers after that look wakes it.
-        let (result, successor) = match self.look(&id, None) {
-            Some(ended) => ended,
-            None => {
-                self.drive(cx);
-                match self.look(&id, Some(cx)) {
-                    Some(ended) => ended,
-                    None => return Poll::Pending,
-                }
+        match self.write {
+            Write::Done => {}
+            Write::AfterOthers => {
+                // Calls made in the same turn of the executor go out in one write.
+                self.write = Write::Now;
+                cx.waker().wake_by_ref();
+                return Poll::Pending;
             }
-        };
+            Write::Now => {
+                self.write = Write::Done;
+                self.shared.pump.send_now(&self.shared);
+            }
+        }
+        let Some(result) = self.look(&id, cx) else { return Poll::Pending };
         self.id = None;
-        self.leave_route(true, successor);
         if self.trace.is_some() {
             self.finish(outcome(&result));
         }
@@ -247,11 +257,11 @@ impl Future for ResponseFuture {
 type CallOutcome = Result<RawResult, Error>;
 
 impl ResponseFuture {
-    /// The call's outcome if it is known (removing its slot), with the waker of a call still
-    /// waiting if this one drives (to take over when this one ends); else `None`, with the
-    /// slot's waker set to `cx`'s, or cleared without one. Progress that came for the call runs
-    /// its callback first, outside the lock.
-    fn look(&mut self, id: &RequestId, cx: Option<&Context<'_>>) -> Option<(CallOutcome, Option<Waker>)> {
+    /// The call's outcome if it is known (removing its slot); else `None`, with the slot's
+    /// waker set to `cx`'s (under the same lock as the look, so a response pumped in after it
+    /// wakes the call). Progress that came for the call runs its callback first, outside the
+    /// lock.
+    fn look(&mut self, id: &RequestId, cx: &Context<'_>) -> Option<CallOutcome> {
         let (progress, ended) = {
             let mut state = self.shared.lock();
             let driver_dropped = state.driver_dropped();
@@ -263,23 +273,16 @@ impl ResponseFuture {
                 Some(result) => Some(result.map_err(|error| Error::Request(*error))),
                 None if driver_dropped => Some(Err(Error::DriverGone)),
                 None => {
-                    match cx {
-                        Some(cx) if !slot.waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) => {
-                            slot.waker = Some(cx.waker().clone());
-                        }
-                        Some(_) => {}
-                        None => slot.waker = None,
+                    if !slot.waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+                        slot.waker = Some(cx.waker().clone());
                     }
                     None
                 }
             };
-            let ended = outcome.map(|outcome| {
+            if outcome.is_some() {
                 state.calls.remove(id);
-                let successor =
-                    if self.shared.route.held_by(self.token) { state.waiting_call() } else { None };
-                (outcome, successor)
-            });
-            (progress, ended)
+            }
+            (progress, outcome)
         };
         if let Some(progress) = progress {
             self.run_progress(&progress);
@@ -298,60 +301,20 @@ impl ResponseFuture {
             }
         }
     }
-
-    /// Pumps the connection if no other call drives it (it then routes the news to this call).
-    fn drive(&self, cx: &Context<'_>) {
-        let route = &self.shared.route;
-        match route.route_to_caller(self.token, cx.waker()) {
-            // Another call drives: it delivers this one's response.
-            None => return,
-            // The driver's task starts its watch on the calls.
-            Some(true) => route.wake_task(),
-            Some(false) => {}
-        }
-        // `None`: someone is pumping, and goes once more for this call.
-        if let Some(pumped) = self.shared.pump.run(&self.shared, ROUNDS_PER_PUMP, Pumper::Call) {
-            if pumped.more {
-                // More to do: come back after the other tasks had their turn.
-                cx.waker().wake_by_ref();
-            }
-        }
-    }
-
-    /// The call ends: if it drove the connection, the route goes back to the driver's task and
-    /// `successor`, a call still waiting, is woken to take it in its next poll. `follow`: a
-    /// wake-up that reached this call and no round followed is followed here, with one more
-    /// pump (when it ends in its own poll; a dropped call leaves it to the driver's task).
-    fn leave_route(&self, follow: bool, successor: Option<Waker>) {
-        let route = &self.shared.route;
-        let mut released = route.release(self.token, follow);
-        if released == Released::Unfollowed {
-            let _ = self.shared.pump.run(&self.shared, ROUNDS_PER_PUMP, Pumper::Call);
-            released = route.release(self.token, false);
-        }
-        if released != Released::NotHeld {
-            if let Some(successor) = successor {
-                successor.wake();
-            }
-        }
-    }
 }
 
 impl Drop for ResponseFuture {
     fn drop(&mut self) {
         let Some(id) = self.id.take() else { return };
         self.finish("dropped");
-        // Synchronous bookkeeping only: whoever pumps next writes the cancellation.
-        let (cancelled, successor) = {
+        let cancelled = {
             let mut state = self.shared.lock();
             state.calls.remove(&id);
-            let cancelled = state.engine.conn().is_pending(&id)
-                && state.commands().cancel(&id, Some("the caller dropped the request")).is_ok();
-            let successor = if self.shared.route.held_by(self.token) { state.waiting_call() } else { None };
-            (cancelled, successor)
+            state.engine.conn().is_pending(&id)
+                && state.commands().cancel(&id, Some("the caller dropped the request")).is_ok()
         };
-        self.leave_route(false, successor);
         if cancelled {
+            // Written now, from this thread, unless someone is pumping (who writes it).
             self.shared.wake();
         }
     }

@@ -27,7 +27,7 @@ use crate::arguments::{CallToolArguments, ToolCallParams};
 #[cfg(feature = "http")]
 use crate::auth::{OAuth, OsRandom, unix_now};
 use crate::cache::{CacheInfo, CacheablePage, ListCache, ListCacheConfig, fold_hints};
-use crate::call::{CallOptions, Decode, ResponseFuture};
+use crate::call::{CallOptions, Decode, ResponseFuture, Write};
 use crate::clock::{AsyncIoClock, Clock, sleep_until};
 #[cfg(feature = "http")]
 use crate::driver::authorize::AuthIo;
@@ -99,8 +99,8 @@ pub struct ClientBuilder {
     notification_capacity: usize,
     list_cache: ListCacheConfig,
     clock: Arc<dyn Clock>,
-    /// Whether the driver keeps its watch on calls that drive the connection.
-    driver_watch: bool,
+    /// The clock is the crate's own ([`AsyncIoClock`]), not one given to [`clock`](Self::clock).
+    own_clock: bool,
     trace: Option<crate::shared::TraceHook>,
     #[cfg(feature = "http")]
     oauth: Option<OAuth>,
@@ -125,7 +125,7 @@ impl ClientBuilder {
             notification_capacity: DEFAULT_CAPACITY,
             list_cache: ListCacheConfig::default(),
             clock: Arc::new(AsyncIoClock),
-            driver_watch: true,
+            own_clock: true,
             trace: None,
             #[cfg(feature = "http")]
             oauth: None,
@@ -268,8 +268,13 @@ impl ClientBuilder {
     /// driver, the deadlines of calls, the list cache and the server process's shutdown all
     /// follow it, so a manual clock runs the connection on simulated time (see [`Clock`] for
     /// one, with an example).
+    ///
+    /// A clock of your own is a source the crate does not control (its timers may wake under
+    /// a lock of their own), so its connection's news always goes through the driver's task
+    /// (see [`Driver`]): a hop per response over stdio that the default clock does not cost.
     pub fn clock(mut self, clock: impl Clock) -> Self {
         self.clock = Arc::new(clock);
+        self.own_clock = false;
         self
     }
 
@@ -307,18 +312,6 @@ impl ClientBuilder {
         self
     }
 
-    /// Switches off the driver's watch on the calls that drive the connection (on by default).
-    ///
-    /// The watch takes the connection back from a call that asked to drive it and whose future
-    /// is then set aside unpolled while its task runs on (polled once in a `select`, then
-    /// kept): without it, the connection's news would wait for that future. For tests of the
-    /// driver, which must hold without the watch; applications keep it.
-    #[doc(hidden)]
-    pub fn without_driver_watch(mut self) -> Self {
-        self.driver_watch = false;
-        self
-    }
-
     fn extras(&mut self) -> Extras {
         Extras {
             broadcast: Broadcast::new(self.notification_capacity),
@@ -339,7 +332,6 @@ impl ClientBuilder {
             handler: self.handler.clone(),
             notification_handlers: std::mem::take(&mut self.notification_handlers),
             violation_hooks: std::mem::take(&mut self.violation_hooks),
-            watch: self.driver_watch,
         }
     }
 
@@ -363,7 +355,7 @@ impl ClientBuilder {
         // Hosted tasks' timestamps need the time of day; the engine reads no clock.
         conn.set_wall_clock(now, crate::clock::unix_now());
         let engine = Engine::Stream(conn);
-        let shared = Shared::new(engine, extras, self.clock, code.watch);
+        let shared = Shared::new(engine, extras, self.clock);
         let driver = Driver::new(shared.clone(), reader, writer, code);
         (Client::from_shared(shared), driver)
     }
@@ -376,6 +368,7 @@ impl ClientBuilder {
     /// connection to it sends `initialize` at once. ([`spawn_stdio`](Self::spawn_stdio) starts
     /// it again by itself.)
     pub fn stdio(mut self, command: &ServerCommand) -> Result<(Client, Driver), Error> {
+        let own_clock = self.own_clock;
         let era = self.remember_era(era_key(command));
         let server = command.spawn()?;
         let pid = server.process.pid();
@@ -386,7 +379,10 @@ impl ClientBuilder {
             state.era = era;
         }
         let pump = drain_stderr(server.stderr, server.stderr_sink, pid.unwrap_or(0));
-        Ok((client, driver.with_process(server.process).with_background(pump)))
+        let driver = driver.with_process(server.process).with_background(pump);
+        // The child's pipes and the process are the crate's own sources; the timers are too
+        // unless the clock is the application's.
+        Ok((client, if own_clock { driver.pump_where_news_lands() } else { driver }))
     }
 
     /// Starts a stdio server, runs its driver on a thread of its own, and waits for the
@@ -471,7 +467,7 @@ impl ClientBuilder {
             session = session.with_authorizer(authorizer);
             auth = Some(AuthIo::new(oauth.handler, oauth.store));
         }
-        let shared = Shared::new(Engine::Http(session), extras, self.clock, code.watch);
+        let shared = Shared::new(Engine::Http(session), extras, self.clock);
         shared.lock().era = era;
         let driver = Driver::http(shared.clone(), Arc::new(transport), code, &origin, auth);
         (Client::from_shared(shared), driver)
@@ -757,13 +753,19 @@ impl Client {
         }
         let id = send(&mut state.commands(), now, options.request)?;
         state.calls.insert(id.clone(), Slot::new(options.on_progress.is_some()));
-        let next = state.writer_for_new_call(&self.shared.route);
+        let alone = state.calls.len() == 1;
         drop(state);
-        self.shared.sent(next);
+        let write = if alone {
+            // On the wire when this returns, unless someone is pumping (who then writes it).
+            self.shared.pump.send_now(&self.shared);
+            Write::Done
+        } else {
+            Write::AfterOthers
+        };
         if let Some(on_sent) = &options.on_sent {
             on_sent(&id);
         }
-        Ok(ResponseFuture::new(self.shared.clone(), id, method, options.on_progress))
+        Ok(ResponseFuture::new(self.shared.clone(), id, method, options.on_progress, write))
     }
 
     // ----- state -----

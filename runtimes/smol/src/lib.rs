@@ -9,9 +9,10 @@
 //!   dropping a call's future sends `notifications/cancelled`. Tool arguments are anything
 //!   `Serialize` that makes a JSON object.
 //! - [`Driver`]: the connection's own task. It runs on any executor; the `spawn_*`
-//!   constructors put it on a thread of its own. A call waiting for its response pumps the
-//!   connection itself while no other call does, so its response wakes it where it is, with no
-//!   hop through the driver's task: the simple `smol::block_on` +
+//!   constructors put it on a thread of its own. Over a stdio child's pipes the response is read
+//!   where the reactor's wake-up lands and wakes its call there, with no hop through the
+//!   driver's task, and nobody's progress waits on a call's future being polled: the simple
+//!   `smol::block_on` +
 //!   [`spawn_stdio`](ClientBuilder::spawn_stdio) shape is the fast one. Your code (notification
 //!   handlers, the [`ClientHandler`]'s futures, the OAuth handler) runs on the driver's task
 //!   only, never under a lock of the client, and a panic in it is contained; a call's progress

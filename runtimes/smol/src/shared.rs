@@ -7,9 +7,11 @@
 //!
 //! - **The pump** ([`Pump`], `driver/pump.rs`): transport ↔ engine, the engine's deadlines,
 //!   responses and progress into the calls' [`Slot`]s, the list cache and the broadcast ring.
-//!   Whoever needs it runs it: a call waiting for its response, a call that writes its request,
-//!   the driver's task. It never runs user code, and it never waits for a lock: a pump that
-//!   finds another one running asks it to go once more ([`Pump`]'s `again`).
+//!   Whoever needs it runs it: a source's wake-up where its news lands (a stdio child's own
+//!   sources, see [`TaskWaker`]), a call that writes its request, a command, the driver's task.
+//!   It never runs user code, and it never waits for the core: a pump that finds another one
+//!   running asks it to go once more ([`Pump`]'s `again`). A call waiting for its response only
+//!   looks at its slot: nobody's progress waits on a future being polled.
 //! - **Dispatch** (`driver/dispatch.rs`): notification handlers, protocol-violation hooks, the
 //!   [`ClientHandler`](crate::ClientHandler)'s futures for server requests, the OAuth
 //!   [`AuthorizationHandler`](crate::AuthorizationHandler) and the
@@ -25,7 +27,7 @@
 //! 2. The connection's state (`Shared::state`, this module's [`State`]): the engine, the calls'
 //!    slots, the dispatch inbox. Taken by the pump, by the commands of [`Client`](crate::Client)
 //!    and the calls, and by dispatch, for short synchronous sections.
-//! 3. Leaves, each taken with nothing below it: the route ([`TaskWaker`]), the broadcast ring
+//! 3. Leaves, each taken with nothing below it: the driver task's waker ([`TaskWaker`]), the broadcast ring
 //!    (`notifications.rs`), the list cache's slots (`cache.rs`).
 //!
 //! A lock is only taken while holding locks above it in this list. No user code runs and no
@@ -35,7 +37,7 @@
 //! must not block, as any future's poll must not.) So user code cannot poison them, and cannot deadlock on a client call from a callback.
 //! A poisoned lock can only come from a bug in this crate or the engine; the state's lock then
 //! closes the connection (every call fails, typed) rather than carry on with what a panic left
-//! half-done, and the route and the ring, whose sections leave them whole at every step, are
+//! half-done, and the task's waker and the ring, whose sections leave them whole at every step, are
 //! taken as they are.
 //!
 //! # No cycle
@@ -46,7 +48,7 @@
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 use std::ops::{Deref, DerefMut};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::Waker;
 
@@ -65,10 +67,10 @@ use serde::Serialize;
 
 use crate::cache::ListCache;
 use crate::clock::Clock;
-use crate::driver::Pump;
+use crate::driver::{Pump, Pumper, ROUNDS_PER_PUMP};
 use crate::era::EraMemo;
 use crate::notifications::Broadcast;
-use crate::source_waker::{CallToken, TaskWaker};
+use crate::source_waker::TaskWaker;
 
 /// A progress callback for one call.
 pub(crate) type ProgressFn = Arc<dyn Fn(&ProgressNotificationParams) + Send + Sync>;
@@ -82,9 +84,6 @@ pub(crate) type ViolationFn = Arc<dyn Fn(&mcp_sansio::ProtocolViolation) + Send 
 /// future is not being polled cannot grow the client's memory.
 pub(crate) const MAX_QUEUED_PROGRESS: usize = 64;
 
-/// How many calls' slots are looked at for one still waiting (see [`State::waiting_call`]).
-const WAITING_LOOKUP: usize = 16;
-
 /// Most work items waiting for the driver's task ([`State::inbox`]) before the pump stops
 /// reading from the server until the task has caught up: a notification handler that blocks
 /// holds the connection's reading back after this many, rather than let memory grow.
@@ -94,13 +93,11 @@ pub(crate) struct Shared {
     state: Mutex<State>,
     /// The transport side of the connection, run by whoever needs it (see the module docs).
     pub(crate) pump: Pump,
-    /// Where the sources' wake-ups go: the driver's task, or a call driving.
+    /// Where the sources' wake-ups go: the driver's task, or a pump run where they land.
     pub(crate) route: Arc<TaskWaker>,
     /// Set while [`State::inbox`] holds [`MAX_INBOX`] items or more (read by the pump without
     /// the state's lock).
     pub(crate) inbox_full: AtomicBool,
-    /// Tokens that tell the calls driving the connection apart.
-    next_token: AtomicU64,
     /// Where the driver and the commands get the time (outside the lock: it never changes).
     pub(crate) clock: Arc<dyn Clock>,
     /// What the connection has besides the engine (outside the lock).
@@ -428,7 +425,7 @@ impl Drop for StateGuard<'_> {
 }
 
 impl Shared {
-    pub(crate) fn new(engine: Engine, extras: Extras, clock: Arc<dyn Clock>, watch: bool) -> Arc<Self> {
+    pub(crate) fn new(engine: Engine, extras: Extras, clock: Arc<dyn Clock>) -> Arc<Self> {
         Arc::new(Self {
             state: Mutex::new(State {
                 engine,
@@ -443,17 +440,11 @@ impl Shared {
                 kept: None,
             }),
             pump: Pump::new(),
-            route: Arc::new(TaskWaker::new(watch)),
+            route: Arc::new(TaskWaker::new()),
             inbox_full: AtomicBool::new(false),
-            next_token: AtomicU64::new(0),
             clock,
             extras,
         })
-    }
-
-    /// A token for a new call (see [`TaskWaker::route_to_caller`]).
-    pub(crate) fn call_token(&self) -> CallToken {
-        CallToken(self.next_token.fetch_add(1, Ordering::Relaxed))
     }
 
     /// Locks the state. No user code runs under this lock, so a poisoned lock means a bug in
@@ -472,34 +463,19 @@ impl Shared {
         }
     }
 
-    /// Asks whoever the route names (a call driving, else the driver's task) to pump: a command
-    /// queued output. Call it without holding the state's lock.
+    /// A command changed the engine (queued output, closed the connection): the pump runs
+    /// now, from this thread, unless someone is pumping (who then goes once more). Call it
+    /// without holding the state's lock.
     pub(crate) fn wake(&self) {
-        self.route.wake();
+        let _ = self.pump.run(self, ROUNDS_PER_PUMP, Pumper::Call);
     }
 
-    /// A call was made (its request queued); `next` says who writes it (see
-    /// [`State::writer_for_new_call`]).
-    pub(crate) fn sent(&self, next: NextWriter) {
-        match next {
-            NextWriter::ThisThread => self.pump.send_now(self),
-            NextWriter::Route => self.wake(),
-        }
+    /// A source has news, and the connection pumps it where it lands (see [`TaskWaker`]): the
+    /// pump runs here, unless someone is pumping already (who then goes once more). The
+    /// driver's task is woken for what is its own (see [`Pump::run`]).
+    pub(crate) fn pump_news(&self) {
+        let _ = self.pump.run(self, ROUNDS_PER_PUMP, Pumper::News);
     }
-}
-
-/// Who writes the request of a call just made.
-pub(crate) enum NextWriter {
-    /// The caller's thread, now (`Pump::send_now`): no call drives, so the request is on the
-    /// wire when the call returns. Waking the driver's task instead, on a thread of its own,
-    /// would cost a hop per call in the moment between a call that drove ending and the next
-    /// one taking over (32 in flight: 5 % slower). A burst of calls none of which is polled
-    /// yet is written one call at a time this way (`docs/performance.md`).
-    ThisThread,
-    /// The call driving: it writes every request queued by then in one write (calls made
-    /// while one drives go out together, where one write per call would wake the server once
-    /// per request).
-    Route,
 }
 
 impl State {
@@ -529,23 +505,6 @@ impl State {
     /// The connection's commands (through the HTTP session, for HTTP).
     pub(crate) fn commands(&mut self) -> Commands<'_> {
         self.engine.commands()
-    }
-
-    /// Who writes the request of the call just queued: see [`NextWriter`]. `route` is the
-    /// connection's route (taken under this lock, so that a call taking the route meanwhile
-    /// finds the request queued).
-    pub(crate) fn writer_for_new_call(&self, route: &TaskWaker) -> NextWriter {
-        if route.caller_driving() { NextWriter::Route } else { NextWriter::ThisThread }
-    }
-
-    /// The waker of a call still waiting for its response (polled, no result yet), among the
-    /// first [`WAITING_LOOKUP`] slots: a bounded look keeps this O(1) with thousands in flight
-    /// (found none: the driver's task follows the news, which costs a hop, not a call).
-    pub(crate) fn waiting_call(&self) -> Option<Waker> {
-        self.calls
-            .values()
-            .take(WAITING_LOOKUP)
-            .find_map(|slot| if slot.result.is_none() { slot.waker.clone() } else { None })
     }
 
     /// The tasks waiting on readiness or on the driver's end, to wake once the lock is released.

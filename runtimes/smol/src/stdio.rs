@@ -329,7 +329,7 @@ pub(crate) struct ServerStdout {
 
 impl ServerStdout {
     fn new(pipe: ChildStdout, exit: BoxFuture) -> Self {
-        let task = Arc::new(TaskWaker::new(false));
+        let task = Arc::new(TaskWaker::new());
         Self { pipe, exit: Some(exit), exit_news: SourceWaker::new(task.clone()), task }
     }
 }

@@ -41,7 +41,6 @@ use crate::handler::ClientHandler;
 use crate::http::HttpTransport;
 use crate::notifications::NotificationHandler;
 use crate::shared::{DriverLife, Shared, ViolationFn, wake_all};
-use crate::source_waker::Check;
 use crate::stdio::{ServerEnd, ServerProcess};
 
 type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
@@ -53,12 +52,6 @@ const PASSES_PER_POLL: usize = 8;
 /// How long stderr is still read after the server process is gone. Past it, whatever holds
 /// the pipe open escaped the process group, and the driver stops listening.
 const STDERR_DRAIN_LIMIT: Duration = Duration::from_secs(1);
-
-/// How often the driver's task checks that a call driving the connection follows its
-/// wake-ups (see [`TaskWaker::check`](crate::source_waker::TaskWaker::check)): a call whose
-/// future is set aside unpolled once woken holds the connection's news back for one to two
-/// periods at most.
-pub(crate) const WATCH_PERIOD: Duration = Duration::from_millis(100);
 
 /// The I/O half of a connection: a future that runs until the connection is over and the
 /// server process (if any) is gone.
@@ -74,10 +67,12 @@ pub(crate) const WATCH_PERIOD: Duration = Duration::from_millis(100);
 /// callback is the one exception: it runs on the call's task, before the call returns. Code
 /// that blocks this task delays the other user code of the connection, not its calls.
 ///
-/// It is not alone in moving the connection's bytes: a call waiting for its response pumps the
-/// transport itself whenever nobody else does, so that the response wakes the call directly,
-/// without a hop through the driver's task. The driver pumps when no call waits, and answers
-/// the server's requests; it never waits for a call, nor a call for it.
+/// It is not alone in moving the connection's bytes: a call writes its own request, and over
+/// a stdio child's pipes the news is pumped where it lands (the reactor's wake-up reads the
+/// response, puts it in the call's slot and wakes the call), so a response costs one wake-up,
+/// with no hop through the driver's task. The driver pumps what reaches it, and answers the
+/// server's requests; it never waits for a call, nor does anyone's progress wait on a call's
+/// future being polled.
 ///
 /// Dropping it before it finished (cancelling its task, shutting its executor down) kills the
 /// child's process group at once, ends the [`Notifications`](crate::Notifications) streams,
@@ -92,15 +87,8 @@ pub struct Driver {
     phase: Phase,
     /// Side work that lives as long as the transport (draining the server's stderr).
     background: Vec<BoxFuture<()>>,
-    /// The watch on the calls that drive the connection, while there are any (`None`: off).
-    watch: Option<Watch>,
     /// The connection's span.
     span: tracing::Span,
-}
-
-/// The watch's timer, made while calls drive.
-struct Watch {
-    timer: Option<Pin<Box<dyn AsyncTimer>>>,
 }
 
 /// Where the driver is in its life.
@@ -129,8 +117,6 @@ pub(crate) struct UserCode {
     pub(crate) handler: Arc<dyn ClientHandler>,
     pub(crate) notification_handlers: Vec<Arc<dyn NotificationHandler>>,
     pub(crate) violation_hooks: Vec<ViolationFn>,
-    /// Whether the driver keeps its watch on the calls that drive.
-    pub(crate) watch: bool,
 }
 
 impl Driver {
@@ -166,8 +152,15 @@ impl Driver {
         let route = shared.route.clone();
         shared.pump.install(Core::new(io, route.clone(), span.clone()));
         let dispatch = Dispatch::new(code.handler, code.notification_handlers, code.violation_hooks, route);
-        let watch = code.watch.then_some(Watch { timer: None });
-        Self { shared, dispatch, phase: Phase::Running, background: Vec::new(), watch, span }
+        Self { shared, dispatch, phase: Phase::Running, background: Vec::new(), span }
+    }
+
+    /// Every source of the pump is the crate's own (a stdio child's pipes and process, the
+    /// default clock's timers): news is pumped where it lands (see
+    /// [`TaskWaker`](crate::source_waker::TaskWaker)).
+    pub(crate) fn pump_where_news_lands(self) -> Self {
+        self.shared.route.pump_where_news_lands(Arc::downgrade(&self.shared));
+        self
     }
 
     pub(crate) fn with_process(self, process: ServerProcess) -> Self {
@@ -268,39 +261,6 @@ impl Driver {
     fn poll_background(&mut self, cx: &mut Context<'_>) {
         self.background.retain_mut(|work| work.as_mut().poll(cx).is_pending());
     }
-
-    /// The watch on the calls driving the connection (see [`WATCH_PERIOD`]): armed while
-    /// there are any, it takes the route back from a call that does not follow its wake-ups.
-    fn poll_watch(&mut self, cx: &mut Context<'_>) {
-        let Some(watch) = self.watch.as_mut() else { return };
-        let route = &self.shared.route;
-        let clock = &self.shared.clock;
-        loop {
-            let Some(timer) = watch.timer.as_mut() else {
-                if !route.watching() {
-                    return;
-                }
-                watch.timer = Some(clock.timer(clock.now() + WATCH_PERIOD));
-                continue;
-            };
-            if timer.as_mut().poll(cx).is_pending() {
-                return;
-            }
-            match route.check() {
-                Check::Idle => {
-                    watch.timer = None;
-                    return;
-                }
-                Check::Callers => {}
-                Check::TakenBack => {
-                    tracing::debug!("a call driving the connection was not polled: the driver takes over");
-                    // The rounds are the task's again: poll once more.
-                    cx.waker().wake_by_ref();
-                }
-            }
-            timer.as_mut().reset(clock.now() + WATCH_PERIOD);
-        }
-    }
 }
 
 impl Drop for Driver {
@@ -346,7 +306,6 @@ impl Future for Driver {
             }
             Phase::Finished => return Poll::Ready(()),
         }
-        this.poll_watch(cx);
         Poll::Pending
     }
 }

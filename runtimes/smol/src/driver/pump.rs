@@ -1,6 +1,8 @@
 //! The pump: transport ↔ engine, the engine's deadlines, responses and progress into the calls'
-//! slots. Run by whoever needs it (a call waiting for its response, a call writing its request,
-//! the driver's task); it never runs user code and never waits for a lock (see `shared.rs`).
+//! slots. Run by whoever needs it (a source's wake-up where its news lands, a call writing its
+//! request, the driver's task); it never runs user code, and never waits for the core: whoever
+//! finds it taken asks its holder to go once more. Inside a round it takes the state's lock for
+//! short sections (see `shared.rs` for the order).
 
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
@@ -43,8 +45,10 @@ pub(crate) struct Pump {
 pub(crate) enum Pumper {
     /// The driver's task, which dispatches after it pumps.
     Task,
-    /// A call (waiting for its response, or writing its request).
+    /// A call writing its request, or a command its output.
     Call,
+    /// A source's wake-up, where the news landed (see [`TaskWaker`]).
+    News,
 }
 
 /// What a pump did, for whoever ran it.
@@ -116,54 +120,68 @@ impl Pump {
     /// Runs the pump, up to `rounds` rounds while they progress, unless someone else is running
     /// it (then `None`: that pumper goes once more for us). The wakers its rounds gathered are
     /// called after the lock is released. A pumper other than the driver's task (`by`) wakes
-    /// that task when the pump queued work for it or saw the connection over.
+    /// that task when the pump queued work for it, saw the connection over, or stopped at its
+    /// budget with more to do: that task is the one that comes back.
     pub(crate) fn run(&self, shared: &Shared, rounds: usize, by: Pumper) -> Option<Pumped> {
-        let pumped = self.run_rounds(shared, rounds)?;
-        if by == Pumper::Call && (pumped.dispatch || pumped.over) {
+        let pumped = match self.run_rounds(shared, rounds) {
+            Rounds::Busy => return None,
+            Rounds::Ran(pumped) => pumped,
+        };
+        if by != Pumper::Task && (pumped.dispatch || pumped.over || pumped.more) {
             shared.route.wake_task();
         }
         Some(pumped)
     }
 
-    fn run_rounds(&self, shared: &Shared, rounds: usize) -> Option<Pumped> {
+    /// The rounds of [`run`](Self::run). What they gathered is returned whatever happens after
+    /// the first claim: a pumper that goes again for others and then finds the pump taken
+    /// leaves the new request to its taker, but still reports its own rounds (work queued
+    /// for the driver's task, the connection over), which nobody else knows of.
+    fn run_rounds(&self, shared: &Shared, rounds: usize) -> Rounds {
+        let Some(mut guard) = self.claim(shared) else { return Rounds::Busy };
         let mut pumped = Pumped::default();
         let mut wake = Vec::new();
         for _ in 0..AGAIN_LIMIT {
-            let mut guard = self.claim(shared)?;
             match guard.as_mut() {
                 Some(core) => core.pump(shared, rounds, &mut pumped, &mut wake),
-                None => return Some(pumped),
+                None => return Rounds::Ran(pumped),
             }
             drop(guard);
             crate::shared::wake_all(&mut wake);
             if !self.asked_again() {
-                return Some(pumped);
+                return Rounds::Ran(pumped);
             }
+            guard = match self.claim(shared) {
+                Some(guard) => guard,
+                // Its taker goes once more for the request (see `claim`).
+                None => return Rounds::Ran(pumped),
+            };
         }
-        // Others keep asking: the rest is for this pumper's next poll (the request stays).
+        drop(guard);
+        // Others keep asking: the rest is for the driver's task (the request stays).
         pumped.more = true;
-        Some(pumped)
+        Rounds::Ran(pumped)
     }
 
-    /// A call's request was queued and nobody drives: it goes out now, from this thread, unless
+    /// A call's request was queued: it goes out now, from this thread, unless
     /// someone is pumping (then that pumper goes once more and writes it). Over a byte stream,
     /// the engine's output is taken and written until the writer would block; over HTTP, the
     /// pump runs until nothing more progresses (the exchange is started and its request
     /// written). Either way the request is on the wire when this returns.
     pub(crate) fn send_now(&self, shared: &Shared) {
         let Some(mut guard) = self.claim(shared) else { return };
-        let wrote_only = match guard.as_mut() {
+        let written = match guard.as_mut() {
             Some(core) => core.write_now(shared),
             None => return,
         };
         drop(guard);
+        // Outside the core's lock: the write failed, the driver's task reports the end.
+        if written == Written::Ended {
+            shared.route.wake_task();
+        }
         // Over HTTP, or someone asked meanwhile: the whole pump, as any pumper would.
-        if !wrote_only || self.asked_again() {
-            if let Some(pumped) = self.run(shared, ROUNDS_PER_PUMP, Pumper::Call) {
-                if pumped.more {
-                    shared.wake();
-                }
-            }
+        if written == Written::NeedsPump || self.asked_again() {
+            let _ = self.run(shared, ROUNDS_PER_PUMP, Pumper::Call);
         }
     }
 
@@ -171,6 +189,24 @@ impl Pump {
     pub(crate) fn install(&self, core: Core) {
         *self.lock() = Some(core);
     }
+}
+
+/// What [`Pump::run_rounds`] did.
+enum Rounds {
+    /// Someone else holds the pump, and goes once more for this pumper.
+    Busy,
+    Ran(Pumped),
+}
+
+/// What [`Core::write_now`] did.
+#[derive(PartialEq, Eq)]
+enum Written {
+    /// The output is written (or waits for the writer's news).
+    Done,
+    /// The stream ended (a write failed): the driver's task must run a round to report it.
+    Ended,
+    /// Not a byte stream: a whole pump writes the output.
+    NeedsPump,
 }
 
 /// The pump's state: the transport, the timer, the server process (whose exit the stream's
@@ -181,9 +217,8 @@ pub(crate) struct Core {
     /// deadline).
     timer: Option<std::pin::Pin<Box<dyn AsyncTimer>>>,
     timer_at: Option<Instant>,
-    /// Where the sources' wake-ups go (the driver's task, or a call driving).
-    task: Arc<TaskWaker>,
-    /// The waker every source polled in a round registers: it wakes through `task`.
+    /// The waker every source polled in a round registers: it passes their news on
+    /// ([`TaskWaker::wake`]).
     waker: Waker,
     pub(super) process: Option<ServerProcess>,
     /// Set once the connection is over: what the driver's task needs for the shutdown.
@@ -227,32 +262,31 @@ pub(super) struct EngineView {
 impl Core {
     pub(super) fn new(io: Io, task: Arc<TaskWaker>, span: tracing::Span) -> Self {
         let waker = task.waker();
-        Core {
-            io,
-            timer: None,
-            timer_at: None,
-            task,
-            waker,
-            process: None,
-            over: None,
-            events: Vec::new(),
-            span,
-        }
+        Core { io, timer: None, timer_at: None, waker, process: None, over: None, events: Vec::new(), span }
     }
 
     /// A byte stream's fast way out for a new request: the engine's output, written until the
-    /// writer would block. `false` for other transports (they need a whole pump). A failed
-    /// write is noted for the next round, which the driver's task is woken to run.
-    fn write_now(&mut self, shared: &Shared) -> bool {
-        let Io::Stream(io) = &mut self.io else { return false };
-        let _entered = self.span.enter();
-        io.collect(&mut shared.lock().engine);
+    /// writer would block. Other transports need a whole pump. A failed write is noted for
+    /// the next round, which the driver's task is to run.
+    /// The new request's deadline arms the timer here too, since no round may come before it
+    /// is due.
+    fn write_now(&mut self, shared: &Shared) -> Written {
+        let Io::Stream(io) = &mut self.io else { return Written::NeedsPump };
+        let span = self.span.clone();
+        let _entered = span.enter();
+        let deadline = {
+            let mut state = shared.lock();
+            io.collect(&mut state.engine);
+            state.engine.poll_timeout()
+        };
         let waker = self.waker.clone();
-        io.write(&mut Context::from_waker(&waker), shared.clock.now());
+        let cx = &mut Context::from_waker(&waker);
+        io.write(cx, shared.clock.now());
         if io.ended().is_some() {
-            self.task.wake_task();
+            return Written::Ended;
         }
-        true
+        // Due already: a round handles it.
+        if self.poll_timer(cx, shared, deadline) { Written::NeedsPump } else { Written::Done }
     }
 
     /// Up to `rounds` rounds while they progress (none once the transport is shut).
@@ -272,9 +306,8 @@ impl Core {
     }
 
     /// One pass over every source of progress; `true` if anything happened. Every source is
-    /// polled with the route's waker, whoever runs the round.
+    /// polled with the same wakers (see [`TaskWaker`]), whoever runs the round.
     fn round(&mut self, shared: &Shared, pumped: &mut Pumped, wake: &mut Vec<Waker>) -> bool {
-        self.task.round_started();
         let waker = self.waker.clone();
         let cx = &mut Context::from_waker(&waker);
         let now = shared.clock.now();
@@ -409,8 +442,7 @@ impl Core {
 
     /// The connection is over and everything queued was written: the transport closes (for a
     /// child, EOF on its stdin tells it to exit; the shutdown goes on reading its stdout, so its
-    /// last writes do not fail) and the rest is the driver's task's, which the route goes back
-    /// to.
+    /// last writes do not fail) and the rest is the driver's task's.
     fn begin_shutdown(&mut self, now: Instant) {
         let mut process = self.process.take();
         // Whether it exited on its own is known only before its stdin closes.
@@ -422,7 +454,6 @@ impl Core {
             _ => None,
         };
         self.io = Io::Closed;
-        self.task.route_to_task();
         self.timer = None;
         self.timer_at = None;
         // The first step counts from the connection's close: the final flush took its share.
@@ -602,5 +633,120 @@ impl Io {
             Io::Http(_) => engine.finished,
             Io::Closed => false,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::pin::Pin;
+    use std::sync::atomic::{AtomicBool, AtomicUsize};
+    use std::sync::mpsc;
+    use std::task::Wake;
+
+    use futures_lite::AsyncRead;
+    use mcp_sansio::ProtocolVersion;
+    use mcp_sansio::schema::Implementation;
+
+    use super::*;
+    use crate::ClientBuilder;
+
+    /// The server's words, once; then nothing more, ever.
+    struct Once(Option<&'static [u8]>);
+
+    impl AsyncRead for Once {
+        fn poll_read(
+            mut self: Pin<&mut Self>,
+            _: &mut Context<'_>,
+            buf: &mut [u8],
+        ) -> Poll<std::io::Result<usize>> {
+            match self.0.take() {
+                Some(bytes) => {
+                    buf[..bytes.len()].copy_from_slice(bytes);
+                    Poll::Ready(Ok(bytes.len()))
+                }
+                None => Poll::Pending,
+            }
+        }
+    }
+
+    #[derive(Default)]
+    struct Count(AtomicUsize);
+
+    impl Wake for Count {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    /// A `ready()` watcher whose wake-up (called by the pumper between its rounds, after it let
+    /// go of the core) has another thread take the core and keep it, then asks for a pump
+    /// itself: the pumper is asked to go again and finds the core taken.
+    struct TakeTheCore {
+        shared: Arc<Shared>,
+        taken: AtomicBool,
+        release: Mutex<Option<mpsc::Sender<()>>>,
+        holder: Mutex<Option<std::thread::JoinHandle<()>>>,
+    }
+
+    impl Wake for TakeTheCore {
+        fn wake(self: Arc<Self>) {
+            if self.taken.swap(true, Ordering::SeqCst) {
+                return;
+            }
+            let (held_tx, held_rx) = mpsc::channel();
+            let (release_tx, release_rx) = mpsc::channel::<()>();
+            let shared = self.shared.clone();
+            let holder = std::thread::spawn(move || {
+                let core = shared.pump.lock();
+                held_tx.send(()).unwrap();
+                let _ = release_rx.recv();
+                drop(core);
+            });
+            held_rx.recv().unwrap();
+            assert!(
+                self.shared.pump.run(&self.shared, ROUNDS_PER_PUMP, Pumper::Call).is_none(),
+                "the core is taken"
+            );
+            *self.release.lock().unwrap() = Some(release_tx);
+            *self.holder.lock().unwrap() = Some(holder);
+        }
+    }
+
+    /// A pumper that goes again for someone who found the pump busy, and then finds the pump
+    /// taken, still reports what its own rounds did: here a notification for a handler, which
+    /// only the driver's task dispatches, so that task is woken. (It returned nothing before,
+    /// and the task slept until the 100 ms watch, or for ever without it.)
+    #[test]
+    fn a_pumper_that_finds_the_pump_taken_on_its_way_back_still_wakes_the_task() {
+        let server = br#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true}},"serverInfo":{"name":"s","version":"1"}}}
+{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}
+"#;
+        let (client, driver) = ClientBuilder::new(Implementation::new("t", "0"))
+            .configure(|c| c.with_versions(&[ProtocolVersion::V2025_11_25]))
+            .on_notification(|_| {})
+            .connect(Once(Some(server)), futures_lite::io::sink());
+        let shared = client.shared.clone();
+        // The driver's task: never polled, its waker counts.
+        let task = Arc::new(Count::default());
+        shared.route.update(&Context::from_waker(&Waker::from(task.clone())));
+        let intercept = Arc::new(TakeTheCore {
+            shared: shared.clone(),
+            taken: AtomicBool::new(false),
+            release: Mutex::new(None),
+            holder: Mutex::new(None),
+        });
+        let mut ready = Box::pin(client.ready());
+        let waker = Waker::from(intercept.clone());
+        assert!(ready.as_mut().poll(&mut Context::from_waker(&waker)).is_pending());
+
+        let pumped = shared.pump.run(&shared, ROUNDS_PER_PUMP, Pumper::Call).expect("the pump was free");
+        assert!(intercept.taken.load(Ordering::SeqCst), "the handshake's answer woke the watcher");
+        assert!(pumped.dispatch, "the notification waits for the driver's task");
+        assert_eq!(task.0.load(Ordering::SeqCst), 1, "the driver's task was not woken");
+
+        drop(intercept.release.lock().unwrap().take());
+        intercept.holder.lock().unwrap().take().unwrap().join().unwrap();
+        drop(ready);
+        drop(driver);
     }
 }
