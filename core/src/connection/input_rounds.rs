@@ -78,8 +78,9 @@ impl ClientConnection {
     }
 
     /// A 2026-07-28 `input_required` result for request `n`: hands the input requests to the
-    /// application (as [`Event::Request`]s) and retries once they are all answered. Returns the
-    /// pending request back when the result is not `input_required` after all.
+    /// application (as [`Event::Request`](crate::Event::Request)s) and retries once they are all
+    /// answered. Returns the pending request back when the result is not `input_required` after
+    /// all.
     fn on_input_required(&mut self, n: CallId, mut pending: Pending, raw: &RawValue) -> Option<Pending> {
         let parsed = match serde_json::from_str::<schema::InputRequired<'_>>(raw.get()) {
             Ok(parsed) if parsed.result_type.as_deref() == Some("input_required") => parsed,
