@@ -15,8 +15,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::value::RawValue;
 
+use super::ClientConnection;
+use super::meta::empty_object;
 use super::pending::{Pending, PendingKind, Timing};
-use super::{ClientConnection, empty_object};
 use crate::deadline::deadline_after;
 use crate::error::UsageError;
 use crate::event::{CloseReason, ConnectionRequest, Event, RequestError};

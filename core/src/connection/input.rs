@@ -2,10 +2,8 @@
 //! the input requests of a 2026-07-28 multi round-trip result (`input_required`) and those of a
 //! task (the tasks extension). Both are decoded the same way ([`decode_input`]), handed to the
 //! application under ids of the engine's ([`ClientConnection::input_id`]), gathered the same
-//! way ([`Gathering`]), and count against the one budget of everything the server asks of the
+//! way ([`Gathering`](super::retry::Gathering), kept in `retry.rs`), and count against the one budget of everything the server asks of the
 //! application ([`ClientConnection::open_asks`]).
-
-use std::collections::BTreeSet;
 
 use super::ClientConnection;
 use super::incoming::server_request;
@@ -32,40 +30,6 @@ pub(super) fn decode_input(
         Some(Ok(request)) => Ok(request),
         Some(Err(e)) => Err(invalid(format!(": {e}"))),
         None => Err(invalid(format!(": unknown kind {method}"))),
-    }
-}
-
-/// One round of input being gathered: the keys handed to the application and not answered
-/// yet, and the answers so far. The round is complete when nothing is waiting; its answers then
-/// go out together (a multi round-trip retry's `inputResponses`, a task's `tasks/update`).
-#[derive(Debug, Default)]
-pub(super) struct Gathering {
-    waiting: BTreeSet<String>,
-    answers: schema::JsonObject,
-}
-
-impl Gathering {
-    /// Key `key` was handed to the application.
-    pub(super) fn ask(&mut self, key: String) {
-        self.waiting.insert(key);
-    }
-
-    /// The application answered key `key` (an answer to a key not waited for is dropped).
-    /// Returns whether the round is now complete.
-    pub(super) fn answer(&mut self, key: String, value: serde_json::Value) -> bool {
-        if self.waiting.remove(&key) {
-            self.answers.insert(key, value);
-        }
-        self.is_complete()
-    }
-
-    pub(super) fn is_complete(&self) -> bool {
-        self.waiting.is_empty()
-    }
-
-    /// The answers gathered, taken out (the round starts empty again).
-    pub(super) fn take_answers(&mut self) -> schema::JsonObject {
-        std::mem::take(&mut self.answers)
     }
 }
 

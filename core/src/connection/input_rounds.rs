@@ -6,70 +6,23 @@
 //! Between input rounds nothing of it is in flight (it is parked); its deadline covers the
 //! whole exchange.
 
-use std::borrow::Cow;
 use std::time::Instant;
 
 use serde_json::value::RawValue;
 
 use super::handshake::offered_versions;
-use super::input::Gathering;
 use super::pending::{CallId, Pending, WireId};
-use super::tasks::TaskTerms;
+use super::retry::Gathering;
 use super::{ClientConnection, request_transmit};
 use crate::error::UsageError;
 use crate::event::RequestError;
 use crate::jsonrpc::{ErrorObject, error_codes};
 use crate::schema::task_peek::{self, ResultKind};
-use crate::transmit::Route;
 use crate::{ProtocolVersion, schema};
 
 /// How often a 2026-07-28 request is sent again after its response was lost (a version refusal
 /// only sends it again once).
 const MAX_REISSUES: u8 = 2;
-
-/// A 2026-07-28 request that may be sent again: with `inputResponses` (multi round-trip), or
-/// as it was under a new id.
-#[derive(Debug)]
-pub(crate) struct Retry {
-    method: Cow<'static, str>,
-    /// The params as first sent (with `_meta`).
-    params: Vec<u8>,
-    /// The params of the latest round, when they differ from the first (they carry
-    /// `inputResponses`): what a re-send after a lost response sends again.
-    round_params: Option<Vec<u8>>,
-    route: Option<Box<Route>>,
-    rounds: u32,
-    /// The round in progress: the opaque state to echo and the answers gathered so far.
-    state: Option<Box<RawValue>>,
-    input: Gathering,
-    /// What a task answer does (the tasks extension), and under which deadlines.
-    task: TaskTerms,
-}
-
-impl Retry {
-    pub(crate) fn new(
-        method: Cow<'static, str>,
-        params: Vec<u8>,
-        route: Option<Box<Route>>,
-        task: TaskTerms,
-    ) -> Self {
-        Retry {
-            method,
-            params,
-            round_params: None,
-            route,
-            rounds: 0,
-            state: None,
-            input: Gathering::default(),
-            task,
-        }
-    }
-
-    /// Whether the method may answer `input_required` (only these three may).
-    fn takes_input(&self) -> bool {
-        matches!(&*self.method, "tools/call" | "resources/read" | "prompts/get")
-    }
-}
 
 /// `params` (an object with the request's `_meta`) with the protocol version in `_meta` set to
 /// `version`; `None` if they are not an object.
@@ -125,8 +78,9 @@ impl ClientConnection {
     }
 
     /// A 2026-07-28 `input_required` result for request `n`: hands the input requests to the
-    /// application (as [`Event::Request`]s) and retries once they are all answered. Returns the
-    /// pending request back when the result is not `input_required` after all.
+    /// application (as [`Event::Request`](crate::Event::Request)s) and retries once they are all
+    /// answered. Returns the pending request back when the result is not `input_required` after
+    /// all.
     fn on_input_required(&mut self, n: CallId, mut pending: Pending, raw: &RawValue) -> Option<Pending> {
         let parsed = match serde_json::from_str::<schema::InputRequired<'_>>(raw.get()) {
             Ok(parsed) if parsed.result_type.as_deref() == Some("input_required") => parsed,

@@ -4,6 +4,9 @@
 //! dispatch of what arrives. The parts live beside it, each an `impl ClientConnection` block
 //! over its own state:
 //! - `pending.rs`: the table of requests awaiting something (ids, wire ids, deadlines);
+//! - `retry.rs`: the plain values a request keeps beside its place in the table (what a
+//!   2026-07-28 request needs to be sent again, the round of input it gathers, what it asked
+//!   of a task); it imports nothing of the connection, so the table depends on no machine;
 //! - `handshake.rs`: the phases (discover, initialize, ready, closed) and what the probe's
 //!   answers mean;
 //! - `incoming.rs`: what arrives, dispatched (responses, notifications, server requests);
@@ -26,6 +29,7 @@ mod input_rounds;
 mod meta;
 mod notify;
 mod pending;
+mod retry;
 mod stats;
 mod subscriptions;
 mod tasks;
@@ -50,7 +54,7 @@ use crate::transport::{Commands, TransportEvent};
 use crate::{ProtocolVersion, RequestId};
 
 use handshake::{Phase, ProbeAnswer, Session};
-use meta::{empty_object, one_line_json, with_meta};
+use meta::{one_line_json, with_meta};
 use pending::{CallId, Expiry, Pending, PendingKind, PendingTable, Timing, WireId};
 pub use stats::Stats;
 use subscriptions::Listen;
@@ -679,8 +683,8 @@ impl ClientConnection {
                 let id = self.start_request(pending, method.clone(), Some(&params), route.clone());
                 // Kept to send it again: multi round-trip rounds, version refusals, lost streams.
                 if let Some(pending) = self.pending.get_mut(id) {
-                    let terms = tasks::TaskTerms::of(&options, &self.config);
-                    pending.retry = Some(Box::new(input_rounds::Retry::new(method, params, route, terms)));
+                    let terms = retry::TaskTerms::of(&options, &self.config);
+                    pending.retry = Some(Box::new(retry::Retry::new(method, params, route, terms)));
                 }
                 id
             }
@@ -689,7 +693,7 @@ impl ClientConnection {
                 let params = with_meta(params, token, options.meta.as_ref())?;
                 let id = self.start_request(pending, method, params.as_deref(), None);
                 if task {
-                    self.augmented(id, tasks::TaskTerms::of(&options, &self.config));
+                    self.augmented(id, retry::TaskTerms::of(&options, &self.config));
                 }
                 id
             }

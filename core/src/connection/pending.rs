@@ -16,7 +16,7 @@ use crate::ids::IdHasher;
 use std::num::NonZeroU64;
 use std::time::{Duration, Instant};
 
-use super::input_rounds::Retry;
+use super::retry::Retry;
 use crate::config::{ClientConfig, RequestOptions};
 use crate::deadline::deadline_after;
 

@@ -50,10 +50,10 @@ use std::time::{Duration, Instant};
 use serde_json::value::RawValue;
 
 use super::ClientConnection;
-use super::input::Gathering;
 use super::pending::{CallId, Pending, PendingKind, Timing};
+use super::retry::{Gathering, TaskTerms};
 use crate::RequestId;
-use crate::config::{ClientConfig, RequestOptions, TaskMode, TaskPolicy};
+use crate::config::{RequestOptions, TaskMode, TaskPolicy};
 use crate::deadline::deadline_after;
 use crate::error::UsageError;
 use crate::event::RequestError;
@@ -89,30 +89,6 @@ enum Shape {
     Extension,
     /// The experimental tasks of 2025-11-25 (SEP-1686): `tasks/result` fetches the end.
     Experimental,
-}
-
-/// What a request asked of a task it may become: how the request ends, and under which
-/// deadlines the task is followed.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct TaskTerms {
-    pub(crate) mode: TaskMode,
-    policy: TaskPolicy,
-    /// The caller bounded the request itself (`timeout` or `max_total`, no task policy): those
-    /// limits hold over its task too.
-    own_limits: Option<Duration>,
-}
-
-impl TaskTerms {
-    pub(crate) fn of(options: &RequestOptions, config: &ClientConfig) -> Self {
-        let bounded =
-            options.task_policy.is_none() && (options.timeout.is_some() || options.max_total.is_some());
-        let policy = options.task_policy.as_deref().copied().unwrap_or(config.tasks);
-        TaskTerms {
-            mode: options.task,
-            policy,
-            own_limits: bounded.then(|| options.timeout.unwrap_or(policy.timeout)),
-        }
-    }
 }
 
 /// Where a follow's polling stands: one poll at a time, by construction.

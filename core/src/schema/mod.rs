@@ -40,6 +40,7 @@ pub(crate) mod task_peek;
 mod tasks;
 mod tool_result;
 mod tools;
+mod trace;
 
 pub use apps::*;
 pub use completion::*;
@@ -61,6 +62,7 @@ pub use task_peek::TaskRequest;
 pub use tasks::*;
 pub use tool_result::*;
 pub use tools::*;
+pub use trace::*;
 
 /// A JSON object with arbitrary members (`_meta`, `experimental`, free-form arguments).
 pub type JsonObject = serde_json::Map<String, serde_json::Value>;

@@ -1,6 +1,10 @@
-//! The tasks extension (`io.modelcontextprotocol/tasks`, SEP-2663, 2026-07-28): a server may
-//! answer a `tools/call` with a task (`resultType: "task"`) that the client polls with
-//! `tasks/get`, feeds input with `tasks/update`, and stops with `tasks/cancel`.
+//! The tasks extension (`io.modelcontextprotocol/tasks`, SEP-2663): a server may answer a
+//! `tools/call` with a task (`resultType: "task"`) that the client polls with `tasks/get`, feeds
+//! input with `tasks/update`, and stops with `tasks/cancel`.
+//!
+//! **Era: 2026-07-28.** The client declares the extension in the `extensions` member of its
+//! capabilities ([`TASKS_EXTENSION`](super::TASKS_EXTENSION)), not in a `tasks` capability, and
+//! does not ask for a task: the server decides per call.
 //!
 //! The engine drives this itself for a call that declared the extension (see
 //! [`TaskMode`](crate::TaskMode)); these types are what it reads and writes, and what an

@@ -1,7 +1,20 @@
-//! Tasks (2025-11-25, experimental): long-running, pollable requests.
+//! Tasks of the 2025-11-25 protocol (SEP-1686, experimental): long-running, pollable requests.
 //!
-//! A request whose params carry `task` ([`TaskMetadata`]) is answered at once with a
-//! [`CreateTaskResult`]; its real result is fetched later with `tasks/result`.
+//! **Era: 2025-11-25 only** (the `initialize` era). Both sides declare them in the `tasks`
+//! capability of [`ClientCapabilities`](super::ClientCapabilities) and
+//! [`ServerCapabilities`](super::ServerCapabilities), per request
+//! (`tasks.requests.tools.call`, `tasks.requests.sampling.createMessage`,
+//! `tasks.requests.elicitation.create`: [`TaskRequest`](super::TaskRequest)), and the requester
+//! asks for a task: a request whose params carry `task` ([`TaskMetadata`]) is answered at once
+//! with a [`CreateTaskResult`]; its real result is fetched later with `tasks/result`. The
+//! client reads the server's tasks with these types; the tasks it hosts for the server's
+//! sampling and elicitation speak the same shape.
+//!
+//! 2026-07-28 has no `tasks` capability: tasks are the extension `io.modelcontextprotocol/tasks`
+//! (SEP-2663), declared in `extensions`, where the server decides and the shape differs
+//! (`resultType: "task"`, `ttlMs`, `pollIntervalMs`, `tasks/update`, no `tasks/result` nor
+//! `tasks/list`): `task_extension.rs`. [`TaskStatus`] and [`GetTaskRequestParams`] are shared
+//! by both.
 
 use std::fmt;
 
