@@ -396,6 +396,82 @@ fn a_notification_flood_keeps_the_client_responsive_and_bounded() {
     });
 }
 
+/// Issue 35, the driver's side: a notification handler that blocks the driver's task during a
+/// notification flood. The client used to stop reading once 1024 items waited for that task,
+/// so a call's response, behind more notifications in the pipe, waited for the handler too,
+/// and the server blocked writing. Reading now goes on: notifications past 1024 waiting for the
+/// handlers are dropped (logged), calls are answered, and memory stays bounded.
+#[test]
+fn a_blocked_notification_handler_holds_no_call_back_during_a_notification_flood() {
+    let report = Arc::new(Mutex::new(None::<u64>));
+    let sink = report.clone();
+    let command = command("notification_flood").stderr_to(move |line| {
+        // "flood: sent N notifications in M ms"
+        let words: Vec<&str> = line.split_whitespace().collect();
+        if let ["flood:", "sent", n, "notifications", ..] = words.as_slice() {
+            *sink.lock().unwrap() = n.parse().ok();
+        }
+    });
+    case("notification_flood_blocked_handler", || async {
+        let gate = Arc::new((Mutex::new(false), std::sync::Condvar::new()));
+        let handled = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let (held, seen) = (gate.clone(), handled.clone());
+        let client = builder()
+            .on_notification(move |_| {
+                seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                // Blocks the driver's task until the test opens the gate (30 s at most).
+                let (open, changed) = &*held;
+                let open = open.lock().unwrap();
+                let _ = changed.wait_timeout_while(open, Duration::from_secs(30), |open| !*open);
+            })
+            .spawn_stdio(&command)
+            .await
+            .expect("the handshake succeeds");
+        let rss_before = rss_bytes();
+        assert!(reset_peak_rss(), "the kernel refused to reset the peak RSS");
+        let (result, _) =
+            call(&client, "notification_flood", json!({"ms": 2000}), Duration::from_secs(5)).await;
+        assert_eq!(text(&result.expect("the flood starts")), "flooding");
+        // The handler blocks at the first notification; each ping's response comes behind a
+        // pipe full of notifications. On 374d4ea the second or third ping timed out.
+        let start = Instant::now();
+        let (mut pings, mut worst) = (0u64, Duration::ZERO);
+        while start.elapsed() < Duration::from_millis(2000) {
+            let (result, took) = ping(&client, Duration::from_secs(3)).await;
+            result.unwrap_or_else(|error| panic!("ping {pings} while the handler blocks: {error}"));
+            worst = worst.max(took);
+            pings += 1;
+            smol::Timer::after(Duration::from_millis(20)).await;
+        }
+        // Read while the handler blocked (the pings' answers included).
+        let read_blocked = client.stats().messages_received;
+        let growth = peak_rss_bytes().saturating_sub(rss_before);
+        {
+            let (open, changed) = &*gate;
+            *open.lock().unwrap() = true;
+            changed.notify_all();
+        }
+        // The driver's task drains stderr too: the report comes once the handler is free.
+        assert!(wait_until(Duration::from_secs(5), || report.lock().unwrap().is_some()), "no flood report");
+        let sent = report.lock().unwrap().expect("the report");
+        still_answers(&client, "after the flood").await;
+        // Of what came while it blocked, the handler gets what waited: the batch it was running
+        // (1024 at most) and the 1024 queued behind it. The rest was dropped.
+        let handled = handled.load(std::sync::atomic::Ordering::SeqCst);
+        let after = sent.saturating_sub(read_blocked);
+        eprintln!(
+            "blocked handler: {sent} notifications sent, {read_blocked} messages read while it blocked, \
+             {handled} handled, {pings} pings (worst {worst:?}), peak RSS growth {} KiB",
+            growth / 1024
+        );
+        assert!(worst < Duration::from_secs(1), "a ping took {worst:?} while the handler blocked");
+        assert!(read_blocked > 20_000, "only {read_blocked} messages read while the handler blocked");
+        assert!(handled <= 2 * 1024 + after, "the handler got {handled} notifications of {sent}");
+        assert!(growth < 8 * MIB, "peak RSS grew by {} MiB during the flood", growth / MIB);
+        client.close().await;
+    });
+}
+
 #[test]
 fn a_server_silent_after_the_handshake_times_requests_out() {
     case("silent", || async {

@@ -46,7 +46,7 @@
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 use std::ops::{Deref, DerefMut};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::Waker;
 
@@ -85,9 +85,13 @@ pub(crate) const MAX_QUEUED_PROGRESS: usize = 64;
 /// How many calls' slots are looked at for one still waiting (see [`State::waiting_call`]).
 const WAITING_LOOKUP: usize = 16;
 
-/// Most work items waiting for the driver's task ([`State::inbox`]) before the pump stops
-/// reading from the server until the task has caught up: a notification handler that blocks
-/// holds the connection's reading back after this many, rather than let memory grow.
+/// Most work items waiting for the driver's task ([`State::inbox`]) before the pump drops the
+/// server's notifications for the handlers and its protocol violations for the hooks (each
+/// logged, and counted in [`State::inbox_dropped`]) until the task has caught up. Server
+/// requests and their cancellations are always queued: the engine bounds the requests
+/// ([`max_open_server_requests`](mcp_sansio::ClientConfig::max_open_server_requests)). The
+/// pump never stops reading for user code that is behind: it used to, and a handler that
+/// blocked then held back every call's response too (issue 35).
 pub(crate) const MAX_INBOX: usize = 1024;
 
 pub(crate) struct Shared {
@@ -96,9 +100,6 @@ pub(crate) struct Shared {
     pub(crate) pump: Pump,
     /// Where the sources' wake-ups go: the driver's task, or a call driving.
     pub(crate) route: Arc<TaskWaker>,
-    /// Set while [`State::inbox`] holds [`MAX_INBOX`] items or more (read by the pump without
-    /// the state's lock).
-    pub(crate) inbox_full: AtomicBool,
     /// Tokens that tell the calls driving the connection apart.
     next_token: AtomicU64,
     /// Where the driver and the commands get the time (outside the lock: it never changes).
@@ -372,6 +373,8 @@ pub(crate) struct State {
     pub(crate) calls: HashMap<RequestId, Slot, BuildHasherDefault<IdHasher>>,
     /// User code for the driver's task to run, in order (see the module docs).
     pub(crate) inbox: Vec<Work>,
+    /// Notifications and protocol violations dropped because [`MAX_INBOX`] items waited.
+    pub(crate) inbox_dropped: u64,
     /// Tasks waiting for the handshake to end or for the driver to finish.
     watchers: Vec<Waker>,
     /// Live `Client` handles; the last one dropped closes the connection.
@@ -434,6 +437,7 @@ impl Shared {
                 engine,
                 calls: HashMap::default(),
                 inbox: Vec::new(),
+                inbox_dropped: 0,
                 watchers: Vec::new(),
                 handles: 0,
                 driver: DriverLife::Running,
@@ -444,7 +448,6 @@ impl Shared {
             }),
             pump: Pump::new(),
             route: Arc::new(TaskWaker::new(watch)),
-            inbox_full: AtomicBool::new(false),
             next_token: AtomicU64::new(0),
             clock,
             extras,

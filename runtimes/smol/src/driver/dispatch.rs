@@ -15,7 +15,6 @@
 use std::any::Any;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 use std::task::{Context, Poll};
 
 use mcp_sansio::{ErrorObject, RequestId, ServerRequest};
@@ -33,8 +32,7 @@ use crate::source_waker::{SourceWaker, TaskWaker};
 /// What one dispatch did.
 #[derive(Debug, Default, Clone, Copy)]
 pub(super) struct Dispatched {
-    /// The engine has new input (an answer, an authorization outcome) or the pump may read
-    /// again: the pump must run.
+    /// The engine has new input (an answer, an authorization outcome): the pump must run.
     pub(super) pump: bool,
 }
 
@@ -102,10 +100,6 @@ impl Dispatch {
         {
             let mut state = shared.lock();
             std::mem::swap(&mut state.inbox, &mut self.work);
-        }
-        if shared.inbox_full.swap(false, Ordering::AcqRel) {
-            // The pump stopped reading for us: it may read again.
-            dispatched.pump = true;
         }
         let mut work = std::mem::take(&mut self.work);
         for item in work.drain(..) {

@@ -278,8 +278,9 @@ impl Core {
         let waker = self.waker.clone();
         let cx = &mut Context::from_waker(&waker);
         let now = shared.clock.now();
-        // While the driver's task is behind on user code, the server waits (see `MAX_INBOX`).
-        let mut progressed = !shared.inbox_full.load(Ordering::Acquire) && self.io.receive(cx, shared, now);
+        // Reading never waits for user code (see `MAX_INBOX`) nor for the server to read (see
+        // `StreamIo::read`): a server blocked on its writes must never wait for us.
+        let mut progressed = self.io.receive(cx, shared, now);
         progressed |= self.report_end(cx, shared, now);
         let (engine, events) = self.exchange(shared, now, pumped, wake);
         progressed |= events;
@@ -370,7 +371,6 @@ impl Core {
         }
         if state.inbox.len() != queued {
             pumped.dispatch = true;
-            shared.inbox_full.store(state.inbox.len() >= MAX_INBOX, Ordering::Release);
         }
         let engine = EngineView {
             deadline: state.engine.poll_timeout(),
@@ -457,7 +457,7 @@ fn sort(event: Event, state: &mut State, shared: &Shared, now: Instant, wake: &m
             }
             extras.broadcast.send(&notification, wake);
             if extras.notification_handlers {
-                state.inbox.push(Work::Notification(notification));
+                queue_or_drop(state, Work::Notification(notification));
             }
         }
         Event::Request { id, request } => state.inbox.push(Work::Request(id, request)),
@@ -497,7 +497,7 @@ fn sort(event: Event, state: &mut State, shared: &Shared, now: Instant, wake: &m
                 _ => tracing::warn!(%violation, "protocol violation by the server"),
             }
             if extras.violation_hooks {
-                state.inbox.push(Work::Violation(violation));
+                queue_or_drop(state, Work::Violation(violation));
             }
         }
         Event::Ready { protocol_version } => {
@@ -516,6 +516,27 @@ fn sort(event: Event, state: &mut State, shared: &Shared, now: Instant, wake: &m
             state.take_watchers(wake);
         }
         other => tracing::debug!(?other, "unhandled event"),
+    }
+}
+
+/// Queues a notification or a protocol violation for the driver's task, unless [`MAX_INBOX`]
+/// items wait already: then it is dropped and counted, so that user code that is behind costs
+/// neither memory nor reading (the first drop is a warning, then one in a thousand).
+fn queue_or_drop(state: &mut State, work: Work) {
+    if state.inbox.len() < MAX_INBOX {
+        state.inbox.push(work);
+        return;
+    }
+    state.inbox_dropped += 1;
+    let dropped = state.inbox_dropped;
+    if dropped % 1000 == 1 {
+        tracing::warn!(
+            dropped,
+            waiting = MAX_INBOX,
+            "the notification handlers are behind: a notification or violation for them was dropped"
+        );
+    } else {
+        tracing::debug!(dropped, "a notification or violation for the handlers was dropped");
     }
 }
 
