@@ -89,9 +89,11 @@ const WAITING_LOOKUP: usize = 16;
 /// server's notifications for the handlers and its protocol violations for the hooks (each
 /// logged, and counted in [`State::inbox_dropped`]) until the task has caught up. Server
 /// requests and their cancellations are always queued: the engine bounds the requests
-/// ([`max_open_server_requests`](mcp_sansio::ClientConfig::max_open_server_requests)). The
-/// pump never stops reading for user code that is behind: it used to, and a handler that
-/// blocked then held back every call's response too (issue 35).
+/// ([`max_open_server_requests`](mcp_sansio::ClientConfig::max_open_server_requests)), and a
+/// request the server cancels while it is still queued is taken out (so the cancellations are
+/// bounded by the requests the task took). The pump never stops reading for user code that is
+/// behind: it used to, and a handler that blocked then held back every call's response too
+/// (issue 35).
 pub(crate) const MAX_INBOX: usize = 1024;
 
 pub(crate) struct Shared {

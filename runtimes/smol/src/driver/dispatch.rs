@@ -142,7 +142,15 @@ impl Dispatch {
                     }
                 }
             }
-            Work::RequestCancelled(id) => self.answers.retain(|answer| answer.id != id),
+            Work::RequestCancelled(id) => {
+                // The engine keeps the request's place among the open ones until it is answered
+                // (it writes nothing for a cancelled one): tell it, or the place is lost for good.
+                let open = self.answers.len();
+                self.answers.retain(|answer| answer.id != id);
+                if self.answers.len() != open {
+                    self.finished.push((id, Err(super::pump::cancelled_by_the_server())));
+                }
+            }
             #[cfg(feature = "http")]
             Work::Auth(event) => {
                 if let Some(auth) = self.auth.as_mut() {

@@ -8,6 +8,7 @@ use std::task::{Context, Poll, Waker};
 use std::time::Instant;
 
 use mcp_sansio::{Event, ProtocolViolation};
+use serde_json::value::RawValue;
 
 #[cfg(feature = "http")]
 use super::exchanges::HttpIo;
@@ -463,7 +464,17 @@ fn sort(event: Event, state: &mut State, shared: &Shared, now: Instant, wake: &m
         Event::Request { id, request } => state.inbox.push(Work::Request(id, request)),
         Event::ServerRequestCancelled { id, reason } => {
             tracing::debug!(%id, ?reason, "server cancelled its request");
-            state.inbox.push(Work::RequestCancelled(id));
+            // Still queued: the handler is never asked, and the engine is told at once (it keeps
+            // a cancelled request's place among the open ones until it is answered, writing
+            // nothing). Else the driver's task drops the answer in progress and tells it.
+            let queued = state.inbox.iter().rposition(|work| matches!(work, Work::Request(r, _) if *r == id));
+            match queued {
+                Some(at) => {
+                    drop(state.inbox.remove(at));
+                    let _ = state.engine.respond::<RawValue>(&id, Err(cancelled_by_the_server()));
+                }
+                None => state.inbox.push(Work::RequestCancelled(id)),
+            }
         }
         Event::ServerRequestRefused { id, method, limit } => {
             let refused = state.engine.conn().stats().server_requests_refused;
@@ -517,6 +528,12 @@ fn sort(event: Event, state: &mut State, shared: &Shared, now: Instant, wake: &m
         }
         other => tracing::debug!(?other, "unhandled event"),
     }
+}
+
+/// The answer a server request cancelled by the server gets from the driver: never written
+/// (the engine writes nothing for a cancelled request), it frees the request's place.
+pub(super) fn cancelled_by_the_server() -> mcp_sansio::ErrorObject {
+    mcp_sansio::ErrorObject::internal("cancelled by the server")
 }
 
 /// Queues a notification or a protocol violation for the driver's task, unless [`MAX_INBOX`]
