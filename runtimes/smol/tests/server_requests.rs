@@ -334,3 +334,37 @@ fn cancelled_server_requests_free_their_place_and_never_reach_a_busy_handler() {
     assert!(!asked.iter().any(|m| m == "queued"), "the handler was asked a request cancelled in the queue");
     assert_eq!(responses, vec![("last".to_owned(), false)], "only the last request is answered");
 }
+
+/// Answers every sampling request with a text of `len` bytes.
+struct BigSample {
+    len: usize,
+}
+
+impl ClientHandler for BigSample {
+    fn create_message(&self, _: CreateMessageRequestParams) -> HandlerFuture<CreateMessageResult> {
+        let text = "x".repeat(self.len);
+        Box::pin(async move { Ok(CreateMessageResult::new("test-model", SamplingContent::text(text))) })
+    }
+}
+
+/// One answer larger than the 8 MiB of answers the driver lets wait unwritten (a sampling
+/// result with a large image, say), to a server that reads it: it takes many writes to go
+/// through the pipe, and the server reading it is not a server that stopped reading. Only the
+/// answers queued behind the one being written count against the bound.
+#[test]
+fn one_answer_larger_than_the_bound_reaches_a_server_that_reads_it() {
+    const LEN: usize = 10 << 20;
+    smol::block_on(async {
+        let client = builder()
+            .configure(|c| c.with_capabilities(all_capabilities()))
+            .handler(BigSample { len: LEN })
+            .spawn_stdio(&demo_server())
+            .await
+            .unwrap();
+        let sampled = client.call_tool("sample", json!({"prompt": "a picture"})).await.unwrap();
+        let text = sampled.content[0].as_text().unwrap();
+        assert_eq!(text.len(), "sampled: ".len() + LEN);
+        client.ping().await.unwrap();
+        client.close().await;
+    });
+}

@@ -37,10 +37,13 @@ pub(super) enum End {
 }
 
 /// Most bytes of messages that are not requests (answers to the server's requests, our
-/// notifications) that may wait unwritten; past it the connection closes with
-/// [`CloseReason::ServerNotReading`](mcp_sansio::CloseReason::ServerNotReading). Every server
-/// request gets an answer, so a server that sends requests without reading its stdin would
-/// otherwise grow the queue without bound (an adversarial test saw 5 MB/s).
+/// notifications) that may wait unwritten behind the one being written; past it the connection
+/// closes with [`CloseReason::ServerNotReading`](mcp_sansio::CloseReason::ServerNotReading).
+/// Every server request gets an answer, so a server that sends requests without reading its
+/// stdin would otherwise grow the queue without bound (an adversarial test saw 5 MB/s). The
+/// answer being written does not count, so that one answer larger than this (a sampling result
+/// with a large image) goes through the pipe a piece at a time to a server that reads it; it
+/// was, in its first version, taken for a server that stopped reading.
 ///
 /// The client never stops reading to hold the queue back: it used to, past 4 MiB, and a
 /// server that writes everything before it reads (as a single-threaded one does) then blocked
@@ -145,11 +148,14 @@ impl StreamIo {
     /// for the driver ([`ended`](Self::ended)). Past [`MAX_QUEUED_ANSWERS`] of answers waiting
     /// for the server, closes the connection instead (reading stops with it).
     pub(super) fn read(&mut self, shared: &Shared, now: Instant) -> bool {
-        let Some(reader) = self.reader.as_mut() else { return false };
-        if self.queued_answers > MAX_QUEUED_ANSWERS {
-            self.server_not_reading(shared, now);
+        // (Once the reader is done, the stream's end tells the engine how it ended instead.)
+        if self.queued_answers > MAX_QUEUED_ANSWERS
+            && self.reader.is_some()
+            && self.server_not_reading(shared, now)
+        {
             return true;
         }
+        let Some(reader) = self.reader.as_mut() else { return false };
         if !self.reader_news.take() {
             return false;
         }
@@ -177,11 +183,16 @@ impl StreamIo {
         }
     }
 
-    /// The server does not read what it asked for: the connection closes, typed, and what
-    /// waits for the server is dropped (nothing will read it; the shutdown goes on at once).
+    /// Past [`MAX_QUEUED_ANSWERS`] of answers behind the one being written, the server does
+    /// not read what it asked for: the connection closes, typed, and what waits for the server
+    /// is dropped (nothing will read it; the shutdown goes on at once). `true` if it closed.
     #[cold]
-    fn server_not_reading(&mut self, shared: &Shared, now: Instant) {
+    fn server_not_reading(&mut self, shared: &Shared, now: Instant) -> bool {
         let unwritten = self.queued_answers;
+        let being_written = self.answer_marks.front().map_or(0, |&(_, len)| len);
+        if unwritten - being_written <= MAX_QUEUED_ANSWERS {
+            return false;
+        }
         tracing::warn!(
             unwritten,
             limit = MAX_QUEUED_ANSWERS,
@@ -194,6 +205,7 @@ impl StreamIo {
             );
         }
         self.discard_output();
+        true
     }
 
     /// Takes the engine's transmits into the write buffer (under the lock).
