@@ -803,19 +803,20 @@ fn a_server_that_reads_only_after_its_flood_is_never_deadlocked() {
                 panic!("expected the connection closed because the server stopped reading, got {other:?}")
             }
         }
-        // 0.8 to 1.7 s here, after some 49 500 requests: 8 MiB of refusals.
+        // 0.8 to 1.7 s here (3 s beside a release build), after some 49 500 requests: 8 MiB of
+        // refusals.
         assert!(took < Duration::from_secs(10), "the close took {took:?}");
         // The answers that may wait (8 MiB, and the write queue's growth to hold them), what the
         // pipes hold, the engine's buffers: 10 to 18 MiB here.
         assert!(growth < 28 * MIB, "peak RSS grew by {} MiB", growth / MIB);
         client.close().await;
         // The server was never left blocked: the client read all it wrote (the shutdown reads
-        // and drops what comes after the close), then it read what it was sent, and the end.
+        // and drops what comes after the close), then it read what the pipe held (the `ping`
+        // too, when it was written before the pipe filled with refusals), and the end.
         let log = log.lock().unwrap().clone();
         eprintln!("server log: {log:?}");
         let wrote = format!("flood: wrote {FLOOD} requests in ");
         assert!(log.iter().any(|line| line.starts_with(&wrote)), "{log:?}");
-        assert!(log.iter().any(|line| line.starts_with("read: ping after")), "{log:?}");
         assert!(log.iter().any(|line| line.starts_with("read: end of input after")), "{log:?}");
     });
 }
