@@ -464,17 +464,7 @@ fn sort(event: Event, state: &mut State, shared: &Shared, now: Instant, wake: &m
         Event::Request { id, request } => state.inbox.push(Work::Request(id, request)),
         Event::ServerRequestCancelled { id, reason } => {
             tracing::debug!(%id, ?reason, "server cancelled its request");
-            // Still queued: the handler is never asked, and the engine is told at once (it keeps
-            // a cancelled request's place among the open ones until it is answered, writing
-            // nothing). Else the driver's task drops the answer in progress and tells it.
-            let queued = state.inbox.iter().rposition(|work| matches!(work, Work::Request(r, _) if *r == id));
-            match queued {
-                Some(at) => {
-                    drop(state.inbox.remove(at));
-                    let _ = state.engine.respond::<RawValue>(&id, Err(cancelled_by_the_server()));
-                }
-                None => state.inbox.push(Work::RequestCancelled(id)),
-            }
+            server_cancelled(state, id);
         }
         Event::ServerRequestRefused { id, method, limit } => {
             let refused = state.engine.conn().stats().server_requests_refused;
@@ -536,14 +526,38 @@ pub(super) fn cancelled_by_the_server() -> mcp_sansio::ErrorObject {
     mcp_sansio::ErrorObject::internal("cancelled by the server")
 }
 
+/// The server cancelled its request `id`. Still queued: it is taken out (the handler is never
+/// asked) and the engine is told at once (it keeps a cancelled request's place among the open
+/// ones until it is answered, writing nothing). Else the driver's task drops the answer in
+/// progress and tells it. (Out of line: rare, and kept off the round's code.)
+#[cold]
+#[inline(never)]
+fn server_cancelled(state: &mut State, id: mcp_sansio::RequestId) {
+    let queued = state.inbox.iter().rposition(|work| matches!(work, Work::Request(r, _) if *r == id));
+    match queued {
+        Some(at) => {
+            drop(state.inbox.remove(at));
+            let _ = state.engine.respond::<RawValue>(&id, Err(cancelled_by_the_server()));
+        }
+        None => state.inbox.push(Work::RequestCancelled(id)),
+    }
+}
+
 /// Queues a notification or a protocol violation for the driver's task, unless [`MAX_INBOX`]
 /// items wait already: then it is dropped and counted, so that user code that is behind costs
 /// neither memory nor reading (the first drop is a warning, then one in a thousand).
 fn queue_or_drop(state: &mut State, work: Work) {
     if state.inbox.len() < MAX_INBOX {
         state.inbox.push(work);
-        return;
+    } else {
+        dropped_for_user_code(state);
     }
+}
+
+/// A notification or violation was dropped for [`MAX_INBOX`]: counted and logged.
+#[cold]
+#[inline(never)]
+fn dropped_for_user_code(state: &mut State) {
     state.inbox_dropped += 1;
     let dropped = state.inbox_dropped;
     if dropped % 1000 == 1 {
