@@ -498,6 +498,21 @@ pub enum CloseReason {
     /// The transport failed (reported by the driver with `transport_error`).
     #[error("transport error: {0}")]
     Transport(String),
+    /// The server stopped reading its input: `unwritten` bytes of the client's answers and
+    /// notifications waited for it, past the transport's `limit` (reported by the driver with
+    /// [`TransportEvent::ServerNotReading`](crate::TransportEvent::ServerNotReading)). A
+    /// client that stopped reading in turn could deadlock with a server blocked on its own
+    /// writes; one that read on without this bound would grow without end.
+    #[error(
+        "the server stopped reading its input: {unwritten} bytes of the client's answers wait \
+         unwritten, past the limit of {limit}"
+    )]
+    ServerNotReading {
+        /// Bytes that waited to be written.
+        unwritten: usize,
+        /// The transport's bound on them.
+        limit: usize,
+    },
     /// A request the connection cannot go on without failed, and `error` says how, typed: an
     /// HTTP status ([`http_status`](Self::http_status)), a transport failure, the server's
     /// refusal.
@@ -520,14 +535,15 @@ pub enum CloseReason {
 
 impl CloseReason {
     /// Whether a new connection may fare better: the server went away, the transport broke,
-    /// or the server did not answer in time. A refusal (version, `initialize` error) or the
-    /// application's own `close` would happen again: `false`.
+    /// or the server did not answer (or read) in time. A refusal (version, `initialize`
+    /// error) or the application's own `close` would happen again: `false`.
     pub fn is_retriable(&self) -> bool {
         match self {
             CloseReason::Eof
             | CloseReason::Exited(_)
             | CloseReason::HandshakeTimeout(_)
             | CloseReason::KeepAliveTimeout(_)
+            | CloseReason::ServerNotReading { .. }
             | CloseReason::Transport(_) => true,
             CloseReason::RequestFailed { error, .. } => error.is_retriable(),
             CloseReason::Unauthorized(error) => error.is_retriable(),

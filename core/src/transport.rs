@@ -72,6 +72,18 @@ pub enum TransportEvent {
         /// What happened, for the close reason.
         detail: String,
     },
+    /// The server does not read what the client writes: `unwritten` bytes of answers and
+    /// notifications wait for it, past the transport's `limit`. A transport that keeps reading
+    /// a server that writes without reading (it must: a transport that stops reading can
+    /// deadlock with a server blocked on its own writes) reports this instead of holding
+    /// more. The connection closes with
+    /// [`CloseReason::ServerNotReading`](crate::CloseReason::ServerNotReading).
+    ServerNotReading {
+        /// Bytes waiting to be written.
+        unwritten: usize,
+        /// The transport's bound on them.
+        limit: usize,
+    },
 }
 
 /// The commands of a connection, lent out by a transport layer that owns it.

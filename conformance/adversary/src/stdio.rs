@@ -31,6 +31,7 @@
 //! | `killed` | the call is never answered: the server kills itself with SIGKILL |
 //! | `stop_reading` | runs with SIGTERM ignored; the call is answered, then the server never reads its stdin again, nor exits |
 //! | `elicitation_flood` | answers at once, then sends `{"count":N}` (default 100 000) `elicitation/create` requests (ids `e1`, `e2`, …) while it goes on reading; `{"report":true}` answers `refused R answered A`: the error and result responses it has read to them so far |
+//! | `flood_then_read` | single-threaded: once `notifications/initialized` is read, writes `MCP_ADVERSARY_FLOOD` (default 200 000) `elicitation/create` requests from its one thread, reading nothing meanwhile, and only then reads its stdin again. It logs on stderr `flood: wrote N requests in M ms` (or `flood: writing failed within the first N requests: …`), then `read: <method> after R refusals and A results` for every request and notification it reads after the flood, and `read: end of input after R refusals and A results` |
 
 use std::io::{BufRead, Write};
 use std::os::unix::process::CommandExt;
@@ -65,6 +66,7 @@ pub(crate) const MODES: &[&str] = &[
     "killed",
     "stop_reading",
     "elicitation_flood",
+    "flood_then_read",
 ];
 
 /// The protocol versions of the `initialize` era, oldest first.
@@ -171,6 +173,8 @@ impl Server<'_> {
         let mut stdin = std::io::stdin().lock();
         let mut line = Vec::new();
         let mut initialized = false;
+        // `flood_then_read`: the flood was written.
+        let mut flooded = false;
         loop {
             line.clear();
             match stdin.read_until(b'\n', &mut line) {
@@ -181,6 +185,9 @@ impl Server<'_> {
             if message.get("method").is_none() {
                 let counter = if message.get("error").is_some() { &self.refused } else { &self.answered };
                 counter.fetch_add(1, Ordering::SeqCst);
+            }
+            if self.mode == "flood_then_read" {
+                self.flood_then_read(&message, &mut flooded);
             }
             // Notifications (no id) and responses (no method) need no answer.
             let (Some(id), Some(method)) = (message.get("id"), message.get("method").and_then(Value::as_str))
@@ -213,6 +220,9 @@ impl Server<'_> {
                 "tools/call" => self.call(id, params),
                 _ => self.error(id, -32601, &format!("method not found: {method}")),
             }
+        }
+        if flooded {
+            eprintln!("read: end of input after {}", self.read_so_far());
         }
         if self.mode == "ignore_sigterm" {
             // Stubborn: the end of stdin is no reason to exit either.
@@ -454,6 +464,49 @@ impl Server<'_> {
             }
             eprintln!("flood: sent {sent} requests");
         });
+    }
+
+    /// `flood_then_read`: at `notifications/initialized`, the flood, from this thread (nothing
+    /// is read until it is written); after it, every request and notification read is logged.
+    fn flood_then_read(&self, message: &Value, flooded: &mut bool) {
+        let Some(method) = message.get("method").and_then(Value::as_str) else { return };
+        if *flooded {
+            eprintln!("read: {method} after {}", self.read_so_far());
+            return;
+        }
+        if method != "notifications/initialized" {
+            return;
+        }
+        *flooded = true;
+        let count: u64 =
+            std::env::var("MCP_ADVERSARY_FLOOD").ok().and_then(|n| n.parse().ok()).unwrap_or(200_000);
+        let start = Instant::now();
+        let mut stdout = std::io::stdout().lock();
+        let mut batch = Vec::with_capacity(64 * 1024);
+        let mut sent = 0;
+        while sent < count {
+            batch.clear();
+            for _ in 0..256.min(count - sent) {
+                sent += 1;
+                let _ = writeln!(
+                    batch,
+                    r#"{{"jsonrpc":"2.0","id":"e{sent}","method":"elicitation/create","params":{{"message":"name?","requestedSchema":{{"type":"object","properties":{{"name":{{"type":"string"}}}}}}}}}}"#
+                );
+            }
+            // Blocks while the client does not read: a single-threaded server has no one else
+            // to read its stdin meanwhile.
+            if let Err(error) = stdout.write_all(&batch).and_then(|()| stdout.flush()) {
+                eprintln!("flood: writing failed within the first {sent} requests: {error}");
+                return;
+            }
+        }
+        eprintln!("flood: wrote {sent} requests in {} ms", start.elapsed().as_millis());
+    }
+
+    /// What the server read of the answers to its requests, for its log.
+    fn read_so_far(&self) -> String {
+        let (refused, answered) = (self.refused.load(Ordering::SeqCst), self.answered.load(Ordering::SeqCst));
+        format!("{refused} refusals and {answered} results")
     }
 
     /// Writes messages numbered from 1, made by `line`, in batches of 256 for `ms`, from a

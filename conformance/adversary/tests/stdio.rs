@@ -396,6 +396,82 @@ fn a_notification_flood_keeps_the_client_responsive_and_bounded() {
     });
 }
 
+/// Issue 35, the driver's side: a notification handler that blocks the driver's task during a
+/// notification flood. The client used to stop reading once 1024 items waited for that task,
+/// so a call's response, behind more notifications in the pipe, waited for the handler too,
+/// and the server blocked writing. Reading now goes on: notifications past 1024 waiting for the
+/// handlers are dropped (logged), calls are answered, and memory stays bounded.
+#[test]
+fn a_blocked_notification_handler_holds_no_call_back_during_a_notification_flood() {
+    let report = Arc::new(Mutex::new(None::<u64>));
+    let sink = report.clone();
+    let command = command("notification_flood").stderr_to(move |line| {
+        // "flood: sent N notifications in M ms"
+        let words: Vec<&str> = line.split_whitespace().collect();
+        if let ["flood:", "sent", n, "notifications", ..] = words.as_slice() {
+            *sink.lock().unwrap() = n.parse().ok();
+        }
+    });
+    case("notification_flood_blocked_handler", || async {
+        let gate = Arc::new((Mutex::new(false), std::sync::Condvar::new()));
+        let handled = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let (held, seen) = (gate.clone(), handled.clone());
+        let client = builder()
+            .on_notification(move |_| {
+                seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                // Blocks the driver's task until the test opens the gate (30 s at most).
+                let (open, changed) = &*held;
+                let open = open.lock().unwrap();
+                let _ = changed.wait_timeout_while(open, Duration::from_secs(30), |open| !*open);
+            })
+            .spawn_stdio(&command)
+            .await
+            .expect("the handshake succeeds");
+        let rss_before = rss_bytes();
+        assert!(reset_peak_rss(), "the kernel refused to reset the peak RSS");
+        let (result, _) =
+            call(&client, "notification_flood", json!({"ms": 2000}), Duration::from_secs(5)).await;
+        assert_eq!(text(&result.expect("the flood starts")), "flooding");
+        // The handler blocks at the first notification; each ping's response comes behind a
+        // pipe full of notifications. On 374d4ea the second or third ping timed out.
+        let start = Instant::now();
+        let (mut pings, mut worst) = (0u64, Duration::ZERO);
+        while start.elapsed() < Duration::from_millis(2000) {
+            let (result, took) = ping(&client, Duration::from_secs(3)).await;
+            result.unwrap_or_else(|error| panic!("ping {pings} while the handler blocks: {error}"));
+            worst = worst.max(took);
+            pings += 1;
+            smol::Timer::after(Duration::from_millis(20)).await;
+        }
+        // Read while the handler blocked (the pings' answers included).
+        let read_blocked = client.stats().messages_received;
+        let growth = peak_rss_bytes().saturating_sub(rss_before);
+        {
+            let (open, changed) = &*gate;
+            *open.lock().unwrap() = true;
+            changed.notify_all();
+        }
+        // The driver's task drains stderr too: the report comes once the handler is free.
+        assert!(wait_until(Duration::from_secs(5), || report.lock().unwrap().is_some()), "no flood report");
+        let sent = report.lock().unwrap().expect("the report");
+        still_answers(&client, "after the flood").await;
+        // Of what came while it blocked, the handler gets what waited: the batch it was running
+        // (1024 at most) and the 1024 queued behind it. The rest was dropped.
+        let handled = handled.load(std::sync::atomic::Ordering::SeqCst);
+        let after = sent.saturating_sub(read_blocked);
+        eprintln!(
+            "blocked handler: {sent} notifications sent, {read_blocked} messages read while it blocked, \
+             {handled} handled, {pings} pings (worst {worst:?}), peak RSS growth {} KiB",
+            growth / 1024
+        );
+        assert!(worst < Duration::from_secs(1), "a ping took {worst:?} while the handler blocked");
+        assert!(read_blocked > 20_000, "only {read_blocked} messages read while the handler blocked");
+        assert!(handled <= 2 * 1024 + after, "the handler got {handled} notifications of {sent}");
+        assert!(growth < 8 * MIB, "peak RSS grew by {} MiB during the flood", growth / MIB);
+        client.close().await;
+    });
+}
+
 #[test]
 fn a_server_silent_after_the_handshake_times_requests_out() {
     case("silent", || async {
@@ -576,37 +652,45 @@ fn a_server_exiting_while_its_grandchildren_hold_stdout_fails_calls_promptly() {
 
 /// Not one of the planned cases: every `ping` (or other request) from the server gets an answer,
 /// and a server that never reads them used to grow the driver's write buffer without bound
-/// (about 5 MB/s in a debug build). The driver now stops reading while more than 4 MiB of
-/// such answers waits to be written.
+/// (about 5 MB/s in a debug build). The driver then stopped reading while more than 4 MiB of
+/// such answers waited, which deadlocked a server that reads only once its writes are done
+/// (issue 35, the next test). It now reads on, and closes the connection, typed, once more than
+/// 8 MiB of answers wait (about 190 000 answers to `ping`).
 #[test]
 fn a_server_flooding_requests_without_reading_the_answers_leaves_memory_bounded() {
-    let report = Arc::new(Mutex::new(None::<(u64, u64)>));
-    let sink = report.clone();
-    let command = command("request_flood").stderr_to(move |line| {
-        // "flood: sent N requests in M ms"
-        let words: Vec<&str> = line.split_whitespace().collect();
-        if let ["flood:", "sent", n, "requests", "in", ms, "ms"] = words.as_slice() {
-            *sink.lock().unwrap() = n.parse().ok().zip(ms.parse().ok());
-        }
-    });
+    let command = command("request_flood");
     case("request_flood", || async {
         let client = connect(&command).await;
         let rss_before = rss_bytes();
         assert!(reset_peak_rss(), "the kernel refused to reset the peak RSS");
-        let (result, _) = call(&client, "request_flood", json!({"ms": 2000}), Duration::from_secs(5)).await;
+        // Ten seconds of pings, not reading meanwhile: far more than 8 MiB of answers at the
+        // 200 000 pings a second a debug build reads.
+        let (result, _) = call(&client, "request_flood", json!({"ms": 10_000}), Duration::from_secs(5)).await;
         assert_eq!(text(&result.expect("the flood starts")), "flooding");
-        assert!(wait_until(Duration::from_secs(6), || report.lock().unwrap().is_some()), "no flood report");
-        let (sent, ms) = report.lock().unwrap().expect("the report");
+        let (outcome, took) = ping(&client, Duration::from_secs(20)).await;
         let growth = peak_rss_bytes().saturating_sub(rss_before);
-        eprintln!("request flood: {sent} pings in {ms} ms, peak RSS growth {} KiB", growth / 1024);
-        // The server reads again: the answers drain, then `echo` is answered.
-        let (result, _) = call(&client, "echo", json!({"message": "drained"}), Duration::from_secs(10)).await;
-        assert_eq!(text(&result.expect("echo after the flood")), "drained");
+        let stats = client.stats();
+        eprintln!(
+            "request flood: {outcome:?} after {took:?}, {} messages read; peak RSS growth {} KiB",
+            stats.messages_received,
+            growth / 1024
+        );
+        match outcome {
+            Err(Error::Request(RequestError::ConnectionClosed(CloseReason::ServerNotReading {
+                unwritten,
+                limit,
+            }))) => assert!(unwritten > limit, "closed with {unwritten} bytes waiting, limit {limit}"),
+            other => {
+                panic!("expected the connection closed because the server stopped reading, got {other:?}")
+            }
+        }
+        // 0.1 to 1.2 s here; the flood lasts 10.
+        assert!(took < Duration::from_secs(9), "the close took {took:?}");
+        // The answers that may wait (8 MiB, and the write queue's growth to hold them), what the
+        // pipes hold, the engine's buffers: 11 to 18 MiB here. Reading on without the bound,
+        // 10 s of pongs would be some 90 MB.
+        assert!(growth < 28 * MIB, "peak RSS grew by {} MiB while the server did not read", growth / MIB);
         client.close().await;
-        assert!(growth < 10 * MIB, "peak RSS grew by {} MiB while the server did not read", growth / MIB);
-        // About 4 MiB of answers (44 bytes each), plus what the pipes hold: then the client
-        // stopped reading, and the server's writes blocked.
-        assert!(sent < 120_000, "the client read {sent} requests whose answers were not read");
     });
 }
 
@@ -663,12 +747,76 @@ fn unanswered_server_requests_past_the_cap_are_refused_at_once() {
             assert!(start.elapsed() < Duration::from_secs(10), "the server read: {report}");
             smol::Timer::after(Duration::from_millis(50)).await;
         }
-        // Bounded by the cap and by the 4 MiB of answers the driver lets wait unwritten, whatever
-        // the flood's size: 1.6 to 2.5 MiB. (Before the write queue dropped what it had written
+        // Bounded by the cap, and by the server reading as it writes: the answers waiting
+        // unwritten peaked at 0.5 to 2.2 MiB, far from the 8 MiB past which the driver closes
+        // the connection (issue 35), whatever the flood's size: 1.6 to 2.5 MiB. (Before the write queue dropped what it had written
         // while more waited, a server reading a little slower than the client wrote made it
         // keep all of it: 43 to 48 MiB here.)
         let growth = peak_rss_bytes().saturating_sub(rss_before);
         assert!(growth < 16 * MIB, "peak RSS grew by {} MiB during the flood", growth / MIB);
         client.close().await;
+    });
+}
+
+/// Issue 35: a single-threaded server writes 200 000 `elicitation/create` requests and reads
+/// its stdin only once all are written. The handler never answers, so all but 256 are refused,
+/// and the refusals wait for a server that does not read. The client used to stop reading once
+/// 4 MiB of them waited: both processes then blocked writing to each other, and a call made
+/// after the flood hung until its timeout (the server's log showed it read nothing more).
+/// The client now never stops reading: what it cannot write is bounded, and past the bound the
+/// connection closes, typed, at once.
+#[test]
+fn a_server_that_reads_only_after_its_flood_is_never_deadlocked() {
+    const FLOOD: usize = 200_000;
+    let log = Arc::new(Mutex::new(Vec::<String>::new()));
+    let sink = log.clone();
+    let command = command("flood_then_read")
+        .env("MCP_ADVERSARY_FLOOD", FLOOD.to_string())
+        .stderr_to(move |line| sink.lock().unwrap().push(line.to_owned()));
+    case("flood_then_read", || async {
+        let capabilities = mcp_smol::mcp_sansio::schema::ClientCapabilities {
+            elicitation: Some(Default::default()),
+            ..Default::default()
+        };
+        let client = builder()
+            .configure(|c| c.with_capabilities(capabilities))
+            .handler(NeverAnswers)
+            .spawn_stdio(&command)
+            .await
+            .expect("the handshake succeeds");
+        let rss_before = rss_bytes();
+        assert!(reset_peak_rss(), "the kernel refused to reset the peak RSS");
+        // The server floods from the moment it read `notifications/initialized`. On 374d4ea
+        // this ping waited for its whole timeout.
+        let (outcome, took) = ping(&client, Duration::from_secs(20)).await;
+        let growth = peak_rss_bytes().saturating_sub(rss_before);
+        let stats = client.stats();
+        eprintln!(
+            "flood_then_read: ping {outcome:?} after {took:?}; {} requests read, {} refused; peak RSS growth {} KiB",
+            stats.messages_received,
+            stats.server_requests_refused,
+            growth / 1024
+        );
+        match &outcome {
+            Err(Error::Request(RequestError::ConnectionClosed(CloseReason::ServerNotReading { .. }))) => {}
+            other => {
+                panic!("expected the connection closed because the server stopped reading, got {other:?}")
+            }
+        }
+        // 0.8 to 1.7 s here (3 s beside a release build), after some 49 500 requests: 8 MiB of
+        // refusals.
+        assert!(took < Duration::from_secs(10), "the close took {took:?}");
+        // The answers that may wait (8 MiB, and the write queue's growth to hold them), what the
+        // pipes hold, the engine's buffers: 10 to 18 MiB here.
+        assert!(growth < 28 * MIB, "peak RSS grew by {} MiB", growth / MIB);
+        client.close().await;
+        // The server was never left blocked: the client read all it wrote (the shutdown reads
+        // and drops what comes after the close), then it read what the pipe held (the `ping`
+        // too, when it was written before the pipe filled with refusals), and the end.
+        let log = log.lock().unwrap().clone();
+        eprintln!("server log: {log:?}");
+        let wrote = format!("flood: wrote {FLOOD} requests in ");
+        assert!(log.iter().any(|line| line.starts_with(&wrote)), "{log:?}");
+        assert!(log.iter().any(|line| line.starts_with("read: end of input after")), "{log:?}");
     });
 }

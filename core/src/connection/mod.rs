@@ -483,6 +483,9 @@ impl ClientConnection {
             | TransportEvent::Released { .. } => {}
             TransportEvent::Oversized { len } => self.on_frame_oversized(len),
             TransportEvent::Closed { detail } => self.transport_error(detail),
+            TransportEvent::ServerNotReading { unwritten, limit } => {
+                self.transport_closed(CloseReason::ServerNotReading { unwritten, limit })
+            }
         }
         self.pending.check();
     }

@@ -48,7 +48,6 @@
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 use std::ops::{Deref, DerefMut};
-use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::Waker;
 
@@ -84,9 +83,15 @@ pub(crate) type ViolationFn = Arc<dyn Fn(&mcp_sansio::ProtocolViolation) + Send 
 /// future is not being polled cannot grow the client's memory.
 pub(crate) const MAX_QUEUED_PROGRESS: usize = 64;
 
-/// Most work items waiting for the driver's task ([`State::inbox`]) before the pump stops
-/// reading from the server until the task has caught up: a notification handler that blocks
-/// holds the connection's reading back after this many, rather than let memory grow.
+/// Most work items waiting for the driver's task ([`State::inbox`]) before the pump drops the
+/// server's notifications for the handlers and its protocol violations for the hooks (each
+/// logged, and counted in [`State::inbox_dropped`]) until the task has caught up. Server
+/// requests and their cancellations are always queued: the engine bounds the requests
+/// ([`max_open_server_requests`](mcp_sansio::ClientConfig::max_open_server_requests)), and a
+/// request the server cancels while it is still queued is taken out (so the cancellations are
+/// bounded by the requests the task took). The pump never stops reading for user code that is
+/// behind: it used to, and a handler that blocked then held back every call's response too
+/// (issue 35).
 pub(crate) const MAX_INBOX: usize = 1024;
 
 pub(crate) struct Shared {
@@ -95,9 +100,6 @@ pub(crate) struct Shared {
     pub(crate) pump: Pump,
     /// Where the sources' wake-ups go: the driver's task, or a pump run where they land.
     pub(crate) route: Arc<TaskWaker>,
-    /// Set while [`State::inbox`] holds [`MAX_INBOX`] items or more (read by the pump without
-    /// the state's lock).
-    pub(crate) inbox_full: AtomicBool,
     /// Where the driver and the commands get the time (outside the lock: it never changes).
     pub(crate) clock: Arc<dyn Clock>,
     /// What the connection has besides the engine (outside the lock).
@@ -369,6 +371,8 @@ pub(crate) struct State {
     pub(crate) calls: HashMap<RequestId, Slot, BuildHasherDefault<IdHasher>>,
     /// User code for the driver's task to run, in order (see the module docs).
     pub(crate) inbox: Vec<Work>,
+    /// Notifications and protocol violations dropped because [`MAX_INBOX`] items waited.
+    pub(crate) inbox_dropped: u64,
     /// Tasks waiting for the handshake to end or for the driver to finish.
     watchers: Vec<Waker>,
     /// Live `Client` handles; the last one dropped closes the connection.
@@ -431,6 +435,7 @@ impl Shared {
                 engine,
                 calls: HashMap::default(),
                 inbox: Vec::new(),
+                inbox_dropped: 0,
                 watchers: Vec::new(),
                 handles: 0,
                 driver: DriverLife::Running,
@@ -441,7 +446,6 @@ impl Shared {
             }),
             pump: Pump::new(),
             route: Arc::new(TaskWaker::new()),
-            inbox_full: AtomicBool::new(false),
             clock,
             extras,
         })

@@ -200,3 +200,171 @@ fn roots_changed_is_written_in_the_initialize_era_only() {
         undeclared.close().await;
     });
 }
+
+/// Records the elicitations it is asked by their message; answers only `"answer me"`, the
+/// others never.
+#[derive(Default)]
+struct Recording {
+    asked: Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl ClientHandler for Recording {
+    fn elicit(&self, params: ElicitRequestParams) -> HandlerFuture<ElicitResult> {
+        self.asked.lock().unwrap().push(params.message.clone());
+        if params.message == "answer me" {
+            return Box::pin(async { Ok(ElicitResult::accept(serde_json::Map::new())) });
+        }
+        Box::pin(std::future::pending())
+    }
+}
+
+/// A scripted server on the other end of `stream`: after the handshake, a notification (the
+/// client's handler blocks on it); at the first `ping`, an elicitation then its cancellation,
+/// then the pong; at the second, `pairs` more elicitations each cancelled at once, one that
+/// asks to be answered, then the pong. Returns the ids of the responses it read, each with
+/// whether it was an error.
+fn cancelling_server(stream: UnixStream, pairs: usize) -> Vec<(String, bool)> {
+    use std::io::{BufRead, Write};
+    let mut writer = stream.try_clone().unwrap();
+    let mut send = move |message: serde_json::Value| {
+        let mut line = serde_json::to_vec(&message).unwrap();
+        line.push(b'\n');
+        writer.write_all(&line).unwrap();
+    };
+    let elicit = |id: &str, message: &str| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "elicitation/create",
+               "params": {"message": message, "requestedSchema": {"type": "object", "properties": {}}}})
+    };
+    let cancel = |id: &str| json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": id}});
+    let mut responses = Vec::new();
+    let mut pings = 0;
+    for line in std::io::BufReader::new(stream).lines() {
+        let Ok(line) = line else { break };
+        let message: serde_json::Value = serde_json::from_str(&line).unwrap();
+        let id = message.get("id").cloned();
+        match message.get("method").and_then(serde_json::Value::as_str) {
+            None => {
+                responses.push((id.unwrap().as_str().unwrap().to_owned(), message.get("error").is_some()))
+            }
+            Some("initialize") => send(json!({"jsonrpc": "2.0", "id": id, "result": {
+                "protocolVersion": message["params"]["protocolVersion"],
+                "capabilities": {},
+                "serverInfo": {"name": "cancelling", "version": "0"},
+            }})),
+            Some("notifications/initialized") => {
+                send(json!({"jsonrpc": "2.0", "method": "notifications/message",
+                "params": {"level": "info", "data": "hold the driver's task"}}))
+            }
+            Some("ping") => {
+                pings += 1;
+                if pings == 1 {
+                    send(elicit("queued", "queued"));
+                    send(cancel("queued"));
+                } else if pings == 2 {
+                    for i in 0..pairs {
+                        let id = format!("c{i}");
+                        send(elicit(&id, "cancelled"));
+                        send(cancel(&id));
+                    }
+                    send(elicit("last", "answer me"));
+                }
+                send(json!({"jsonrpc": "2.0", "id": id, "result": {}}));
+            }
+            Some(_) => {}
+        }
+    }
+    responses
+}
+
+/// A server request the server cancels is never answered, and frees its place among the
+/// `max_open_server_requests` (256) the engine lets the server have open: the driver dropped a
+/// cancelled request's handler future without telling the engine, which kept the place, so
+/// after 256 cancellations every server request was refused (`-32603`, `data.limit`). And a
+/// request cancelled while it still waits for the driver's task (here blocked in a
+/// notification handler) is taken out of the queue: the handler is never asked.
+#[test]
+fn cancelled_server_requests_free_their_place_and_never_reach_a_busy_handler() {
+    const PAIRS: usize = 300;
+    let (client_end, server_end) = UnixStream::pair().unwrap();
+    let server = std::thread::spawn(move || cancelling_server(server_end, PAIRS));
+    let stream = Arc::new(Async::new(client_end).unwrap());
+    let (reader, writer) = (ArcIo(stream.clone()), ArcIo(stream));
+    let gate = Arc::new((std::sync::Mutex::new(false), std::sync::Condvar::new()));
+    let entered = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let (held, inside) = (gate.clone(), entered.clone());
+    let handler = Recording::default();
+    let asked = handler.asked.clone();
+    let (client, driver) = builder()
+        .configure(|c| c.with_capabilities(all_capabilities()))
+        .handler(handler)
+        .on_notification(move |_| {
+            inside.store(true, std::sync::atomic::Ordering::SeqCst);
+            let (open, changed) = &*held;
+            let open = open.lock().unwrap();
+            let _ = changed.wait_timeout_while(open, std::time::Duration::from_secs(30), |open| !*open);
+        })
+        .connect(reader, writer);
+    let driver = std::thread::spawn(move || futures_lite::future::block_on(driver));
+    smol::block_on(async {
+        client.ready().await.unwrap();
+        let limit = std::time::Duration::from_secs(10);
+        assert!(common::wait_until(limit, || entered.load(std::sync::atomic::Ordering::SeqCst)));
+        // The driver's task blocks in the notification handler: this call pumps, and reads the
+        // elicitation and its cancellation before its pong.
+        client.ping().await.unwrap();
+        {
+            let (open, changed) = &*gate;
+            *open.lock().unwrap() = true;
+            changed.notify_all();
+        }
+        client.ping().await.unwrap();
+        assert!(
+            common::wait_until(limit, || asked.lock().unwrap().iter().any(|m| m == "answer me")),
+            "the last elicitation never reached the handler: {} refused",
+            client.stats().server_requests_refused
+        );
+        // The answer to "last" is written by the next pump at the latest.
+        client.ping().await.unwrap();
+        assert_eq!(client.stats().server_requests_refused, 0, "cancelled requests kept their places");
+        client.close().await;
+    });
+    driver.join().unwrap();
+    let responses = server.join().unwrap();
+    let asked = asked.lock().unwrap().clone();
+    assert!(!asked.iter().any(|m| m == "queued"), "the handler was asked a request cancelled in the queue");
+    assert_eq!(responses, vec![("last".to_owned(), false)], "only the last request is answered");
+}
+
+/// Answers every sampling request with a text of `len` bytes.
+struct BigSample {
+    len: usize,
+}
+
+impl ClientHandler for BigSample {
+    fn create_message(&self, _: CreateMessageRequestParams) -> HandlerFuture<CreateMessageResult> {
+        let text = "x".repeat(self.len);
+        Box::pin(async move { Ok(CreateMessageResult::new("test-model", SamplingContent::text(text))) })
+    }
+}
+
+/// One answer larger than the 8 MiB of answers the driver lets wait unwritten (a sampling
+/// result with a large image, say), to a server that reads it: it takes many writes to go
+/// through the pipe, and the server reading it is not a server that stopped reading. Only the
+/// answers queued behind the one being written count against the bound.
+#[test]
+fn one_answer_larger_than_the_bound_reaches_a_server_that_reads_it() {
+    const LEN: usize = 10 << 20;
+    smol::block_on(async {
+        let client = builder()
+            .configure(|c| c.with_capabilities(all_capabilities()))
+            .handler(BigSample { len: LEN })
+            .spawn_stdio(&demo_server())
+            .await
+            .unwrap();
+        let sampled = client.call_tool("sample", json!({"prompt": "a picture"})).await.unwrap();
+        let text = sampled.content[0].as_text().unwrap();
+        assert_eq!(text.len(), "sampled: ".len() + LEN);
+        client.ping().await.unwrap();
+        client.close().await;
+    });
+}

@@ -15,7 +15,6 @@
 use std::any::Any;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 use std::task::{Context, Poll};
 
 use mcp_sansio::{ErrorObject, RequestId, ServerRequest};
@@ -33,8 +32,7 @@ use crate::source_waker::{SourceWaker, TaskWaker};
 /// What one dispatch did.
 #[derive(Debug, Default, Clone, Copy)]
 pub(super) struct Dispatched {
-    /// The engine has new input (an answer, an authorization outcome) or the pump may read
-    /// again: the pump must run.
+    /// The engine has new input (an answer, an authorization outcome): the pump must run.
     pub(super) pump: bool,
 }
 
@@ -103,10 +101,6 @@ impl Dispatch {
             let mut state = shared.lock();
             std::mem::swap(&mut state.inbox, &mut self.work);
         }
-        if shared.inbox_full.swap(false, Ordering::AcqRel) {
-            // The pump stopped reading for us: it may read again.
-            dispatched.pump = true;
-        }
         let mut work = std::mem::take(&mut self.work);
         for item in work.drain(..) {
             self.one(item, shared, &mut dispatched);
@@ -148,7 +142,15 @@ impl Dispatch {
                     }
                 }
             }
-            Work::RequestCancelled(id) => self.answers.retain(|answer| answer.id != id),
+            Work::RequestCancelled(id) => {
+                // The engine keeps the request's place among the open ones until it is answered
+                // (it writes nothing for a cancelled one): tell it, or the place is lost for good.
+                let open = self.answers.len();
+                self.answers.retain(|answer| answer.id != id);
+                if self.answers.len() != open {
+                    self.finished.push((id, Err(super::pump::cancelled_by_the_server())));
+                }
+            }
             #[cfg(feature = "http")]
             Work::Auth(event) => {
                 if let Some(auth) = self.auth.as_mut() {

@@ -10,6 +10,7 @@ use std::task::{Context, Poll, Waker};
 use std::time::Instant;
 
 use mcp_sansio::{Event, ProtocolViolation};
+use serde_json::value::RawValue;
 
 #[cfg(feature = "http")]
 use super::exchanges::HttpIo;
@@ -311,8 +312,9 @@ impl Core {
         let waker = self.waker.clone();
         let cx = &mut Context::from_waker(&waker);
         let now = shared.clock.now();
-        // While the driver's task is behind on user code, the server waits (see `MAX_INBOX`).
-        let mut progressed = !shared.inbox_full.load(Ordering::Acquire) && self.io.receive(cx, shared, now);
+        // Reading never waits for user code (see `MAX_INBOX`) nor for the server to read (see
+        // `StreamIo::read`): a server blocked on its writes must never wait for us.
+        let mut progressed = self.io.receive(cx, shared, now);
         progressed |= self.report_end(cx, shared, now);
         let (engine, events) = self.exchange(shared, now, pumped, wake);
         progressed |= events;
@@ -403,7 +405,6 @@ impl Core {
         }
         if state.inbox.len() != queued {
             pumped.dispatch = true;
-            shared.inbox_full.store(state.inbox.len() >= MAX_INBOX, Ordering::Release);
         }
         let engine = EngineView {
             deadline: state.engine.poll_timeout(),
@@ -488,13 +489,13 @@ fn sort(event: Event, state: &mut State, shared: &Shared, now: Instant, wake: &m
             }
             extras.broadcast.send(&notification, wake);
             if extras.notification_handlers {
-                state.inbox.push(Work::Notification(notification));
+                queue_or_drop(state, Work::Notification(notification));
             }
         }
         Event::Request { id, request } => state.inbox.push(Work::Request(id, request)),
         Event::ServerRequestCancelled { id, reason } => {
             tracing::debug!(%id, ?reason, "server cancelled its request");
-            state.inbox.push(Work::RequestCancelled(id));
+            server_cancelled(state, id);
         }
         Event::ServerRequestRefused { id, method, limit } => {
             let refused = state.engine.conn().stats().server_requests_refused;
@@ -528,7 +529,7 @@ fn sort(event: Event, state: &mut State, shared: &Shared, now: Instant, wake: &m
                 _ => tracing::warn!(%violation, "protocol violation by the server"),
             }
             if extras.violation_hooks {
-                state.inbox.push(Work::Violation(violation));
+                queue_or_drop(state, Work::Violation(violation));
             }
         }
         Event::Ready { protocol_version } => {
@@ -547,6 +548,57 @@ fn sort(event: Event, state: &mut State, shared: &Shared, now: Instant, wake: &m
             state.take_watchers(wake);
         }
         other => tracing::debug!(?other, "unhandled event"),
+    }
+}
+
+/// The answer a server request cancelled by the server gets from the driver: never written
+/// (the engine writes nothing for a cancelled request), it frees the request's place.
+pub(super) fn cancelled_by_the_server() -> mcp_sansio::ErrorObject {
+    mcp_sansio::ErrorObject::internal("cancelled by the server")
+}
+
+/// The server cancelled its request `id`. Still queued: it is taken out (the handler is never
+/// asked) and the engine is told at once (it keeps a cancelled request's place among the open
+/// ones until it is answered, writing nothing). Else the driver's task drops the answer in
+/// progress and tells it. (Out of line: rare, and kept off the round's code.)
+#[cold]
+#[inline(never)]
+fn server_cancelled(state: &mut State, id: mcp_sansio::RequestId) {
+    let queued = state.inbox.iter().rposition(|work| matches!(work, Work::Request(r, _) if *r == id));
+    match queued {
+        Some(at) => {
+            drop(state.inbox.remove(at));
+            let _ = state.engine.respond::<RawValue>(&id, Err(cancelled_by_the_server()));
+        }
+        None => state.inbox.push(Work::RequestCancelled(id)),
+    }
+}
+
+/// Queues a notification or a protocol violation for the driver's task, unless [`MAX_INBOX`]
+/// items wait already: then it is dropped and counted, so that user code that is behind costs
+/// neither memory nor reading (the first drop is a warning, then one in a thousand).
+fn queue_or_drop(state: &mut State, work: Work) {
+    if state.inbox.len() < MAX_INBOX {
+        state.inbox.push(work);
+    } else {
+        dropped_for_user_code(state);
+    }
+}
+
+/// A notification or violation was dropped for [`MAX_INBOX`]: counted and logged.
+#[cold]
+#[inline(never)]
+fn dropped_for_user_code(state: &mut State) {
+    state.inbox_dropped += 1;
+    let dropped = state.inbox_dropped;
+    if dropped % 1000 == 1 {
+        tracing::warn!(
+            dropped,
+            waiting = MAX_INBOX,
+            "the notification handlers are behind: a notification or violation for them was dropped"
+        );
+    } else {
+        tracing::debug!(dropped, "a notification or violation for the handlers was dropped");
     }
 }
 

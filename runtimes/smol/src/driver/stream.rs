@@ -1,6 +1,7 @@
 //! The byte-stream transport of a driver (a child's stdio pipes, a socket, any
 //! `AsyncRead`/`AsyncWrite` pair): bytes read go to the engine, the engine's transmits are
-//! written in order, and reading pauses while the server leaves too many of our answers unread.
+//! written in order. Reading never stops for the server: a server that leaves too many of our
+//! answers unread closes the connection instead (see [`MAX_QUEUED_ANSWERS`]).
 
 use std::collections::VecDeque;
 use std::io;
@@ -10,6 +11,7 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use futures_lite::{AsyncRead, AsyncWrite};
+use mcp_sansio::TransportEvent;
 
 use super::pump::EngineView;
 use crate::shared::{Engine, Shared};
@@ -35,14 +37,23 @@ pub(super) enum End {
 }
 
 /// Most bytes of messages that are not requests (answers to the server's requests, our
-/// notifications) queued unwritten before the driver stops reading from the server until they
-/// are written. Every server request gets an answer, so a server sending requests without
-/// reading its stdin would otherwise grow the queue without bound (an adversarial test saw
-/// 5 MB/s). Queued requests of ours do not count: pausing reads for them could deadlock a
-/// server that blocks writing a response while the client has much queued for it. Pausing can
-/// still stall a server that writes without reading while more than this of answers waits for
-/// it, which only a server with thousands of requests (or megabytes of answers) unread does.
-const MAX_QUEUED_ANSWERS: usize = 4 * 1024 * 1024;
+/// notifications) that may wait unwritten behind the one being written; past it the connection
+/// closes with [`CloseReason::ServerNotReading`](mcp_sansio::CloseReason::ServerNotReading).
+/// Every server request gets an answer, so a server that sends requests without reading its
+/// stdin would otherwise grow the queue without bound (an adversarial test saw 5 MB/s). The
+/// answer being written does not count, so that one answer larger than this (a sampling result
+/// with a large image) goes through the pipe a piece at a time to a server that reads it; it
+/// was, in its first version, taken for a server that stopped reading.
+///
+/// The client never stops reading to hold the queue back: it used to, past 4 MiB, and a
+/// server that writes everything before it reads (as a single-threaded one does) then blocked
+/// writing to a client blocked waiting for it to read, for good (issue 35). Reading on and
+/// closing past this bound ends that in a typed error instead, with memory bounded. A server
+/// that reads while it writes, however slowly, stays far below: the adversary's 400 000
+/// elicitations from a server reading concurrently peaked at 0.5 to 2.2 MiB unwritten (debug
+/// builds). Queued requests of ours do not count: they are the application's, not the
+/// server's doing.
+const MAX_QUEUED_ANSWERS: usize = 8 * 1024 * 1024;
 
 /// How much of the write queue may have been written while the rest waits before the written
 /// part is dropped from the queue's front (a move of what is left, so not for every write).
@@ -134,14 +145,17 @@ impl StreamIo {
     }
 
     /// Reads once, if the reader has news, and feeds what came to the engine; the end is noted
-    /// for the driver ([`ended`](Self::ended)).
+    /// for the driver ([`ended`](Self::ended)). Past [`MAX_QUEUED_ANSWERS`] of answers waiting
+    /// for the server, closes the connection instead (reading stops with it).
     pub(super) fn read(&mut self, shared: &Shared, now: Instant) -> bool {
-        let Some(reader) = self.reader.as_mut() else { return false };
-        if self.queued_answers > MAX_QUEUED_ANSWERS {
-            // The server does not read what it asked for: read no more until it does (the
-            // reader's news, if any, is kept for a round after a write).
-            return false;
+        // (Once the reader is done, the stream's end tells the engine how it ended instead.)
+        if self.queued_answers > MAX_QUEUED_ANSWERS
+            && self.reader.is_some()
+            && self.server_not_reading(shared, now)
+        {
+            return true;
         }
+        let Some(reader) = self.reader.as_mut() else { return false };
         if !self.reader_news.take() {
             return false;
         }
@@ -167,6 +181,31 @@ impl StreamIo {
                 true
             }
         }
+    }
+
+    /// Past [`MAX_QUEUED_ANSWERS`] of answers behind the one being written, the server does
+    /// not read what it asked for: the connection closes, typed, and what waits for the server
+    /// is dropped (nothing will read it; the shutdown goes on at once). `true` if it closed.
+    #[cold]
+    fn server_not_reading(&mut self, shared: &Shared, now: Instant) -> bool {
+        let unwritten = self.queued_answers;
+        let being_written = self.answer_marks.front().map_or(0, |&(_, len)| len);
+        if unwritten - being_written <= MAX_QUEUED_ANSWERS {
+            return false;
+        }
+        tracing::warn!(
+            unwritten,
+            limit = MAX_QUEUED_ANSWERS,
+            "the server stopped reading its input: closing the connection"
+        );
+        if let Some(conn) = shared.lock().engine.stream_mut() {
+            conn.handle_transport(
+                now,
+                TransportEvent::ServerNotReading { unwritten, limit: MAX_QUEUED_ANSWERS },
+            );
+        }
+        self.discard_output();
+        true
     }
 
     /// Takes the engine's transmits into the write buffer (under the lock).
