@@ -23,7 +23,7 @@ use serde::Serialize;
 
 use crate::Error;
 use crate::api::{ClientApi, paginate};
-use crate::arguments::{CallToolArguments, ToolCallParams};
+use crate::arguments::{CallToolArguments, ToolCallParams, recycle, serialize_params};
 #[cfg(feature = "http")]
 use crate::auth::{OAuth, OsRandom, unix_now};
 use crate::cache::{CacheInfo, CacheablePage, ListCache, ListCacheConfig, fold_hints};
@@ -662,9 +662,13 @@ impl Client {
         params: &R::Params,
         options: CallOptions,
     ) -> Result<Decode<T>, Error> {
-        let response =
-            self.start(R::METHOD, options, |conn, now, options| conn.send::<R>(now, params, options))?;
-        Ok(Decode::sent(response, R::METHOD))
+        // The params' `Serialize` impl is the application's code: it runs here, before the lock.
+        let params = serialize_params(params)?;
+        let response = self.start(R::METHOD, options, |conn, now, options| {
+            conn.send_serialized(now, R::METHOD, &params, options)
+        });
+        recycle(params);
+        Ok(Decode::sent(response?, R::METHOD))
     }
 
     /// Sends a request with raw JSON params and returns the raw JSON result (for methods the
