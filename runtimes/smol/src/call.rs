@@ -105,7 +105,8 @@ impl CallOptions {
     /// (on the caller's thread, before the call's future is returned): to match the call with
     /// a server's log, or with the ids in a `notifications/cancelled`. (A 2026-07-28 request
     /// sent again, after an input round or a lost response, goes out under a new wire id; this
-    /// is the call's own, which its `_meta.progressToken` and the client's logs carry.)
+    /// is the call's own, which its `_meta.progressToken` and the client's logs carry.) It runs
+    /// under no lock of the client; a callback that panics is logged, and the call goes on.
     ///
     /// ```
     /// use std::sync::{Arc, Mutex};

@@ -763,11 +763,16 @@ impl Client {
         state.calls.insert(id.clone(), Slot::new(options.on_progress.is_some()));
         let next = state.writer_for_new_call(&self.shared.route);
         drop(state);
+        let on_sent = options.on_sent.map(|on_sent| (on_sent, id.clone()));
+        // From here the call's future owns its slot: whatever happens next (a panic included),
+        // dropping it cancels the request and frees the slot.
+        let response = ResponseFuture::new(self.shared.clone(), id, method, options.on_progress);
         self.shared.sent(next);
-        if let Some(on_sent) = &options.on_sent {
-            on_sent(&id);
+        if let Some((on_sent, id)) = on_sent {
+            // The application's code, outside every lock. A panic in it is logged; the call goes on.
+            crate::driver::contained("an on_sent callback", || on_sent(&id));
         }
-        Ok(ResponseFuture::new(self.shared.clone(), id, method, options.on_progress))
+        Ok(response)
     }
 
     // ----- state -----

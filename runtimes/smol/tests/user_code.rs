@@ -236,3 +236,29 @@ fn a_slow_serialize_of_tool_arguments_does_not_hold_another_call_back() {
         client.close().await;
     });
 }
+
+#[test]
+fn a_panicking_on_sent_callback_is_contained_and_its_call_completes() {
+    smol::block_on(async {
+        let client = builder().spawn_stdio(&demo_server()).await.unwrap();
+        let called = Arc::new(AtomicUsize::new(0));
+        let count = called.clone();
+        let options = CallOptions::default().on_sent(move |_| {
+            count.fetch_add(1, Ordering::SeqCst);
+            panic!("the on_sent callback panicked");
+        });
+        let result =
+            client.call_tool_with_options("echo", json!({"message": "sent"}), options).await.unwrap();
+        assert_eq!(result.content[0].as_text(), Some("sent"));
+        assert_eq!(called.load(Ordering::SeqCst), 1);
+        assert_eq!(client.pending_requests(), 0, "the call's slot is gone");
+        // The connection is still usable, and so is a handle whose every call panics in on_sent.
+        let always = client.with_options(CallOptions::default().on_sent(|_| panic!("again")));
+        let again = always.call_tool("echo", json!({"message": "again"})).await.unwrap();
+        assert_eq!(again.content[0].as_text(), Some("again"));
+        client.ping().await.unwrap();
+        assert_eq!(client.pending_requests(), 0);
+        assert_eq!(client.stats().requests_cancelled, 0, "nothing was orphaned or cancelled");
+        client.close().await;
+    });
+}
