@@ -868,9 +868,12 @@ impl Inner {
         let plan = (member.connect.clone(), member.attempts);
         state.deaths += 1;
         if !self.config.restart || state.closed {
-            state.members.remove(index);
+            // Dropped after the lock: dropping a member closes its supervisor's channel, which
+            // wakes that task (and drops the connector, the application's closure).
+            let removed = state.members.remove(index);
             state.lost += 1;
             drop(state);
+            drop(removed);
             tracing::info!(member = %id, pid = ?pid, %reason, "pool member lost its connection; removed");
             return None;
         }
@@ -887,7 +890,8 @@ impl Inner {
             return None;
         }
         let member = state.members.iter_mut().find(|m| m.id == id)?;
-        member.client = Some(client.clone());
+        // `None` (the death took it), but a handle dropped under the lock would wake its driver.
+        let old = member.client.replace(client.clone());
         member.generation += 1;
         member.connected_at = Instant::now();
         member.attempts = attempts;
@@ -895,6 +899,7 @@ impl Inner {
         let generation = member.generation;
         state.restarts += 1;
         drop(state);
+        drop(old);
         tracing::info!(member = %id, pid = ?client.server_pid(), attempts, "pool member restarted");
         Some(generation)
     }
@@ -903,9 +908,11 @@ impl Inner {
     fn give_up(&self, id: MemberId, attempts: u32) {
         let mut state = self.lock();
         let Some(index) = state.members.iter().position(|m| m.id == id) else { return };
-        state.members.remove(index);
+        let removed = state.members.remove(index);
         state.lost += 1;
         drop(state);
+        // After the lock (see `member_lost`).
+        drop(removed);
         tracing::warn!(member = %id, attempts, "pool member removed: every restart attempt failed");
     }
 }

@@ -338,8 +338,10 @@ impl Future for Driver {
             Phase::Running => {}
             Phase::ShuttingDown(_) | Phase::Draining(_) => {
                 if this.poll_shutdown(cx).is_ready() {
-                    // Over: the pump's core goes (and with it the transport).
-                    drop(this.shared.pump.lock().take());
+                    // Over: the pump's core goes (and with it the transport), dropped after its
+                    // lock (an HTTP exchange dropped may wake a connection's task).
+                    let core = this.shared.pump.lock().take();
+                    drop(core);
                     return Poll::Ready(());
                 }
                 return Poll::Pending;

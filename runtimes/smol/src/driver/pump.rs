@@ -152,11 +152,17 @@ impl Pump {
     /// written). Either way the request is on the wire when this returns.
     pub(crate) fn send_now(&self, shared: &Shared) {
         let Some(mut guard) = self.claim(shared) else { return };
-        let wrote_only = match guard.as_mut() {
-            Some(core) => core.write_now(shared),
-            None => return,
-        };
+        let Some(wrote) = guard.as_mut().map(|core| core.write_now(shared)) else { return };
         drop(guard);
+        let wrote_only = match wrote {
+            WroteNow::NotAStream => false,
+            WroteNow::Written => true,
+            WroteNow::Ended => {
+                // The next round tells the engine: the driver's task runs it (woken out of the lock).
+                shared.route.wake_task();
+                true
+            }
+        };
         // Over HTTP, or someone asked meanwhile: the whole pump, as any pumper would.
         if !wrote_only || self.asked_again() {
             if let Some(pumped) = self.run(shared, ROUNDS_PER_PUMP, Pumper::Call) {
@@ -194,6 +200,16 @@ pub(crate) struct Core {
     /// The connection's span: every event of the pump (and of the engine, which it calls)
     /// happens inside it.
     pub(super) span: tracing::Span,
+}
+
+/// What [`Core::write_now`] did.
+enum WroteNow {
+    /// Nothing: the transport is not a byte stream.
+    NotAStream,
+    /// The engine's output was written (as far as the writer took it).
+    Written,
+    /// The stream ended (a write failed): the driver's task must run the next round.
+    Ended,
 }
 
 /// The connection is over: what the shutdown needs.
@@ -241,18 +257,15 @@ impl Core {
     }
 
     /// A byte stream's fast way out for a new request: the engine's output, written until the
-    /// writer would block. `false` for other transports (they need a whole pump). A failed
-    /// write is noted for the next round, which the driver's task is woken to run.
-    fn write_now(&mut self, shared: &Shared) -> bool {
-        let Io::Stream(io) = &mut self.io else { return false };
+    /// writer would block. Other transports need a whole pump. A failed write is noted for the
+    /// next round, which the caller wakes the driver's task to run (once the core is released).
+    fn write_now(&mut self, shared: &Shared) -> WroteNow {
+        let Io::Stream(io) = &mut self.io else { return WroteNow::NotAStream };
         let _entered = self.span.enter();
         io.collect(&mut shared.lock().engine);
         let waker = self.waker.clone();
         io.write(&mut Context::from_waker(&waker), shared.clock.now());
-        if io.ended().is_some() {
-            self.task.wake_task();
-        }
-        true
+        if io.ended().is_some() { WroteNow::Ended } else { WroteNow::Written }
     }
 
     /// Up to `rounds` rounds while they progress (none once the transport is shut).
