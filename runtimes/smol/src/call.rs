@@ -293,7 +293,7 @@ impl ResponseFuture {
     fn run_progress(&mut self, progress: &[ProgressNotificationParams]) {
         let Some(f) = &self.on_progress else { return };
         for params in progress {
-            if !crate::driver::contained("a progress callback", || f(params)) {
+            if !crate::contain::contained("a progress callback", || f(params)) {
                 self.on_progress = None;
                 return;
             }

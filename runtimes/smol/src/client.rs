@@ -770,7 +770,7 @@ impl Client {
         self.shared.sent(next);
         if let Some((on_sent, id)) = on_sent {
             // The application's code, outside every lock. A panic in it is logged; the call goes on.
-            crate::driver::contained("an on_sent callback", || on_sent(&id));
+            crate::contain::contained("an on_sent callback", || on_sent(&id));
         }
         Ok(response)
     }

@@ -108,6 +108,7 @@ mod cache;
 mod call;
 mod client;
 mod clock;
+mod contain;
 mod driver;
 mod era;
 mod error;

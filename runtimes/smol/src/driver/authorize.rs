@@ -9,8 +9,8 @@ use std::task::{Context, Poll};
 use mcp_sansio::auth::{AuthEvent, Credentials};
 
 use super::BoxFuture;
-use super::dispatch::panic_message;
 use crate::auth::{AuthorizationHandler, TokenStore};
+use crate::contain::panic_message;
 use crate::shared::{Engine, Shared};
 
 /// What the driver does for the session's authorizer.

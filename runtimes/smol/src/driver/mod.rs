@@ -29,7 +29,6 @@ use futures_lite::{AsyncRead, AsyncWrite};
 #[cfg(feature = "http")]
 use self::authorize::AuthIo;
 use self::dispatch::Dispatch;
-pub(crate) use self::dispatch::contained;
 #[cfg(feature = "http")]
 use self::exchanges::HttpIo;
 use self::pump::{Core, Io, Over};
