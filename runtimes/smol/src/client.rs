@@ -362,9 +362,9 @@ impl ClientBuilder {
         let mut conn = ClientConnection::new(self.config, now);
         // Hosted tasks' timestamps need the time of day; the engine reads no clock.
         conn.set_wall_clock(now, crate::clock::unix_now());
-        let engine = Engine::Stream(conn);
+        let (engine, key) = Engine::stream_engine(conn);
         let shared = Shared::new(engine, extras, self.clock, code.watch);
-        let driver = Driver::new(shared.clone(), reader, writer, code);
+        let driver = Driver::new(shared.clone(), key, reader, writer, code);
         (Client::from_shared(shared), driver)
     }
 
@@ -457,7 +457,7 @@ impl ClientBuilder {
         let extras = self.extras();
         let code = self.user_code();
         let now = self.clock.now();
-        let mut auth = None;
+        let mut auth_code = None;
         let mut session = HttpSession::new(http, self.config, now);
         session.set_wall_clock(now, unix_now());
         if let Some(oauth) = self.oauth {
@@ -469,11 +469,13 @@ impl ClientBuilder {
                 authorizer.restore(now, unix_now(), credentials);
             }
             session = session.with_authorizer(authorizer);
-            auth = Some(AuthIo::new(oauth.handler, oauth.store));
+            auth_code = Some((oauth.handler, oauth.store));
         }
-        let shared = Shared::new(Engine::Http(session), extras, self.clock, code.watch);
+        let (engine, key) = Engine::http_engine(session);
+        let auth = auth_code.map(|(handler, store)| AuthIo::new(handler, store, key.clone()));
+        let shared = Shared::new(engine, extras, self.clock, code.watch);
         shared.lock().era = era;
-        let driver = Driver::http(shared.clone(), Arc::new(transport), code, &origin, auth);
+        let driver = Driver::http(shared.clone(), key, Arc::new(transport), code, &origin, auth);
         (Client::from_shared(shared), driver)
     }
 
@@ -872,9 +874,7 @@ impl Client {
     /// to forget on stdio.
     #[cfg(feature = "http")]
     pub fn forget_scope_refusals(&self) {
-        if let Engine::Http(session) = &mut self.shared.lock().engine {
-            session.forget_scope_refusals();
-        }
+        self.shared.lock().engine.forget_scope_refusals();
     }
 
     /// The negotiated protocol version, once ready; after the connection ended, the one it

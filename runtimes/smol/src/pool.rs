@@ -1099,9 +1099,7 @@ mod tests {
         std::mem::forget(driver);
         let answer = br#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}
 "#;
-        if let Some(conn) = client.shared.lock().engine.stream_mut() {
-            conn.feed(Instant::now(), answer);
-        }
+        client.shared.lock().engine.stream_for_tests().feed(Instant::now(), answer);
         assert_eq!(client.status(), Status::Ready);
         client
     }

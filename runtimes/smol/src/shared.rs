@@ -55,11 +55,11 @@ use std::time::Instant;
 #[cfg(feature = "http")]
 use mcp_sansio::auth::{AuthEvent, Credentials};
 #[cfg(feature = "http")]
-use mcp_sansio::http::{HttpAction, HttpSession, StreamId};
+use mcp_sansio::http::HttpSession;
 use mcp_sansio::schema::{Implementation, ProgressNotificationParams, ServerCapabilities};
 use mcp_sansio::{
     ClientConnection, Commands, ErrorObject, IdHasher, ProtocolVersion, ProtocolViolation, RawResult,
-    RequestError, RequestId, ServerNotification, ServerRequest, Transmit, UsageError,
+    RequestError, RequestId, ServerNotification, ServerRequest, UsageError,
 };
 use serde::Serialize;
 
@@ -177,69 +177,117 @@ pub(crate) enum Work {
 }
 
 /// The engine behind a connection: the bare connection on a byte stream, or the HTTP session
-/// wrapped around it. One per connection, so the variants' size difference does not matter.
+/// wrapped around it.
+///
+/// What both kinds do is a method here. What only one kind has (a byte stream's bytes and
+/// transmits; an HTTP session's actions, responses and authorization) is reached through
+/// [`stream`](Self::stream) or [`http`](Self::http), each of which asks for the key made with
+/// the engine ([`StreamKey`], [`HttpKey`]) and kept by that connection's transport. The kind is
+/// private and fixed when the engine is made, so a key exists only beside an engine of its kind:
+/// a byte-stream transport cannot be paired with an HTTP session, and no input meant for one
+/// kind goes silently nowhere on the other (the one delegation that does nothing on stdio,
+/// [`forget_scope_refusals`](Self::forget_scope_refusals), is the application's and says so).
+pub(crate) struct Engine {
+    kind: Kind,
+}
+
+/// The engine's kind. One per connection, so the variants' size difference does not matter.
 #[allow(clippy::large_enum_variant)]
-pub(crate) enum Engine {
+enum Kind {
     Stream(ClientConnection),
     #[cfg(feature = "http")]
     Http(HttpSession),
 }
 
+/// Proof that a connection's engine is the bare connection of a byte stream: made only with
+/// such an engine ([`Engine::stream_engine`]), and kept by its transport (`StreamIo`).
+pub(crate) struct StreamKey(());
+
+/// Proof that a connection's engine is an HTTP session: made only with such an engine
+/// ([`Engine::http_engine`]), and kept by its transport (`HttpIo`) and its OAuth side (`AuthIo`),
+/// both of the same connection's driver.
+#[cfg(feature = "http")]
+#[derive(Clone)]
+pub(crate) struct HttpKey(());
+
 impl Engine {
-    pub(crate) fn conn(&self) -> &ClientConnection {
-        match self {
-            Engine::Stream(conn) => conn,
+    /// The engine of a byte-stream connection, and the key its transport reaches it with.
+    pub(crate) fn stream_engine(conn: ClientConnection) -> (Self, StreamKey) {
+        (Engine { kind: Kind::Stream(conn) }, StreamKey(()))
+    }
+
+    /// The engine of an HTTP connection, and the key its transport reaches it with.
+    #[cfg(feature = "http")]
+    pub(crate) fn http_engine(session: HttpSession) -> (Self, HttpKey) {
+        (Engine { kind: Kind::Http(session) }, HttpKey(()))
+    }
+
+    /// The bare connection of a byte stream, for its transport's inputs and output (bytes read,
+    /// the end of the stream, transmits).
+    pub(crate) fn stream(&mut self, _key: &StreamKey) -> &mut ClientConnection {
+        match &mut self.kind {
+            Kind::Stream(conn) => conn,
             #[cfg(feature = "http")]
-            Engine::Http(session) => session.connection(),
+            Kind::Http(_) => unreachable!("a stream key is made only with a stream engine"),
+        }
+    }
+
+    /// The HTTP session, for its transport's actions and responses and for authorization.
+    #[cfg(feature = "http")]
+    pub(crate) fn http(&mut self, _key: &HttpKey) -> &mut HttpSession {
+        match &mut self.kind {
+            Kind::Http(session) => session,
+            Kind::Stream(_) => unreachable!("an HTTP key is made only with an HTTP engine"),
+        }
+    }
+
+    /// The bare connection, for tests that feed it by hand (with no driver, so no key).
+    #[cfg(test)]
+    pub(crate) fn stream_for_tests(&mut self) -> &mut ClientConnection {
+        self.stream(&StreamKey(()))
+    }
+
+    pub(crate) fn conn(&self) -> &ClientConnection {
+        match &self.kind {
+            Kind::Stream(conn) => conn,
+            #[cfg(feature = "http")]
+            Kind::Http(session) => session.connection(),
         }
     }
 
     /// The connection's commands (the HTTP session's, which refuse what HTTP cannot carry).
     pub(crate) fn commands(&mut self) -> Commands<'_> {
-        match self {
-            Engine::Stream(conn) => conn.commands(),
+        match &mut self.kind {
+            Kind::Stream(conn) => conn.commands(),
             #[cfg(feature = "http")]
-            Engine::Http(session) => session.commands(),
+            Kind::Http(session) => session.commands(),
         }
     }
 
     /// The next event for the application.
     pub(crate) fn poll_event(&mut self) -> Option<mcp_sansio::Event> {
-        match self {
-            Engine::Stream(conn) => conn.poll_event(),
+        match &mut self.kind {
+            Kind::Stream(conn) => conn.poll_event(),
             #[cfg(feature = "http")]
-            Engine::Http(session) => session.poll_event(),
-        }
-    }
-
-    /// The bare connection of a byte-stream transport, for its inputs (`None` for HTTP, whose
-    /// session takes the responses).
-    pub(crate) fn stream_mut(&mut self) -> Option<&mut ClientConnection> {
-        match self {
-            Engine::Stream(conn) => Some(conn),
-            #[cfg(feature = "http")]
-            Engine::Http(_) => None,
+            Kind::Http(session) => session.poll_event(),
         }
     }
 
     pub(crate) fn poll_timeout(&self) -> Option<Instant> {
-        match self {
-            Engine::Stream(conn) => conn.poll_timeout(),
+        match &self.kind {
+            Kind::Stream(conn) => conn.poll_timeout(),
             #[cfg(feature = "http")]
-            Engine::Http(session) => session.poll_timeout(),
+            Kind::Http(session) => session.poll_timeout(),
         }
     }
 
     pub(crate) fn handle_timeout(&mut self, now: Instant) {
-        match self {
-            Engine::Stream(conn) => conn.handle_timeout(now),
+        match &mut self.kind {
+            Kind::Stream(conn) => conn.handle_timeout(now),
             #[cfg(feature = "http")]
-            Engine::Http(session) => session.handle_timeout(now),
+            Kind::Http(session) => session.handle_timeout(now),
         }
     }
-
-    // The driver's calls. Each transport of the driver uses the ones for its kind of engine;
-    // on the other kind they do nothing.
 
     /// Whether the connection closed (its deadlines and events may still be pending).
     pub(crate) fn is_closed(&self) -> bool {
@@ -249,10 +297,10 @@ impl Engine {
     /// Whether nothing is left to do: the connection closed and, for HTTP, the session's last
     /// exchanges (the `DELETE`) are over.
     pub(crate) fn is_finished(&self) -> bool {
-        match self {
-            Engine::Stream(conn) => conn.is_closed(),
+        match &self.kind {
+            Kind::Stream(conn) => conn.is_closed(),
             #[cfg(feature = "http")]
-            Engine::Http(session) => session.is_finished(),
+            Kind::Http(session) => session.is_finished(),
         }
     }
 
@@ -276,81 +324,20 @@ impl Engine {
     // (`now` is for the HTTP session, which ends its session with a `DELETE`.)
     #[cfg_attr(not(feature = "http"), allow(unused_variables))]
     pub(crate) fn transport_error(&mut self, now: Instant, detail: impl Into<String>) {
-        match self {
-            Engine::Stream(conn) => conn.transport_error(detail),
+        match &mut self.kind {
+            Kind::Stream(conn) => conn.transport_error(detail),
             #[cfg(feature = "http")]
-            Engine::Http(session) => session.transport_error(now, detail),
+            Kind::Http(session) => session.transport_error(now, detail),
         }
     }
 
-    /// Byte streams: bytes read from the server.
-    pub(crate) fn feed(&mut self, now: Instant, bytes: &[u8]) {
-        if let Some(conn) = self.stream_mut() {
-            conn.feed(now, bytes);
-        }
-    }
-
-    /// Byte streams: the server closed its end.
-    pub(crate) fn feed_eof(&mut self, now: Instant) {
-        if let Some(conn) = self.stream_mut() {
-            conn.feed_eof(now);
-        }
-    }
-
-    /// Byte streams: the next message to write.
-    pub(crate) fn poll_transmit(&mut self) -> Option<Transmit> {
-        self.stream_mut()?.poll_transmit()
-    }
-
-    /// HTTP: the next request to start or exchange to abort.
+    /// [`Client::forget_scope_refusals`](crate::Client::forget_scope_refusals): the HTTP
+    /// session's; a byte stream has no authorization, so nothing to forget.
     #[cfg(feature = "http")]
-    pub(crate) fn poll_action(&mut self, now: Instant) -> Option<HttpAction> {
-        match self {
-            Engine::Http(session) => session.poll_action(now),
-            Engine::Stream(_) => None,
-        }
-    }
-
-    /// HTTP: the head of exchange `stream` arrived.
-    #[cfg(feature = "http")]
-    pub(crate) fn handle_response_head<'h>(
-        &mut self,
-        now: Instant,
-        stream: StreamId,
-        status: u16,
-        headers: impl IntoIterator<Item = (&'h str, &'h [u8])>,
-    ) {
-        if let Engine::Http(session) = self {
-            session.handle_response_head(now, stream, status, headers);
-        }
-    }
-
-    /// HTTP: a chunk of the body of exchange `stream`.
-    #[cfg(feature = "http")]
-    pub(crate) fn handle_response_body(&mut self, now: Instant, stream: StreamId, chunk: &[u8]) {
-        if let Engine::Http(session) = self {
-            session.handle_response_body(now, stream, chunk);
-        }
-    }
-
-    /// HTTP: the body of exchange `stream` ended.
-    #[cfg(feature = "http")]
-    pub(crate) fn handle_response_end(&mut self, now: Instant, stream: StreamId) {
-        if let Engine::Http(session) = self {
-            session.handle_response_end(now, stream);
-        }
-    }
-
-    /// HTTP: exchange `stream` failed.
-    #[cfg(feature = "http")]
-    pub(crate) fn handle_response_error(
-        &mut self,
-        now: Instant,
-        stream: StreamId,
-        error: mcp_sansio::TransportError,
-    ) {
-        if let Engine::Http(session) = self {
-            session.handle_response_error(now, stream, error);
+    pub(crate) fn forget_scope_refusals(&mut self) {
+        match &mut self.kind {
+            Kind::Http(session) => session.forget_scope_refusals(),
+            Kind::Stream(_) => {}
         }
     }
 }

@@ -39,7 +39,9 @@ use crate::handler::ClientHandler;
 #[cfg(feature = "http")]
 use crate::http::HttpTransport;
 use crate::notifications::NotificationHandler;
-use crate::shared::{DriverLife, Shared, ViolationFn, wake_all};
+#[cfg(feature = "http")]
+use crate::shared::HttpKey;
+use crate::shared::{DriverLife, Shared, StreamKey, ViolationFn, wake_all};
 use crate::source_waker::Check;
 use crate::stdio::{ServerEnd, ServerProcess};
 
@@ -136,11 +138,12 @@ impl Driver {
     /// A driver for a byte-stream connection.
     pub(crate) fn new(
         shared: Arc<Shared>,
+        key: StreamKey,
         reader: impl AsyncRead + Send + 'static,
         writer: impl AsyncWrite + Send + 'static,
         code: UserCode,
     ) -> Self {
-        let io = Io::Stream(StreamIo::new(reader, writer, shared.route.clone()));
+        let io = Io::Stream(StreamIo::new(key, reader, writer, shared.route.clone()));
         let span = tracing::debug_span!("mcp_connection", transport = "stream", pid = tracing::field::Empty);
         Self::with_io(shared, io, code, span)
     }
@@ -149,6 +152,7 @@ impl Driver {
     #[cfg(feature = "http")]
     pub(crate) fn http(
         shared: Arc<Shared>,
+        key: HttpKey,
         transport: Arc<dyn HttpTransport>,
         code: UserCode,
         origin: &str,
@@ -156,7 +160,7 @@ impl Driver {
     ) -> Self {
         // The origin only: a URL's path or query may carry secrets, and headers are never logged.
         let span = tracing::debug_span!("mcp_connection", transport = "http", origin = %origin);
-        let mut driver = Self::with_io(shared, Io::Http(HttpIo::new(transport)), code, span);
+        let mut driver = Self::with_io(shared, Io::Http(HttpIo::new(key, transport)), code, span);
         driver.dispatch.auth = auth;
         driver
     }

@@ -14,6 +14,8 @@ use super::exchanges::HttpIo;
 use super::stream::{EXIT_WAIT, End, StreamIo};
 use crate::clock::AsyncTimer;
 use crate::notifications::ListKind;
+#[cfg(feature = "http")]
+use crate::shared::HttpKey;
 use crate::shared::{Engine, MAX_INBOX, Shared, State, Work};
 use crate::source_waker::TaskWaker;
 use crate::stdio::ServerProcess;
@@ -337,8 +339,9 @@ impl Core {
         };
         let end = io.take_end();
         let mut state = shared.lock();
-        match (exit, end, state.engine.stream_mut()) {
-            (Some(exit), _, Some(conn)) => {
+        let conn = state.engine.stream(io.key());
+        match (exit, end) {
+            (Some(exit), _) => {
                 if exit.success() {
                     tracing::debug!(%exit, "the server process ended");
                 } else {
@@ -346,10 +349,10 @@ impl Core {
                 }
                 conn.feed_exit(now, exit);
             }
-            (_, Some(End::Failed(detail)), _) => state.engine.transport_error(now, detail),
-            (_, _, _) => {
+            (_, Some(End::Failed(detail))) => conn.transport_error(detail),
+            (_, _) => {
                 tracing::debug!("the server closed its output");
-                state.engine.feed_eof(now);
+                conn.feed_eof(now);
             }
         }
         true
@@ -373,7 +376,9 @@ impl Core {
         self.io.collect(&mut state.engine, now);
         let queued = state.inbox.len();
         #[cfg(feature = "http")]
-        collect_auth(&mut state, now);
+        if let Io::Http(io) = &self.io {
+            collect_auth(&mut state, io.key(), now);
+        }
         while let Some(event) = state.engine.poll_event() {
             self.events.push(event);
         }
@@ -535,10 +540,10 @@ fn sort(event: Event, state: &mut State, shared: &Shared, now: Instant, wake: &m
 /// The session's authorization events, and the credentials to save when they changed, for the
 /// driver's task (the handler and the store are user code).
 #[cfg(feature = "http")]
-fn collect_auth(state: &mut State, now: Instant) {
+fn collect_auth(state: &mut State, key: &HttpKey, now: Instant) {
     use mcp_sansio::auth::AuthEvent;
     let State { engine, inbox, .. } = state;
-    let Engine::Http(session) = engine else { return };
+    let session = engine.http(key);
     while let Some(event) = session.poll_auth_event() {
         if event == AuthEvent::CredentialsChanged {
             if let Some(credentials) = session.credentials(now, crate::auth::unix_now()) {
