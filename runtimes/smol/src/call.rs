@@ -12,8 +12,8 @@ use mcp_sansio::schema::{JsonObject, ProgressNotificationParams};
 use mcp_sansio::{RequestError, RequestId, RequestOptions};
 
 use crate::Error;
-use crate::driver::{Pumper, ROUNDS_PER_PUMP};
-use crate::shared::{ProgressFn, Shared};
+use crate::driver::{Connection, Pumper, ROUNDS_PER_PUMP};
+use crate::shared::ProgressFn;
 use crate::source_waker::{CallToken, Released};
 
 /// Options for one call: timeouts, progress, `_meta`. Defaults come from the connection's
@@ -161,7 +161,7 @@ impl CallOptions {
 /// `shared.rs`): its response then wakes it directly. Its progress callback runs here, on its
 /// own task, before its result is returned.
 pub(crate) struct ResponseFuture {
-    shared: Arc<Shared>,
+    shared: Arc<Connection>,
     id: Option<RequestId>,
     /// Tells this call apart while it drives the connection.
     token: CallToken,
@@ -173,7 +173,7 @@ pub(crate) struct ResponseFuture {
 
 impl ResponseFuture {
     pub(crate) fn new(
-        shared: Arc<Shared>,
+        shared: Arc<Connection>,
         id: RequestId,
         method: &str,
         on_progress: Option<ProgressFn>,

@@ -31,7 +31,7 @@ use crate::call::{CallOptions, Decode, ResponseFuture};
 use crate::clock::{AsyncIoClock, Clock, sleep_until};
 #[cfg(feature = "http")]
 use crate::driver::authorize::AuthIo;
-use crate::driver::{Driver, UserCode};
+use crate::driver::{Connection, Driver, UserCode};
 use crate::era::{EraCache, EraMemo};
 use crate::handler::{ClientHandler, DefaultHandler};
 #[cfg(feature = "http")]
@@ -41,7 +41,7 @@ use crate::notifications::{
 };
 #[cfg(feature = "output-schema")]
 use crate::output_schema::OutputSchemas;
-use crate::shared::{DriverLife, Engine, Extras, Shared, Slot, ViolationFn};
+use crate::shared::{DriverLife, Engine, Extras, Slot, ViolationFn};
 
 /// Runs `driver` on a thread of its own, named `mcp-driver`, until the connection is over.
 ///
@@ -363,7 +363,7 @@ impl ClientBuilder {
         // Hosted tasks' timestamps need the time of day; the engine reads no clock.
         conn.set_wall_clock(now, crate::clock::unix_now());
         let (engine, key) = Engine::stream_engine(conn);
-        let shared = Shared::new(engine, extras, self.clock, code.watch);
+        let shared = Connection::new(engine, extras, self.clock, code.watch);
         let driver = Driver::new(shared.clone(), key, reader, writer, code);
         (Client::from_shared(shared), driver)
     }
@@ -473,7 +473,7 @@ impl ClientBuilder {
         }
         let (engine, key) = Engine::http_engine(session);
         let auth = auth_code.map(|(handler, store)| AuthIo::new(handler, store, key.clone()));
-        let shared = Shared::new(engine, extras, self.clock, code.watch);
+        let shared = Connection::new(engine, extras, self.clock, code.watch);
         shared.lock().era = era;
         let driver = Driver::http(shared.clone(), key, Arc::new(transport), code, &origin, auth);
         (Client::from_shared(shared), driver)
@@ -529,7 +529,7 @@ impl ClientBuilder {
 ///
 /// A handle may carry options for every call made through it ([`with_options`](Self::with_options)).
 pub struct Client {
-    pub(crate) shared: Arc<Shared>,
+    pub(crate) shared: Arc<Connection>,
     /// Options for every call of this handle, under the call's own ([`Client::with_options`]).
     defaults: Option<Arc<CallOptions>>,
 }
@@ -561,7 +561,7 @@ impl std::fmt::Debug for Client {
 }
 
 impl Client {
-    fn from_shared(shared: Arc<Shared>) -> Self {
+    fn from_shared(shared: Arc<Connection>) -> Self {
         shared.lock().handles += 1;
         Self { shared, defaults: None }
     }
@@ -1037,7 +1037,7 @@ impl ClientApi for Client {
 /// renews what the client keeps of the server.
 pub(crate) struct PingCall {
     call: Decode<serde::de::IgnoredAny>,
-    rediscover: Option<Arc<Shared>>,
+    rediscover: Option<Arc<Connection>>,
 }
 
 impl PingCall {
@@ -1064,7 +1064,7 @@ impl Future for PingCall {
 pub(crate) struct ListToolsCall {
     page: Decode<ListToolsResult>,
     #[cfg(feature = "output-schema")]
-    learn: Option<(OutputSchemas, Arc<Shared>)>,
+    learn: Option<(OutputSchemas, Arc<Connection>)>,
 }
 
 impl ListToolsCall {

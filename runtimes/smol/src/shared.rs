@@ -5,11 +5,11 @@
 //!
 //! The connection has two kinds of work, and they never mix:
 //!
-//! - **The pump** ([`Pump`], `driver/pump.rs`): transport ↔ engine, the engine's deadlines,
+//! - **The pump** (`Pump`, `driver/pump.rs`): transport ↔ engine, the engine's deadlines,
 //!   responses and progress into the calls' [`Slot`]s, the list cache and the broadcast ring.
 //!   Whoever needs it runs it: a call waiting for its response, a call that writes its request,
 //!   the driver's task. It never runs user code, and it never waits for a lock: a pump that
-//!   finds another one running asks it to go once more ([`Pump`]'s `again`).
+//!   finds another one running asks it to go once more (`Pump`'s `again`).
 //! - **Dispatch** (`driver/dispatch.rs`): notification handlers, protocol-violation hooks, the
 //!   [`ClientHandler`](crate::ClientHandler)'s futures for server requests, the OAuth
 //!   [`AuthorizationHandler`](crate::AuthorizationHandler) and the
@@ -40,8 +40,10 @@
 //!
 //! # No cycle
 //!
-//! `Shared` owns the pump's core; the core holds no `Arc<Shared>` (the pump lends it
-//! `&Shared`), so dropping the last handle, call and driver frees the connection.
+//! [`Connection`](crate::driver::Connection) (`driver/connection.rs`) owns this `Shared` and
+//! the pump, side by side, so that this module needs nothing of the driver. The pump's core
+//! holds no `Arc` of either (the pump is lent `&Shared`), so dropping the last handle, call and
+//! driver frees the connection.
 
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
@@ -65,7 +67,6 @@ use serde::Serialize;
 
 use crate::cache::ListCache;
 use crate::clock::Clock;
-use crate::driver::Pump;
 use crate::era::EraMemo;
 use crate::notifications::Broadcast;
 use crate::source_waker::{CallToken, TaskWaker};
@@ -90,10 +91,10 @@ const WAITING_LOOKUP: usize = 16;
 /// holds the connection's reading back after this many, rather than let memory grow.
 pub(crate) const MAX_INBOX: usize = 1024;
 
+/// Everything of a connection that its handles, calls and driver share but the pump (which
+/// [`Connection`](crate::driver::Connection) puts beside it).
 pub(crate) struct Shared {
     state: Mutex<State>,
-    /// The transport side of the connection, run by whoever needs it (see the module docs).
-    pub(crate) pump: Pump,
     /// Where the sources' wake-ups go: the driver's task, or a call driving.
     pub(crate) route: Arc<TaskWaker>,
     /// Set while [`State::inbox`] holds [`MAX_INBOX`] items or more (read by the pump without
@@ -415,8 +416,8 @@ impl Drop for StateGuard<'_> {
 }
 
 impl Shared {
-    pub(crate) fn new(engine: Engine, extras: Extras, clock: Arc<dyn Clock>, watch: bool) -> Arc<Self> {
-        Arc::new(Self {
+    pub(crate) fn new(engine: Engine, extras: Extras, clock: Arc<dyn Clock>, watch: bool) -> Self {
+        Self {
             state: Mutex::new(State {
                 engine,
                 calls: HashMap::default(),
@@ -429,13 +430,12 @@ impl Shared {
                 server_end: None,
                 kept: None,
             }),
-            pump: Pump::new(),
             route: Arc::new(TaskWaker::new(watch)),
             inbox_full: AtomicBool::new(false),
             next_token: AtomicU64::new(0),
             clock,
             extras,
-        })
+        }
     }
 
     /// A token for a new call (see [`TaskWaker::route_to_caller`]).
@@ -463,15 +463,6 @@ impl Shared {
     /// queued output. Call it without holding the state's lock.
     pub(crate) fn wake(&self) {
         self.route.wake();
-    }
-
-    /// A call was made (its request queued); `next` says who writes it (see
-    /// [`State::writer_for_new_call`]).
-    pub(crate) fn sent(&self, next: NextWriter) {
-        match next {
-            NextWriter::ThisThread => self.pump.send_now(self),
-            NextWriter::Route => self.wake(),
-        }
     }
 }
 

@@ -11,6 +11,7 @@
 
 #[cfg(feature = "http")]
 pub(crate) mod authorize;
+mod connection;
 mod dispatch;
 #[cfg(feature = "http")]
 mod exchanges;
@@ -28,11 +29,12 @@ use futures_lite::{AsyncRead, AsyncWrite};
 
 #[cfg(feature = "http")]
 use self::authorize::AuthIo;
+pub(crate) use self::connection::Connection;
 use self::dispatch::Dispatch;
 #[cfg(feature = "http")]
 use self::exchanges::HttpIo;
 use self::pump::{Core, Io, Over};
-pub(crate) use self::pump::{Pump, Pumper, ROUNDS_PER_PUMP};
+pub(crate) use self::pump::{Pumper, ROUNDS_PER_PUMP};
 use self::stream::StreamIo;
 use crate::clock::AsyncTimer;
 use crate::handler::ClientHandler;
@@ -41,7 +43,7 @@ use crate::http::HttpTransport;
 use crate::notifications::NotificationHandler;
 #[cfg(feature = "http")]
 use crate::shared::HttpKey;
-use crate::shared::{DriverLife, Shared, StreamKey, ViolationFn, wake_all};
+use crate::shared::{DriverLife, StreamKey, ViolationFn, wake_all};
 use crate::source_waker::Check;
 use crate::stdio::{ServerEnd, ServerProcess};
 
@@ -88,7 +90,7 @@ pub(crate) const WATCH_PERIOD: Duration = Duration::from_millis(100);
 /// sent: the session is not deleted.
 #[must_use = "the driver does nothing unless polled: spawn it"]
 pub struct Driver {
-    shared: Arc<Shared>,
+    shared: Arc<Connection>,
     dispatch: Dispatch,
     phase: Phase,
     /// Side work that lives as long as the transport (draining the server's stderr).
@@ -137,7 +139,7 @@ pub(crate) struct UserCode {
 impl Driver {
     /// A driver for a byte-stream connection.
     pub(crate) fn new(
-        shared: Arc<Shared>,
+        shared: Arc<Connection>,
         key: StreamKey,
         reader: impl AsyncRead + Send + 'static,
         writer: impl AsyncWrite + Send + 'static,
@@ -151,7 +153,7 @@ impl Driver {
     /// A driver for an HTTP session: requests go through `transport`.
     #[cfg(feature = "http")]
     pub(crate) fn http(
-        shared: Arc<Shared>,
+        shared: Arc<Connection>,
         key: HttpKey,
         transport: Arc<dyn HttpTransport>,
         code: UserCode,
@@ -165,7 +167,7 @@ impl Driver {
         driver
     }
 
-    fn with_io(shared: Arc<Shared>, io: Io, code: UserCode, span: tracing::Span) -> Self {
+    fn with_io(shared: Arc<Connection>, io: Io, code: UserCode, span: tracing::Span) -> Self {
         let route = shared.route.clone();
         shared.pump.install(Core::new(io, route.clone(), span.clone()));
         let dispatch = Dispatch::new(code.handler, code.notification_handlers, code.violation_hooks, route);
