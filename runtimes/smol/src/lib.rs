@@ -104,8 +104,10 @@ mod apps;
 mod arguments;
 #[cfg(feature = "http")]
 mod auth;
+mod builder;
 mod cache;
 mod call;
+mod calls;
 mod client;
 mod clock;
 mod contain;
@@ -132,9 +134,10 @@ pub use api::ClientApi;
 pub use apps::{AppUi, AppUiError};
 #[cfg(feature = "http")]
 pub use auth::{AuthFuture, AuthorizationHandler, MemoryTokenStore, OAuth, OsRandom, TokenStore};
+pub use builder::ClientBuilder;
 pub use cache::{CacheInfo, ListCacheConfig};
 pub use call::CallOptions;
-pub use client::{Client, ClientBuilder};
+pub use client::Client;
 pub use clock::{AsyncIoClock, AsyncTimer, Clock};
 pub use driver::Driver;
 pub use era::EraCache;

@@ -25,11 +25,13 @@ use mcp_sansio::schema::{
 use mcp_sansio::{CloseReason, Status, UsageError};
 use serde::Serialize;
 
+use crate::ClientBuilder;
 use crate::Error;
 use crate::api::{ClientApi, paginate_from};
 use crate::arguments::{CallToolArguments, ToolCallParams};
 use crate::call::CallOptions;
-use crate::client::{Client, ClientBuilder, ListToolsCall};
+use crate::calls::ListToolsCall;
+use crate::client::Client;
 use crate::stdio::ServerCommand;
 
 /// A restarted member that stays connected this long (or the maximal restart backoff, if
