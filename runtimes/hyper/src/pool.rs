@@ -9,13 +9,16 @@
 //! weakly, so dropping the transport closes every idle connection.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
 use async_io::Timer;
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::client::conn::http1::SendRequest;
+// A leaf in mcp-smol's lock order (its `locks` module lists every lock): the pump polls the
+// exchanges under its core, and nothing is locked or woken under this one.
+use mcp_smol::locks::{LEAF, OrderedGuard, OrderedMutex};
 use tracing::debug;
 
 use crate::quickack::QuickAck;
@@ -39,17 +42,17 @@ struct State {
 
 /// Idle connections by key.
 pub(crate) struct Pool {
-    state: Mutex<State>,
+    state: OrderedMutex<State, LEAF>,
     max_idle_per_host: usize,
     idle_timeout: Duration,
 }
 
 impl Pool {
     pub(crate) fn new(max_idle_per_host: usize, idle_timeout: Duration) -> Self {
-        Self { state: Mutex::new(State::default()), max_idle_per_host, idle_timeout }
+        Self { state: OrderedMutex::new(State::default()), max_idle_per_host, idle_timeout }
     }
 
-    fn lock(&self) -> MutexGuard<'_, State> {
+    fn lock(&self) -> OrderedGuard<'_, State, LEAF> {
         // The state stays consistent whatever panicked while holding the lock.
         self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }

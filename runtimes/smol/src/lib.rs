@@ -117,6 +117,8 @@ mod error;
 mod handler;
 #[cfg(feature = "http")]
 pub mod http;
+#[doc(hidden)]
+pub mod locks;
 #[cfg(feature = "http")]
 mod loopback;
 mod notifications;

@@ -26,13 +26,17 @@
 //!    slots, the dispatch inbox. Taken by the pump, by the commands of [`Client`](crate::Client)
 //!    and the calls, and by dispatch, for short synchronous sections.
 //! 3. Leaves, each taken with nothing below it: the route ([`TaskWaker`]), the broadcast ring
-//!    (`notifications.rs`), the list cache's slots (`cache.rs`).
+//!    (`notifications.rs`), the list cache's slots (`cache.rs`), the era cache's map.
 //!
-//! A lock is only taken while holding locks above it in this list. No user code runs and no
-//! waker is called while any of them is held: wakers are gathered under the locks and called
-//! after. (The runtime's seams are called by the pump: the [`Clock`]'s `now` and `timer`, an
-//! `HttpTransport`'s `send` and its futures, the byte streams. They
-//! must not block, as any future's poll must not.) So user code cannot poison them, and cannot deadlock on a client call from a callback.
+//! A lock is only taken while holding locks above it in this list. `locks.rs` lists every lock
+//! of the crate (the pool's above these, a list's fetch above all, the other leaves), and each
+//! is an [`OrderedMutex`](crate::locks::OrderedMutex) of its level: in debug builds an
+//! acquisition against the order panics. No user code runs and no waker is called while any of
+//! them is held: wakers are gathered under the locks and called after (nor is anything dropped
+//! under them whose drop wakes: a channel's sender, an HTTP exchange). (The runtime's seams are called by the pump: the [`Clock`]'s `now` and `timer`, an
+//! `HttpTransport`'s `send` and its futures, the byte streams. They must not block, as any
+//! future's poll must not.) So user code cannot poison them, and cannot deadlock on a client
+//! call from a callback.
 //! A poisoned lock can only come from a bug in this crate or the engine; the state's lock then
 //! closes the connection (every call fails, typed) rather than carry on with what a panic left
 //! half-done, and the route and the ring, whose sections leave them whole at every step, are
@@ -48,8 +52,8 @@
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 use std::ops::{Deref, DerefMut};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::Waker;
 
 use std::time::Instant;
@@ -68,6 +72,7 @@ use serde::Serialize;
 use crate::cache::ListCache;
 use crate::clock::Clock;
 use crate::era::EraMemo;
+use crate::locks::{self, OrderedGuard, OrderedMutex};
 use crate::notifications::Broadcast;
 use crate::source_waker::{CallToken, TaskWaker};
 
@@ -94,7 +99,7 @@ pub(crate) const MAX_INBOX: usize = 1024;
 /// Everything of a connection that its handles, calls and driver share but the pump (which
 /// [`Connection`](crate::driver::Connection) puts beside it).
 pub(crate) struct Shared {
-    state: Mutex<State>,
+    state: OrderedMutex<State, { locks::STATE }>,
     /// Where the sources' wake-ups go: the driver's task, or a call driving.
     pub(crate) route: Arc<TaskWaker>,
     /// Set while [`State::inbox`] holds [`MAX_INBOX`] items or more (read by the pump without
@@ -391,7 +396,7 @@ pub(crate) struct KeptSession {
 /// by the pump, an HTTP body) is a section under this lock, so the session is kept before any
 /// later section can close the connection, even when the pump handles the handshake's answer
 /// and the server's EOF in one go. After that it costs one comparison per section.
-pub(crate) struct StateGuard<'a>(MutexGuard<'a, State>);
+pub(crate) struct StateGuard<'a>(OrderedGuard<'a, State, { locks::STATE }>);
 
 impl Deref for StateGuard<'_> {
     type Target = State;
@@ -418,7 +423,7 @@ impl Drop for StateGuard<'_> {
 impl Shared {
     pub(crate) fn new(engine: Engine, extras: Extras, clock: Arc<dyn Clock>, watch: bool) -> Self {
         Self {
-            state: Mutex::new(State {
+            state: OrderedMutex::new(State {
                 engine,
                 calls: HashMap::default(),
                 inbox: Vec::new(),

@@ -6,9 +6,11 @@
 //! because polling an idle pipe is a system call that finds nothing (`EAGAIN`), several of them
 //! per request otherwise.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Wake, Waker};
+
+use crate::locks::{self, OrderedGuard, OrderedMutex};
 
 /// Tells apart the calls that may drive the connection: each [`ResponseFuture`]
 /// (crate::call::ResponseFuture) has its own.
@@ -37,7 +39,7 @@ pub(crate) struct CallToken(pub(crate) u64);
 /// Lock order: the route's mutex is taken last (after the pump's and the state's); nothing is
 /// locked or woken while it is held.
 pub(crate) struct TaskWaker {
-    route: Mutex<Route>,
+    route: OrderedMutex<Route, { locks::LEAF }>,
     /// Whether the driver's task keeps a watch on the calls that drive (see [`check`](Self::check)).
     watch: bool,
 }
@@ -92,13 +94,13 @@ impl TaskWaker {
     /// A route to the driver's task; `watch`: whether the driver keeps a watch on the calls
     /// that drive (see [`check`](Self::check)).
     pub(crate) fn new(watch: bool) -> Self {
-        Self { route: Mutex::new(Route::default()), watch }
+        Self { route: OrderedMutex::new(Route::default()), watch }
     }
 
     /// The route's state. Every section under it is a few assignments that leave it whole at
     /// any point and call nothing that could panic, so a poisoned lock (impossible short of a
     /// bug here) is taken as it is.
-    fn route(&self) -> MutexGuard<'_, Route> {
+    fn route(&self) -> OrderedGuard<'_, Route, { locks::LEAF }> {
         self.route.lock().unwrap_or_else(|poisoned| {
             self.route.clear_poison();
             poisoned.into_inner()

@@ -43,3 +43,37 @@ impl Deref for Connection {
         &self.shared
     }
 }
+
+#[cfg(all(test, debug_assertions))]
+mod tests {
+    use mcp_sansio::schema::Implementation;
+
+    use crate::ClientBuilder;
+
+    #[test]
+    fn the_connections_own_locks_are_held_to_their_order() {
+        let (client, _driver) = ClientBuilder::new(Implementation::new("t", "0"))
+            .connect(futures_lite::io::empty(), futures_lite::io::sink());
+        // In the order: the core, then the state, then a leaf (the route).
+        {
+            let _core = client.shared.pump.lock();
+            let _state = client.shared.lock();
+            assert!(!client.shared.route.caller_driving());
+        }
+        // Against it: the core under the state.
+        let inverted = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let _state = client.shared.lock();
+            let _core = client.shared.pump.lock();
+        }));
+        let panic = inverted.expect_err("the core was taken under the state");
+        let message = crate::contain::panic_message(&*panic);
+        assert!(
+            message.starts_with("lock order: the pump's core (level 2) taken while holding"),
+            "{message}"
+        );
+        // The panic left nothing held: the state's lock was released as it unwound, poisoned,
+        // which closes the connection as any bug inside the crate would.
+        assert_eq!(client.pending_requests(), 0);
+        assert!(matches!(client.status(), mcp_sansio::Status::Closed(_)), "{:?}", client.status());
+    }
+}

@@ -3,7 +3,7 @@
 //! the driver's task); it never runs user code and never waits for a lock (see `shared.rs`).
 
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
+use std::sync::{Arc, TryLockError};
 use std::task::{Context, Poll, Waker};
 use std::time::Instant;
 
@@ -13,6 +13,7 @@ use mcp_sansio::{Event, ProtocolViolation};
 use super::exchanges::HttpIo;
 use super::stream::{EXIT_WAIT, End, StreamIo};
 use crate::clock::AsyncTimer;
+use crate::locks::{self, OrderedGuard, OrderedMutex};
 use crate::notifications::ListKind;
 #[cfg(feature = "http")]
 use crate::shared::HttpKey;
@@ -35,10 +36,13 @@ const AGAIN_LIMIT: usize = 4;
 /// to a busy pump.
 pub(crate) struct Pump {
     /// The pump's state; `None` before the driver is built and once it finished or was dropped.
-    core: Mutex<Option<Core>>,
+    core: OrderedMutex<Option<Core>, { locks::CORE }>,
     /// Someone found the pump busy since its holder started: the holder goes once more.
     again: std::sync::atomic::AtomicBool,
 }
+
+/// The lock on the pump's core.
+pub(crate) type CoreGuard<'a> = OrderedGuard<'a, Option<Core>, { locks::CORE }>;
 
 /// Who runs a pump.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,12 +66,12 @@ pub(crate) struct Pumped {
 
 impl Pump {
     pub(crate) fn new() -> Self {
-        Self { core: Mutex::new(None), again: std::sync::atomic::AtomicBool::new(false) }
+        Self { core: OrderedMutex::new(None), again: std::sync::atomic::AtomicBool::new(false) }
     }
 
     /// The core, if nobody holds it. A poisoned lock (a bug in a round: no user code runs in
     /// one) closes the connection, since the transport's state may be half-updated.
-    fn try_lock(&self, shared: &Shared) -> Option<MutexGuard<'_, Option<Core>>> {
+    fn try_lock(&self, shared: &Shared) -> Option<CoreGuard<'_>> {
         match self.core.try_lock() {
             Ok(guard) => Some(guard),
             Err(TryLockError::WouldBlock) => None,
@@ -87,7 +91,7 @@ impl Pump {
     /// `again` first, and the holder, who clears `again` once it has the core, looks at it
     /// again ([`asked_again`](Self::asked_again)) after it lets go: so either the request is
     /// seen, or the one who made it gets the core itself.
-    fn claim(&self, shared: &Shared) -> Option<MutexGuard<'_, Option<Core>>> {
+    fn claim(&self, shared: &Shared) -> Option<CoreGuard<'_>> {
         self.again.store(true, Ordering::SeqCst);
         let guard = self.try_lock(shared)?;
         self.again.store(false, Ordering::SeqCst);
@@ -108,7 +112,7 @@ impl Pump {
     /// The core, waiting for whoever holds it: only while the driver is being built, and at its
     /// end (finished, or dropped), where the core must be had. A pump is short and runs no user
     /// code, so the wait is too.
-    pub(crate) fn lock(&self) -> MutexGuard<'_, Option<Core>> {
+    pub(crate) fn lock(&self) -> CoreGuard<'_> {
         self.core.lock().unwrap_or_else(|poisoned| {
             self.core.clear_poison();
             poisoned.into_inner()

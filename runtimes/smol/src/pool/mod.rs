@@ -22,8 +22,8 @@
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use mcp_sansio::Status;
@@ -33,6 +33,7 @@ use crate::Error;
 use crate::call::CallOptions;
 use crate::client::Client;
 use crate::clock::{AsyncIoClock, Clock};
+use crate::locks::{self, OrderedMutex};
 use crate::stdio::ServerCommand;
 
 mod api;
@@ -246,7 +247,7 @@ impl PoolBuilder {
             inner: Arc::new(Inner {
                 config: self.config,
                 clock: self.clock,
-                state: Mutex::new(State::default()),
+                state: OrderedMutex::new(State::default()),
                 counters: Arc::new(PoolCounters::default()),
                 rng: AtomicU64::new(seed),
             }),
@@ -328,7 +329,7 @@ struct Inner {
     config: Config,
     /// Where the pool gets the time and its timers ([`PoolBuilder::clock`]).
     clock: Arc<dyn Clock>,
-    state: Mutex<State>,
+    state: OrderedMutex<State, { locks::POOL }>,
     counters: Arc<PoolCounters>,
     rng: AtomicU64,
 }

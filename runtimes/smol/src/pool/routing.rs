@@ -2,17 +2,18 @@
 //! counted busy while it has the request ([`Checkout`]); a request a closing member refused
 //! before sending anything goes once to another member.
 
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, MutexGuard};
 
 use mcp_sansio::{CloseReason, UsageError};
 
 use super::{Inner, MemberCounters, MemberId, MemberStatus, PoolCounters, State, Strategy};
 use crate::Error;
 use crate::client::Client;
+use crate::locks::{self, OrderedGuard};
 
 impl Inner {
-    pub(super) fn lock(&self) -> MutexGuard<'_, State> {
+    pub(super) fn lock(&self) -> OrderedGuard<'_, State, { locks::POOL }> {
         // Every section under this lock leaves the state consistent, so poisoning is ignored.
         self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
