@@ -147,6 +147,7 @@ pub mod framing;
 pub mod http;
 mod ids;
 pub mod jsonrpc;
+mod params;
 mod raw_result;
 pub mod schema;
 mod transmit;
@@ -167,6 +168,7 @@ pub use event::{
 };
 pub use ids::{IdHasher, ProgressToken, RequestId};
 pub use jsonrpc::{ErrorObject, InvalidMessage, McpError};
+pub use params::SerializedParams;
 pub use raw_result::RawResult;
 pub use transmit::{OutgoingRequest, Transmit, TransmitKind};
 pub use transport::{Commands, TransportEvent};

@@ -126,6 +126,17 @@ impl<'a> Commands<'a> {
         self.conn.send::<R>(now, params, options)
     }
 
+    /// [`ClientConnection::send_serialized`].
+    pub fn send_serialized(
+        &mut self,
+        now: Instant,
+        method: &'static str,
+        params: &crate::SerializedParams,
+        options: RequestOptions,
+    ) -> Result<RequestId, UsageError> {
+        self.conn.send_serialized(now, method, params, options)
+    }
+
     /// [`ClientConnection::send_request`].
     pub fn send_request(
         &mut self,

@@ -163,3 +163,52 @@ fn invalid_raw_params_are_refused_before_anything_is_sent() {
     h.assert_quiet();
     assert_eq!(h.conn.pending(), 0);
 }
+
+#[test]
+fn params_serialized_beforehand_go_out_as_a_typed_sends_and_on_one_line() {
+    let mut h = Harness::ready_default("2025-11-25");
+    let params = CallToolRequestParams::new("echo")
+        .with_arguments(json!({"text": "a\nb"}).as_object().unwrap().clone());
+    let typed = h.conn.send::<CallTool>(h.now, &params, RequestOptions::default()).unwrap();
+    let serialized = mcp_sansio::SerializedParams::serialize(Vec::new(), &params).unwrap();
+    let early = h.conn.send_serialized(h.now, "tools/call", &serialized, RequestOptions::default()).unwrap();
+    let sent = h.sent();
+    assert_eq!(sent[0]["params"], sent[1]["params"]);
+    assert_eq!(
+        (sent[0]["id"].clone(), sent[1]["id"].clone()),
+        (json!(typed_id(&typed)), json!(typed_id(&early)))
+    );
+
+    // A raw value inside the params is written as given: its line breaks go, the framing stays.
+    let raw = serde_json::value::RawValue::from_string("{\n  \"text\": \"x\"\n}".to_owned()).unwrap();
+    #[derive(serde::Serialize)]
+    struct WithRaw<'a> {
+        name: &'a str,
+        arguments: &'a serde_json::value::RawValue,
+    }
+    let serialized =
+        mcp_sansio::SerializedParams::serialize(Vec::new(), &WithRaw { name: "echo", arguments: &raw })
+            .unwrap();
+    h.conn.send_serialized(h.now, "tools/call", &serialized, RequestOptions::default()).unwrap();
+    let lines = h.sent_lines();
+    assert_eq!(lines.len(), 1, "one line");
+    let sent: Value = serde_json::from_str(&lines[0]).unwrap();
+    assert_eq!(sent["params"]["arguments"], json!({"text": "x"}));
+
+    // Params that fail to serialize are refused before the connection sees them.
+    struct Failing;
+    impl serde::Serialize for Failing {
+        fn serialize<S: serde::Serializer>(&self, _: S) -> Result<S::Ok, S::Error> {
+            Err(serde::ser::Error::custom("no"))
+        }
+    }
+    let refused = mcp_sansio::SerializedParams::serialize(Vec::new(), &Failing);
+    assert!(matches!(refused, Err(UsageError::InvalidParams(_))), "{refused:?}");
+}
+
+fn typed_id(id: &RequestId) -> i64 {
+    match id {
+        RequestId::Number(n) => *n,
+        RequestId::String(s) => panic!("a string id {s}"),
+    }
+}

@@ -120,10 +120,7 @@ fn check_json(bytes: &[u8]) -> Result<(), UsageError> {
 /// value and the newline framing of stdio intact. Borrowed unless there was one to drop.
 pub(super) fn one_line_json(bytes: &[u8]) -> Result<std::borrow::Cow<'_, [u8]>, UsageError> {
     check_json(bytes)?;
-    if memchr::memchr2(b'\n', b'\r', bytes).is_none() {
-        return Ok(std::borrow::Cow::Borrowed(bytes));
-    }
-    Ok(std::borrow::Cow::Owned(bytes.iter().copied().filter(|b| !matches!(b, b'\n' | b'\r')).collect()))
+    Ok(crate::params::one_line(bytes))
 }
 
 /// Returns the params to send, with `_meta.progressToken` and extra `_meta` members merged in.

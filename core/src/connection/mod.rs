@@ -592,6 +592,25 @@ impl ClientConnection {
         result
     }
 
+    /// Sends a request whose params were serialized beforehand ([`SerializedParams`]): for a
+    /// driver that runs the params' `Serialize` impl (the application's code) before it takes
+    /// its lock on the connection. The bytes are not parsed again; otherwise as
+    /// [`send`](Self::send).
+    ///
+    /// [`SerializedParams`]: crate::SerializedParams
+    pub fn send_serialized(
+        &mut self,
+        now: Instant,
+        method: &'static str,
+        params: &crate::SerializedParams,
+        options: RequestOptions,
+    ) -> Result<RequestId, UsageError> {
+        let params = params.one_line();
+        let sent = self.send_checked(now, Cow::Borrowed(method), Some(&params), options, PendingKind::User);
+        self.pending.check();
+        sent
+    }
+
     /// Sends a request with raw JSON params (a JSON object, or `None` for no params).
     ///
     /// Checked first: the params must be valid JSON, the connection ready, and the server must

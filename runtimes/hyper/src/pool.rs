@@ -9,13 +9,16 @@
 //! weakly, so dropping the transport closes every idle connection.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
 use async_io::Timer;
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::client::conn::http1::SendRequest;
+// A leaf in mcp-smol's lock order (its `locks` module lists every lock): the pump polls the
+// exchanges under its core, and nothing is locked or woken under this one.
+use mcp_smol::locks::{LEAF, OrderedGuard, OrderedMutex};
 use tracing::debug;
 
 use crate::quickack::QuickAck;
@@ -39,17 +42,17 @@ struct State {
 
 /// Idle connections by key.
 pub(crate) struct Pool {
-    state: Mutex<State>,
+    state: OrderedMutex<State, LEAF>,
     max_idle_per_host: usize,
     idle_timeout: Duration,
 }
 
 impl Pool {
     pub(crate) fn new(max_idle_per_host: usize, idle_timeout: Duration) -> Self {
-        Self { state: Mutex::new(State::default()), max_idle_per_host, idle_timeout }
+        Self { state: OrderedMutex::new(State::default()), max_idle_per_host, idle_timeout }
     }
 
-    fn lock(&self) -> MutexGuard<'_, State> {
+    fn lock(&self) -> OrderedGuard<'_, State, LEAF> {
         // The state stays consistent whatever panicked while holding the lock.
         self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
@@ -62,20 +65,27 @@ impl Pool {
     /// expired, dropping those that are.
     pub(crate) fn checkout(&self, key: &Key) -> Option<(Sender, QuickAck)> {
         let now = Instant::now();
-        let mut state = self.lock();
-        let list = state.idle.get_mut(key)?;
-        let mut found = None;
-        while let Some(idle) = list.pop_back() {
-            if self.expired(&idle, now) {
-                debug!(peer = %key, "dropping an expired or closed idle connection");
-                continue;
+        // Dropped after the lock: dropping a connection's sender wakes its connection task.
+        let mut expired = Vec::new();
+        let found = {
+            let mut state = self.lock();
+            let list = state.idle.get_mut(key)?;
+            let mut found = None;
+            while let Some(idle) = list.pop_back() {
+                if self.expired(&idle, now) {
+                    debug!(peer = %key, "dropping an expired or closed idle connection");
+                    expired.push(idle);
+                    continue;
+                }
+                found = Some((idle.sender, idle.ack));
+                break;
             }
-            found = Some((idle.sender, idle.ack));
-            break;
-        }
-        if list.is_empty() {
-            state.idle.remove(key);
-        }
+            if list.is_empty() {
+                state.idle.remove(key);
+            }
+            found
+        };
+        drop(expired);
         found
     }
 
@@ -84,16 +94,21 @@ impl Pool {
         if self.max_idle_per_host == 0 || self.idle_timeout.is_zero() || sender.is_closed() {
             return;
         }
-        let mut state = self.lock();
-        let list = state.idle.entry(key).or_default();
-        list.push_back(Idle { sender, ack, since: Instant::now() });
-        while list.len() > self.max_idle_per_host {
-            list.pop_front();
-        }
-        if !state.reaper_running {
-            state.reaper_running = true;
-            let pool = Arc::downgrade(self);
-            smol::spawn(reap(pool)).detach();
+        // Dropped after the lock (a sender dropped wakes its connection task), and the reaper
+        // spawned after it (spawning schedules a task).
+        let mut surplus = Vec::new();
+        let start_reaper = {
+            let mut state = self.lock();
+            let list = state.idle.entry(key).or_default();
+            list.push_back(Idle { sender, ack, since: Instant::now() });
+            while list.len() > self.max_idle_per_host {
+                surplus.extend(list.pop_front());
+            }
+            !std::mem::replace(&mut state.reaper_running, true)
+        };
+        drop(surplus);
+        if start_reaper {
+            smol::spawn(reap(Arc::downgrade(self))).detach();
         }
     }
 
@@ -106,9 +121,14 @@ impl Pool {
     /// the reaper as stopped) when the pool is empty.
     fn purge(&self) -> Option<Instant> {
         let now = Instant::now();
+        // Dropped after the lock (a sender dropped wakes its connection task).
+        let mut expired = Vec::new();
         let mut state = self.lock();
         state.idle.retain(|_, list| {
-            list.retain(|idle| !self.expired(idle, now));
+            let (keep, gone): (VecDeque<Idle>, VecDeque<Idle>) =
+                std::mem::take(list).into_iter().partition(|idle| !self.expired(idle, now));
+            *list = keep;
+            expired.extend(gone);
             !list.is_empty()
         });
         // Idle entries are in check-in order: the front of each list expires first.
@@ -118,6 +138,8 @@ impl Pool {
         if next.is_none() {
             state.reaper_running = false;
         }
+        drop(state);
+        drop(expired);
         next
     }
 }

@@ -1,5 +1,6 @@
 //! Tool arguments of any serializable type: checked to be a JSON object (or nothing) without
-//! serializing them, then serialized once, straight into the request's bytes.
+//! serializing them, then serialized once, straight into the request's bytes; and every
+//! request's params serialized before any lock is taken ([`serialize_params`]).
 //!
 //! `call_tool(name, json!({..}))` used to take the `Value` apart into a `CallToolRequestParams`;
 //! a struct would have to go through `serde_json::to_value` first, a second serialization of the
@@ -7,15 +8,47 @@
 //! its first call only (a map, a struct, nothing, or something else) and stops there, and
 //! [`ToolCallParams`] borrows them into the params the engine serializes.
 
+use std::cell::Cell;
 use std::fmt;
 use std::marker::PhantomData;
 
-use mcp_sansio::UsageError;
 use mcp_sansio::schema::{CallTool, CallToolRequestParams, CallToolResult, Request};
+use mcp_sansio::{SerializedParams, UsageError};
 use serde::Serialize;
 use serde::ser::{self, Impossible, SerializeStruct, Serializer};
 
 use crate::Error;
+
+/// The largest buffer a thread keeps for the next request's params (a larger one, left by a
+/// call with large arguments, goes).
+const KEPT_BUFFER: usize = 64 * 1024;
+
+thread_local! {
+    /// This thread's buffer for the params of its next request.
+    static BUFFER: Cell<Vec<u8>> = const { Cell::new(Vec::new()) };
+}
+
+/// Serializes a request's params now, on the caller's thread, before any lock of the client is
+/// taken: their `Serialize` impl is the application's code (tool arguments, a custom
+/// request's params), which may take any time, and no user code runs under a lock. The engine
+/// then sends the bytes as they are ([`ClientConnection::send_serialized`]), so this costs what
+/// its own serialization under the lock did: one pass, into a buffer this thread reuses
+/// (give it back with [`recycle`]).
+///
+/// [`ClientConnection::send_serialized`]: mcp_sansio::ClientConnection::send_serialized
+pub(crate) fn serialize_params<T: Serialize + ?Sized>(params: &T) -> Result<SerializedParams, Error> {
+    // Taken out, not borrowed: a `Serialize` impl that makes a call of its own gets a new one.
+    let buffer = BUFFER.with(Cell::take);
+    Ok(SerializedParams::serialize(buffer, params)?)
+}
+
+/// Gives the buffer of `params` back to this thread, for its next request.
+pub(crate) fn recycle(params: SerializedParams) {
+    let buffer = params.into_buffer();
+    if buffer.capacity() <= KEPT_BUFFER {
+        BUFFER.with(|kept| kept.set(buffer));
+    }
+}
 
 /// `tools/call` with params that borrow the caller's arguments.
 pub(crate) struct CallToolArguments<'a, A>(PhantomData<&'a A>);

@@ -12,9 +12,11 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, PoisonError};
 
 use mcp_sansio::auth::{AuthConfig, Credentials, SecureRandom};
+
+use crate::locks::{self, OrderedMutex};
 
 /// A boxed, sendable future.
 pub type AuthFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
@@ -59,7 +61,7 @@ pub trait TokenStore: Send + Sync + 'static {
 /// hold a clone of the same `Arc`).
 #[derive(Debug, Default)]
 pub struct MemoryTokenStore {
-    credentials: Mutex<Option<Credentials>>,
+    credentials: OrderedMutex<Option<Credentials>, { locks::LEAF }>,
 }
 
 impl TokenStore for MemoryTokenStore {

@@ -6,12 +6,13 @@
 //! result the server marks `cacheScope: "private"` is never shared with another authorization
 //! context; nothing is shared across connections.
 
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use mcp_sansio::schema::{ListPromptsResult, ListResourcesResult, ListToolsResult, Prompt, Resource, Tool};
 
 use crate::clock::{Clock, sleep_until};
+use crate::locks::{self, OrderedGuard, OrderedMutex};
 use crate::notifications::ListKind;
 
 /// How the list cache behaves. The defaults suit most applications.
@@ -153,8 +154,9 @@ pub(crate) struct ListCache {
     config: ListCacheConfig,
     /// The connection's clock: freshness and the debounce are measured in its time.
     clock: Arc<dyn Clock>,
-    slots: Mutex<Slots>,
-    /// One fetch at a time per list: concurrent readers of a stale list share one fetch.
+    slots: OrderedMutex<Slots, { locks::LEAF }>,
+    /// One fetch at a time per list: concurrent readers of a stale list share one fetch. Held
+    /// across the fetch's awaits, so it is above every other lock (level 0 in `locks.rs`).
     fetching: [smol::lock::Mutex<()>; 3],
 }
 
@@ -195,10 +197,10 @@ fn index(kind: ListKind) -> usize {
 
 impl ListCache {
     pub(crate) fn new(config: ListCacheConfig, clock: Arc<dyn Clock>) -> Self {
-        Self { config, clock, slots: Mutex::default(), fetching: Default::default() }
+        Self { config, clock, slots: OrderedMutex::default(), fetching: Default::default() }
     }
 
-    fn lock(&self) -> MutexGuard<'_, Slots> {
+    fn lock(&self) -> OrderedGuard<'_, Slots, { locks::LEAF }> {
         self.slots.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
@@ -234,6 +236,8 @@ impl ListCache {
         if let Some(items) = T::slot(&mut self.lock()).fresh(self.clock.now(), max_age) {
             return Ok(items);
         }
+        // Above every lock (level 0 in `locks.rs`): held across the fetch, which makes calls.
+        locks::check_async("a list's fetch");
         let _single = self.fetching[index(T::KIND)].lock().await;
         // Wait out a burst of `list_changed` notifications.
         loop {

@@ -12,7 +12,8 @@ use mcp_sansio::schema::{JsonObject, ProgressNotificationParams};
 use mcp_sansio::{RequestError, RequestId, RequestOptions};
 
 use crate::Error;
-use crate::shared::{ProgressFn, Shared};
+use crate::driver::Connection;
+use crate::shared::ProgressFn;
 
 /// Options for one call: timeouts, progress, `_meta`. Defaults come from the connection's
 /// [`ClientConfig`](mcp_sansio::ClientConfig).
@@ -103,7 +104,8 @@ impl CallOptions {
     /// (on the caller's thread, before the call's future is returned): to match the call with
     /// a server's log, or with the ids in a `notifications/cancelled`. (A 2026-07-28 request
     /// sent again, after an input round or a lost response, goes out under a new wire id; this
-    /// is the call's own, which its `_meta.progressToken` and the client's logs carry.)
+    /// is the call's own, which its `_meta.progressToken` and the client's logs carry.) It runs
+    /// under no lock of the client; a callback that panics is logged, and the call goes on.
     ///
     /// ```
     /// use std::sync::{Arc, Mutex};
@@ -159,7 +161,7 @@ impl CallOptions {
 /// being polled. Its progress callback runs here, on its own task, before its result is
 /// returned.
 pub(crate) struct ResponseFuture {
-    shared: Arc<Shared>,
+    shared: Arc<Connection>,
     id: Option<RequestId>,
     /// Whether its request still waits to be written by it.
     write: Write,
@@ -171,7 +173,7 @@ pub(crate) struct ResponseFuture {
 
 impl ResponseFuture {
     pub(crate) fn new(
-        shared: Arc<Shared>,
+        shared: Arc<Connection>,
         id: RequestId,
         method: &str,
         on_progress: Option<ProgressFn>,
@@ -241,7 +243,7 @@ impl Future for ResponseFuture {
             }
             Write::Now => {
                 self.write = Write::Done;
-                self.shared.pump.send_now(&self.shared);
+                self.shared.send_now();
             }
         }
         let Some(result) = self.look(&id, cx) else { return Poll::Pending };
@@ -295,7 +297,7 @@ impl ResponseFuture {
     fn run_progress(&mut self, progress: &[ProgressNotificationParams]) {
         let Some(f) = &self.on_progress else { return };
         for params in progress {
-            if !crate::driver::contained("a progress callback", || f(params)) {
+            if !crate::contain::contained("a progress callback", || f(params)) {
                 self.on_progress = None;
                 return;
             }

@@ -2,10 +2,12 @@
 //! a server it already knows to be legacy.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::sync::{Arc, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
 use mcp_sansio::{ClientConfig, ProtocolVersion};
+
+use crate::locks::{self, OrderedGuard, OrderedMutex};
 
 /// Remembers, per server, that it speaks only the `initialize` era, so that the next dual-era
 /// connection to it sends `initialize` at once instead of probing with `server/discover` (a
@@ -47,7 +49,7 @@ use mcp_sansio::{ClientConfig, ProtocolVersion};
 /// ```
 #[derive(Clone, Debug)]
 pub struct EraCache {
-    known: Arc<Mutex<HashMap<String, (ProtocolVersion, Instant)>>>,
+    known: Arc<OrderedMutex<HashMap<String, (ProtocolVersion, Instant)>, { locks::LEAF }>>,
     ttl: Duration,
 }
 
@@ -114,7 +116,7 @@ impl EraCache {
         self.lock().insert(key.to_owned(), (version, Instant::now()));
     }
 
-    fn lock(&self) -> MutexGuard<'_, HashMap<String, (ProtocolVersion, Instant)>> {
+    fn lock(&self) -> OrderedGuard<'_, HashMap<String, (ProtocolVersion, Instant)>, { locks::LEAF }> {
         self.known.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }

@@ -105,16 +105,21 @@ mod apps;
 mod arguments;
 #[cfg(feature = "http")]
 mod auth;
+mod builder;
 mod cache;
 mod call;
+mod calls;
 mod client;
 mod clock;
+mod contain;
 mod driver;
 mod era;
 mod error;
 mod handler;
 #[cfg(feature = "http")]
 pub mod http;
+#[doc(hidden)]
+pub mod locks;
 #[cfg(feature = "http")]
 mod loopback;
 mod notifications;
@@ -132,9 +137,10 @@ pub use api::ClientApi;
 pub use apps::{AppUi, AppUiError};
 #[cfg(feature = "http")]
 pub use auth::{AuthFuture, AuthorizationHandler, MemoryTokenStore, OAuth, OsRandom, TokenStore};
+pub use builder::ClientBuilder;
 pub use cache::{CacheInfo, ListCacheConfig};
 pub use call::CallOptions;
-pub use client::{Client, ClientBuilder};
+pub use client::Client;
 pub use clock::{AsyncIoClock, AsyncTimer, Clock};
 pub use driver::Driver;
 pub use era::EraCache;

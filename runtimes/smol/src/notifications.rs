@@ -9,7 +9,7 @@
 
 use std::collections::VecDeque;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
 use futures_lite::Stream;
@@ -19,6 +19,8 @@ use mcp_sansio::schema::{
     ResourceUpdatedNotificationParams,
 };
 use serde_json::value::RawValue;
+
+use crate::locks::{self, OrderedGuard, OrderedMutex};
 
 /// Default number of notifications the broadcast ring holds.
 pub(crate) const DEFAULT_CAPACITY: usize = 1024;
@@ -144,7 +146,7 @@ pub enum RecvError {
 
 /// The ring every subscription of one connection reads from.
 pub(crate) struct Broadcast {
-    ring: Mutex<Ring>,
+    ring: OrderedMutex<Ring, { locks::LEAF }>,
 }
 
 struct Ring {
@@ -167,13 +169,13 @@ impl Broadcast {
             wakers: Vec::new(),
             closed: false,
         };
-        Arc::new(Self { ring: Mutex::new(ring) })
+        Arc::new(Self { ring: OrderedMutex::new(ring) })
     }
 
     /// The ring. Its sections are a few updates that leave it whole at every step and run no
     /// user code (wakers are called after), so a poisoned lock (impossible short of a bug
     /// here) is taken as it is.
-    fn lock(&self) -> MutexGuard<'_, Ring> {
+    fn lock(&self) -> OrderedGuard<'_, Ring, { locks::LEAF }> {
         self.ring.lock().unwrap_or_else(|poisoned| {
             self.ring.clear_poison();
             poisoned.into_inner()

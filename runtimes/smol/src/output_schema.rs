@@ -13,10 +13,12 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, OnceLock, PoisonError};
 
 use mcp_sansio::schema::{CallToolResult, JsonObject, Tool};
 use serde_json::Value;
+
+use crate::locks::{self, OrderedGuard, OrderedMutex};
 
 /// The most schema violations an [`OutputSchemaError::Invalid`] lists (it counts them all).
 const MAX_REPORTED_VIOLATIONS: usize = 5;
@@ -70,7 +72,7 @@ pub struct OutputSchemas {
 #[derive(Default)]
 struct Inner {
     /// The schema of each tool that has one, by tool name.
-    tools: Mutex<HashMap<String, Arc<Entry>>>,
+    tools: OrderedMutex<HashMap<String, Arc<Entry>>, { locks::LEAF }>,
     /// How many schemas were compiled (tests check that it happens once per schema).
     #[cfg(test)]
     compiles: std::sync::atomic::AtomicUsize,
@@ -106,7 +108,7 @@ impl OutputSchemas {
     }
 
     /// The table, whatever a panicking thread left (every update leaves it consistent).
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Entry>>> {
+    fn lock(&self) -> OrderedGuard<'_, HashMap<String, Arc<Entry>>, { locks::LEAF }> {
         self.inner.tools.lock().unwrap_or_else(PoisonError::into_inner)
     }
 

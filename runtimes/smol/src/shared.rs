@@ -5,12 +5,12 @@
 //!
 //! The connection has two kinds of work, and they never mix:
 //!
-//! - **The pump** ([`Pump`], `driver/pump.rs`): transport ↔ engine, the engine's deadlines,
+//! - **The pump** (`Pump`, `driver/pump.rs`): transport ↔ engine, the engine's deadlines,
 //!   responses and progress into the calls' [`Slot`]s, the list cache and the broadcast ring.
 //!   Whoever needs it runs it: a source's wake-up where its news lands (a stdio child's own
 //!   sources, see [`TaskWaker`]), a call that writes its request, a command, the driver's task.
 //!   It never runs user code, and it never waits for the core: a pump that finds another one
-//!   running asks it to go once more ([`Pump`]'s `again`). A call waiting for its response only
+//!   running asks it to go once more (`Pump`'s `again`). A call waiting for its response only
 //!   looks at its slot: nobody's progress waits on a future being polled.
 //! - **Dispatch** (`driver/dispatch.rs`): notification handlers, protocol-violation hooks, the
 //!   [`ClientHandler`](crate::ClientHandler)'s futures for server requests, the OAuth
@@ -27,14 +27,19 @@
 //! 2. The connection's state (`Shared::state`, this module's [`State`]): the engine, the calls'
 //!    slots, the dispatch inbox. Taken by the pump, by the commands of [`Client`](crate::Client)
 //!    and the calls, and by dispatch, for short synchronous sections.
-//! 3. Leaves, each taken with nothing below it: the driver task's waker ([`TaskWaker`]), the broadcast ring
-//!    (`notifications.rs`), the list cache's slots (`cache.rs`).
+//! 3. Leaves, each taken with nothing below it: the driver task's waker ([`TaskWaker`]), the
+//!    broadcast ring (`notifications.rs`), the list cache's slots (`cache.rs`), the era cache's
+//!    map.
 //!
-//! A lock is only taken while holding locks above it in this list. No user code runs and no
-//! waker is called while any of them is held: wakers are gathered under the locks and called
-//! after. (The runtime's seams are called by the pump: the [`Clock`]'s `now` and `timer`, an
-//! `HttpTransport`'s `send` and its futures, the byte streams. They
-//! must not block, as any future's poll must not.) So user code cannot poison them, and cannot deadlock on a client call from a callback.
+//! A lock is only taken while holding locks above it in this list. `locks.rs` lists every lock
+//! of the crate (the pool's above these, a list's fetch above all, the other leaves), and each
+//! is an [`OrderedMutex`](crate::locks::OrderedMutex) of its level: in debug builds an
+//! acquisition against the order panics. No user code runs and no waker is called while any of
+//! them is held: wakers are gathered under the locks and called after (nor is anything dropped
+//! under them whose drop wakes: a channel's sender, an HTTP exchange). (The runtime's seams are called by the pump: the [`Clock`]'s `now` and `timer`, an
+//! `HttpTransport`'s `send` and its futures, the byte streams. They must not block, as any
+//! future's poll must not.) So user code cannot poison them, and cannot deadlock on a client
+//! call from a callback.
 //! A poisoned lock can only come from a bug in this crate or the engine; the state's lock then
 //! closes the connection (every call fails, typed) rather than carry on with what a panic left
 //! half-done, and the task's waker and the ring, whose sections leave them whole at every step, are
@@ -42,13 +47,15 @@
 //!
 //! # No cycle
 //!
-//! `Shared` owns the pump's core; the core holds no `Arc<Shared>` (the pump lends it
-//! `&Shared`), so dropping the last handle, call and driver frees the connection.
+//! [`Connection`](crate::driver::Connection) (`driver/connection.rs`) owns this `Shared` and
+//! the pump, side by side, so that this module needs nothing of the driver. The pump's core
+//! holds no `Arc` of either (the pump is lent `&Shared`), so dropping the last handle, call and
+//! driver frees the connection.
 
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 use std::ops::{Deref, DerefMut};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 use std::task::Waker;
 
 use std::time::Instant;
@@ -56,18 +63,18 @@ use std::time::Instant;
 #[cfg(feature = "http")]
 use mcp_sansio::auth::{AuthEvent, Credentials};
 #[cfg(feature = "http")]
-use mcp_sansio::http::{HttpAction, HttpSession, StreamId};
+use mcp_sansio::http::HttpSession;
 use mcp_sansio::schema::{Implementation, ProgressNotificationParams, ServerCapabilities};
 use mcp_sansio::{
     ClientConnection, Commands, ErrorObject, IdHasher, ProtocolVersion, ProtocolViolation, RawResult,
-    RequestError, RequestId, ServerNotification, ServerRequest, Transmit, UsageError,
+    RequestError, RequestId, ServerNotification, ServerRequest, UsageError,
 };
 use serde::Serialize;
 
 use crate::cache::ListCache;
 use crate::clock::Clock;
-use crate::driver::{Pump, Pumper, ROUNDS_PER_PUMP};
 use crate::era::EraMemo;
+use crate::locks::{self, OrderedGuard, OrderedMutex};
 use crate::notifications::Broadcast;
 use crate::source_waker::TaskWaker;
 
@@ -94,10 +101,10 @@ pub(crate) const MAX_QUEUED_PROGRESS: usize = 64;
 /// (issue 35).
 pub(crate) const MAX_INBOX: usize = 1024;
 
+/// Everything of a connection that its handles, calls and driver share but the pump (which
+/// [`Connection`](crate::driver::Connection) puts beside it).
 pub(crate) struct Shared {
-    state: Mutex<State>,
-    /// The transport side of the connection, run by whoever needs it (see the module docs).
-    pub(crate) pump: Pump,
+    state: OrderedMutex<State, { locks::STATE }>,
     /// Where the sources' wake-ups go: the driver's task, or a pump run where they land.
     pub(crate) route: Arc<TaskWaker>,
     /// Where the driver and the commands get the time (outside the lock: it never changes).
@@ -176,69 +183,117 @@ pub(crate) enum Work {
 }
 
 /// The engine behind a connection: the bare connection on a byte stream, or the HTTP session
-/// wrapped around it. One per connection, so the variants' size difference does not matter.
+/// wrapped around it.
+///
+/// What both kinds do is a method here. What only one kind has (a byte stream's bytes and
+/// transmits; an HTTP session's actions, responses and authorization) is reached through
+/// [`stream`](Self::stream) or [`http`](Self::http), each of which asks for the key made with
+/// the engine ([`StreamKey`], [`HttpKey`]) and kept by that connection's transport. The kind is
+/// private and fixed when the engine is made, so a key exists only beside an engine of its kind:
+/// a byte-stream transport cannot be paired with an HTTP session, and no input meant for one
+/// kind goes silently nowhere on the other (the one delegation that does nothing on stdio,
+/// [`forget_scope_refusals`](Self::forget_scope_refusals), is the application's and says so).
+pub(crate) struct Engine {
+    kind: Kind,
+}
+
+/// The engine's kind. One per connection, so the variants' size difference does not matter.
 #[allow(clippy::large_enum_variant)]
-pub(crate) enum Engine {
+enum Kind {
     Stream(ClientConnection),
     #[cfg(feature = "http")]
     Http(HttpSession),
 }
 
+/// Proof that a connection's engine is the bare connection of a byte stream: made only with
+/// such an engine ([`Engine::stream_engine`]), and kept by its transport (`StreamIo`).
+pub(crate) struct StreamKey(());
+
+/// Proof that a connection's engine is an HTTP session: made only with such an engine
+/// ([`Engine::http_engine`]), and kept by its transport (`HttpIo`) and its OAuth side (`AuthIo`),
+/// both of the same connection's driver.
+#[cfg(feature = "http")]
+#[derive(Clone)]
+pub(crate) struct HttpKey(());
+
 impl Engine {
-    pub(crate) fn conn(&self) -> &ClientConnection {
-        match self {
-            Engine::Stream(conn) => conn,
+    /// The engine of a byte-stream connection, and the key its transport reaches it with.
+    pub(crate) fn stream_engine(conn: ClientConnection) -> (Self, StreamKey) {
+        (Engine { kind: Kind::Stream(conn) }, StreamKey(()))
+    }
+
+    /// The engine of an HTTP connection, and the key its transport reaches it with.
+    #[cfg(feature = "http")]
+    pub(crate) fn http_engine(session: HttpSession) -> (Self, HttpKey) {
+        (Engine { kind: Kind::Http(session) }, HttpKey(()))
+    }
+
+    /// The bare connection of a byte stream, for its transport's inputs and output (bytes read,
+    /// the end of the stream, transmits).
+    pub(crate) fn stream(&mut self, _key: &StreamKey) -> &mut ClientConnection {
+        match &mut self.kind {
+            Kind::Stream(conn) => conn,
             #[cfg(feature = "http")]
-            Engine::Http(session) => session.connection(),
+            Kind::Http(_) => unreachable!("a stream key is made only with a stream engine"),
+        }
+    }
+
+    /// The HTTP session, for its transport's actions and responses and for authorization.
+    #[cfg(feature = "http")]
+    pub(crate) fn http(&mut self, _key: &HttpKey) -> &mut HttpSession {
+        match &mut self.kind {
+            Kind::Http(session) => session,
+            Kind::Stream(_) => unreachable!("an HTTP key is made only with an HTTP engine"),
+        }
+    }
+
+    /// The bare connection, for tests that feed it by hand (with no driver, so no key).
+    #[cfg(test)]
+    pub(crate) fn stream_for_tests(&mut self) -> &mut ClientConnection {
+        self.stream(&StreamKey(()))
+    }
+
+    pub(crate) fn conn(&self) -> &ClientConnection {
+        match &self.kind {
+            Kind::Stream(conn) => conn,
+            #[cfg(feature = "http")]
+            Kind::Http(session) => session.connection(),
         }
     }
 
     /// The connection's commands (the HTTP session's, which refuse what HTTP cannot carry).
     pub(crate) fn commands(&mut self) -> Commands<'_> {
-        match self {
-            Engine::Stream(conn) => conn.commands(),
+        match &mut self.kind {
+            Kind::Stream(conn) => conn.commands(),
             #[cfg(feature = "http")]
-            Engine::Http(session) => session.commands(),
+            Kind::Http(session) => session.commands(),
         }
     }
 
     /// The next event for the application.
     pub(crate) fn poll_event(&mut self) -> Option<mcp_sansio::Event> {
-        match self {
-            Engine::Stream(conn) => conn.poll_event(),
+        match &mut self.kind {
+            Kind::Stream(conn) => conn.poll_event(),
             #[cfg(feature = "http")]
-            Engine::Http(session) => session.poll_event(),
-        }
-    }
-
-    /// The bare connection of a byte-stream transport, for its inputs (`None` for HTTP, whose
-    /// session takes the responses).
-    pub(crate) fn stream_mut(&mut self) -> Option<&mut ClientConnection> {
-        match self {
-            Engine::Stream(conn) => Some(conn),
-            #[cfg(feature = "http")]
-            Engine::Http(_) => None,
+            Kind::Http(session) => session.poll_event(),
         }
     }
 
     pub(crate) fn poll_timeout(&self) -> Option<Instant> {
-        match self {
-            Engine::Stream(conn) => conn.poll_timeout(),
+        match &self.kind {
+            Kind::Stream(conn) => conn.poll_timeout(),
             #[cfg(feature = "http")]
-            Engine::Http(session) => session.poll_timeout(),
+            Kind::Http(session) => session.poll_timeout(),
         }
     }
 
     pub(crate) fn handle_timeout(&mut self, now: Instant) {
-        match self {
-            Engine::Stream(conn) => conn.handle_timeout(now),
+        match &mut self.kind {
+            Kind::Stream(conn) => conn.handle_timeout(now),
             #[cfg(feature = "http")]
-            Engine::Http(session) => session.handle_timeout(now),
+            Kind::Http(session) => session.handle_timeout(now),
         }
     }
-
-    // The driver's calls. Each transport of the driver uses the ones for its kind of engine;
-    // on the other kind they do nothing.
 
     /// Whether the connection closed (its deadlines and events may still be pending).
     pub(crate) fn is_closed(&self) -> bool {
@@ -248,10 +303,10 @@ impl Engine {
     /// Whether nothing is left to do: the connection closed and, for HTTP, the session's last
     /// exchanges (the `DELETE`) are over.
     pub(crate) fn is_finished(&self) -> bool {
-        match self {
-            Engine::Stream(conn) => conn.is_closed(),
+        match &self.kind {
+            Kind::Stream(conn) => conn.is_closed(),
             #[cfg(feature = "http")]
-            Engine::Http(session) => session.is_finished(),
+            Kind::Http(session) => session.is_finished(),
         }
     }
 
@@ -275,81 +330,20 @@ impl Engine {
     // (`now` is for the HTTP session, which ends its session with a `DELETE`.)
     #[cfg_attr(not(feature = "http"), allow(unused_variables))]
     pub(crate) fn transport_error(&mut self, now: Instant, detail: impl Into<String>) {
-        match self {
-            Engine::Stream(conn) => conn.transport_error(detail),
+        match &mut self.kind {
+            Kind::Stream(conn) => conn.transport_error(detail),
             #[cfg(feature = "http")]
-            Engine::Http(session) => session.transport_error(now, detail),
+            Kind::Http(session) => session.transport_error(now, detail),
         }
     }
 
-    /// Byte streams: bytes read from the server.
-    pub(crate) fn feed(&mut self, now: Instant, bytes: &[u8]) {
-        if let Some(conn) = self.stream_mut() {
-            conn.feed(now, bytes);
-        }
-    }
-
-    /// Byte streams: the server closed its end.
-    pub(crate) fn feed_eof(&mut self, now: Instant) {
-        if let Some(conn) = self.stream_mut() {
-            conn.feed_eof(now);
-        }
-    }
-
-    /// Byte streams: the next message to write.
-    pub(crate) fn poll_transmit(&mut self) -> Option<Transmit> {
-        self.stream_mut()?.poll_transmit()
-    }
-
-    /// HTTP: the next request to start or exchange to abort.
+    /// [`Client::forget_scope_refusals`](crate::Client::forget_scope_refusals): the HTTP
+    /// session's; a byte stream has no authorization, so nothing to forget.
     #[cfg(feature = "http")]
-    pub(crate) fn poll_action(&mut self, now: Instant) -> Option<HttpAction> {
-        match self {
-            Engine::Http(session) => session.poll_action(now),
-            Engine::Stream(_) => None,
-        }
-    }
-
-    /// HTTP: the head of exchange `stream` arrived.
-    #[cfg(feature = "http")]
-    pub(crate) fn handle_response_head<'h>(
-        &mut self,
-        now: Instant,
-        stream: StreamId,
-        status: u16,
-        headers: impl IntoIterator<Item = (&'h str, &'h [u8])>,
-    ) {
-        if let Engine::Http(session) = self {
-            session.handle_response_head(now, stream, status, headers);
-        }
-    }
-
-    /// HTTP: a chunk of the body of exchange `stream`.
-    #[cfg(feature = "http")]
-    pub(crate) fn handle_response_body(&mut self, now: Instant, stream: StreamId, chunk: &[u8]) {
-        if let Engine::Http(session) = self {
-            session.handle_response_body(now, stream, chunk);
-        }
-    }
-
-    /// HTTP: the body of exchange `stream` ended.
-    #[cfg(feature = "http")]
-    pub(crate) fn handle_response_end(&mut self, now: Instant, stream: StreamId) {
-        if let Engine::Http(session) = self {
-            session.handle_response_end(now, stream);
-        }
-    }
-
-    /// HTTP: exchange `stream` failed.
-    #[cfg(feature = "http")]
-    pub(crate) fn handle_response_error(
-        &mut self,
-        now: Instant,
-        stream: StreamId,
-        error: mcp_sansio::TransportError,
-    ) {
-        if let Engine::Http(session) = self {
-            session.handle_response_error(now, stream, error);
+    pub(crate) fn forget_scope_refusals(&mut self) {
+        match &mut self.kind {
+            Kind::Http(session) => session.forget_scope_refusals(),
+            Kind::Stream(_) => {}
         }
     }
 }
@@ -404,7 +398,7 @@ pub(crate) struct KeptSession {
 /// by the pump, an HTTP body) is a section under this lock, so the session is kept before any
 /// later section can close the connection, even when the pump handles the handshake's answer
 /// and the server's EOF in one go. After that it costs one comparison per section.
-pub(crate) struct StateGuard<'a>(MutexGuard<'a, State>);
+pub(crate) struct StateGuard<'a>(OrderedGuard<'a, State, { locks::STATE }>);
 
 impl Deref for StateGuard<'_> {
     type Target = State;
@@ -429,9 +423,9 @@ impl Drop for StateGuard<'_> {
 }
 
 impl Shared {
-    pub(crate) fn new(engine: Engine, extras: Extras, clock: Arc<dyn Clock>) -> Arc<Self> {
-        Arc::new(Self {
-            state: Mutex::new(State {
+    pub(crate) fn new(engine: Engine, extras: Extras, clock: Arc<dyn Clock>) -> Self {
+        Self {
+            state: OrderedMutex::new(State {
                 engine,
                 calls: HashMap::default(),
                 inbox: Vec::new(),
@@ -444,11 +438,10 @@ impl Shared {
                 server_end: None,
                 kept: None,
             }),
-            pump: Pump::new(),
             route: Arc::new(TaskWaker::new()),
             clock,
             extras,
-        })
+        }
     }
 
     /// Locks the state. No user code runs under this lock, so a poisoned lock means a bug in
@@ -465,20 +458,6 @@ impl Shared {
                 guard
             }
         }
-    }
-
-    /// A command changed the engine (queued output, closed the connection): the pump runs
-    /// now, from this thread, unless someone is pumping (who then goes once more). Call it
-    /// without holding the state's lock.
-    pub(crate) fn wake(&self) {
-        let _ = self.pump.run(self, ROUNDS_PER_PUMP, Pumper::Call);
-    }
-
-    /// A source has news, and the connection pumps it where it lands (see [`TaskWaker`]): the
-    /// pump runs here, unless someone is pumping already (who then goes once more). The
-    /// driver's task is woken for what is its own (see [`Pump::run`]).
-    pub(crate) fn pump_news(&self) {
-        let _ = self.pump.run(self, ROUNDS_PER_PUMP, Pumper::News);
     }
 }
 

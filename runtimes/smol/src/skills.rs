@@ -13,7 +13,7 @@
 //! holds a verified copy).
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, PoisonError};
 
 use bytes::Bytes;
 use mcp_sansio::DEFAULT_MAX_MESSAGE_SIZE;
@@ -23,6 +23,7 @@ use mcp_sansio::schema::{
 };
 
 use crate::api::{ClientApi, paginate};
+use crate::locks::{self, OrderedGuard, OrderedMutex};
 use crate::{CallOptions, Client, ClientBuilder, Error};
 
 /// Why a skill could not be listed, fetched or read. A refused file comes with no bytes.
@@ -274,7 +275,7 @@ pub const DEFAULT_SKILL_CACHE_BYTES: usize = 64 * 1024 * 1024;
 /// ```
 #[derive(Debug, Clone)]
 pub struct SkillCache {
-    inner: Arc<Mutex<CacheInner>>,
+    inner: Arc<OrderedMutex<CacheInner, { locks::LEAF }>>,
 }
 
 /// What a [`SkillCache`] holds and has done, for monitoring and tests.
@@ -315,7 +316,7 @@ impl SkillCache {
     pub fn with_budget(bytes: usize) -> Self {
         let inner =
             CacheInner { budget: bytes, files: HashMap::new(), clock: 0, stats: SkillCacheStats::default() };
-        SkillCache { inner: Arc::new(Mutex::new(inner)) }
+        SkillCache { inner: Arc::new(OrderedMutex::new(inner)) }
     }
 
     /// This cache, for the server you call `server` (your own label for it).
@@ -336,7 +337,7 @@ impl SkillCache {
         inner.stats.bytes = 0;
     }
 
-    fn lock(&self) -> MutexGuard<'_, CacheInner> {
+    fn lock(&self) -> OrderedGuard<'_, CacheInner, { locks::LEAF }> {
         // Nothing here can panic half-way through an update.
         self.inner.lock().unwrap_or_else(PoisonError::into_inner)
     }

@@ -6,10 +6,17 @@
 //! request otherwise.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
+use std::sync::{Arc, OnceLock, Weak};
 use std::task::{Context, Wake, Waker};
 
-use crate::shared::Shared;
+use crate::locks::{self, OrderedGuard, OrderedMutex};
+
+/// What pumps a connection's news where it lands (the connection, `driver::Connection`; a
+/// trait so that this module stays below the driver's).
+pub(crate) trait PumpNews: Send + Sync {
+    /// Runs the pump here, unless someone is pumping already (who then goes once more).
+    fn pump_news(&self);
+}
 
 /// Where the wake-ups of a connection's sources go.
 ///
@@ -34,20 +41,20 @@ use crate::shared::Shared;
 ///
 /// Lock order: the task's waker is taken last, alone; no waker is called while it is held.
 pub(crate) struct TaskWaker {
-    task: Mutex<Option<Waker>>,
+    task: OrderedMutex<Option<Waker>, { locks::LEAF }>,
     /// Set once, for a connection whose news is pumped where it lands.
-    pump_here: OnceLock<Weak<Shared>>,
+    pump_here: OnceLock<Weak<dyn PumpNews>>,
 }
 
 impl TaskWaker {
     /// Wake-ups go to the task that polls last (see [`update`](Self::update)).
     pub(crate) fn new() -> Self {
-        Self { task: Mutex::new(None), pump_here: OnceLock::new() }
+        Self { task: OrderedMutex::new(None), pump_here: OnceLock::new() }
     }
 
     /// The task's waker. Every section under it is an assignment or a clone, so a poisoned lock
     /// (impossible short of a bug here) is taken as it is.
-    fn task(&self) -> MutexGuard<'_, Option<Waker>> {
+    fn task(&self) -> OrderedGuard<'_, Option<Waker>, { locks::LEAF }> {
         self.task.lock().unwrap_or_else(|poisoned| {
             self.task.clear_poison();
             poisoned.into_inner()
@@ -56,8 +63,8 @@ impl TaskWaker {
 
     /// From now on, news is pumped where it lands (see the type's docs): for connections whose
     /// sources are all the crate's own.
-    pub(crate) fn pump_where_news_lands(&self, shared: Weak<Shared>) {
-        let _ = self.pump_here.set(shared);
+    pub(crate) fn pump_where_news_lands(&self, connection: Weak<dyn PumpNews>) {
+        let _ = self.pump_here.set(connection);
     }
 
     /// Remembers the waker of the task now polling.
@@ -72,7 +79,7 @@ impl TaskWaker {
     /// any lock of the connection.
     pub(crate) fn wake(&self) {
         match self.pump_here.get().and_then(Weak::upgrade) {
-            Some(shared) => shared.pump_news(),
+            Some(connection) => connection.pump_news(),
             None => self.wake_task(),
         }
     }
@@ -204,13 +211,21 @@ mod tests {
         assert_eq!((woken(&first_count), woken(&second_count)), (1, 1));
     }
 
+    struct Nothing;
+
+    impl PumpNews for Nothing {
+        fn pump_news(&self) {
+            unreachable!("there is no connection");
+        }
+    }
+
     #[test]
     fn news_for_a_connection_gone_wakes_the_task() {
         let (count, waker) = counter();
         let task = Arc::new(TaskWaker::new());
         task.update(&Context::from_waker(&waker));
         // Pumped where it lands, for a connection that no longer exists: nothing to pump.
-        task.pump_where_news_lands(Weak::new());
+        task.pump_where_news_lands(Weak::<Nothing>::new());
         task.wake();
         assert_eq!(woken(&count), 1);
     }

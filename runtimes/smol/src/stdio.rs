@@ -565,7 +565,7 @@ fn emit_stderr(sink: &mut StderrSink, pid: u32, line: &[u8], truncated: bool) {
         StderrSink::Tracing => tracing::info!(target: "mcp_smol::stderr", pid, "{text}{ellipsis}"),
         StderrSink::Callback(f) => {
             let f = f.clone();
-            let kept = crate::driver::contained("the stderr callback", || {
+            let kept = crate::contain::contained("the stderr callback", || {
                 if truncated { f(&format!("{text}{ellipsis}")) } else { f(text) }
             });
             if !kept {

@@ -4,15 +4,14 @@
 mod common;
 
 use std::future::Future;
-use std::pin::Pin;
-use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
-use common::{builder, demo_server, demo_server_path, live_group_members, process_gone, wait_until};
+use common::{
+    ManualClock, builder, demo_server, demo_server_path, live_group_members, process_gone, wait_until,
+};
 use mcp_smol::mcp_sansio::Status;
 use mcp_smol::mcp_sansio::schema::{CallTool, CallToolRequestParams};
-use mcp_smol::{AsyncTimer, CallOptions, ClientApi, Clock, Error, ServerCommand};
+use mcp_smol::{CallOptions, ClientApi, Error, ServerCommand};
 use serde_json::json;
 
 /// How long any step may take before the test calls it stranded.
@@ -78,53 +77,6 @@ fn dropping_the_driver_fails_every_call_and_ends_the_connection() {
     assert!(wait_until(LIMIT, || live_group_members(pid).is_empty()), "the process group survived");
     assert!(wait_until(LIMIT, || process_gone(pid, false)), "server {pid} not reaped");
     drop(client);
-}
-
-/// A clock that moves only when the test says so.
-#[derive(Debug, Clone)]
-struct ManualClock(Arc<Mutex<(Instant, Vec<Waker>)>>);
-
-impl ManualClock {
-    fn new() -> Self {
-        Self(Arc::new(Mutex::new((Instant::now(), Vec::new()))))
-    }
-
-    fn advance(&self, by: Duration) {
-        let mut inner = self.0.lock().unwrap();
-        inner.0 += by;
-        inner.1.drain(..).for_each(Waker::wake);
-    }
-}
-
-impl Clock for ManualClock {
-    fn now(&self) -> Instant {
-        self.0.lock().unwrap().0
-    }
-
-    fn timer(&self, at: Instant) -> Pin<Box<dyn AsyncTimer>> {
-        Box::pin(ManualTimer { clock: self.clone(), at })
-    }
-}
-
-#[derive(Debug)]
-struct ManualTimer {
-    clock: ManualClock,
-    at: Instant,
-}
-
-impl AsyncTimer for ManualTimer {
-    fn reset(mut self: Pin<&mut Self>, at: Instant) {
-        self.at = at;
-    }
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        let mut inner = self.clock.0.lock().unwrap();
-        if inner.0 >= self.at {
-            return Poll::Ready(());
-        }
-        inner.1.push(cx.waker().clone());
-        Poll::Pending
-    }
 }
 
 #[test]

@@ -528,3 +528,24 @@ fn the_pool_sends_every_request_when_called_and_retries_refusals_on_one_path() {
         pool.close().await;
     });
 }
+
+#[test]
+fn the_restart_backoff_is_measured_in_the_pools_clock() {
+    run(Duration::from_secs(30), async {
+        let clock = common::ManualClock::new();
+        // An hour's backoff: only the pool's clock moving lets the restart happen.
+        let hour = Duration::from_secs(3600);
+        let pool = Pool::builder().clock(clock.clone()).restart_backoff(hour, hour).build();
+        let ids = add_members(&pool, 1).await;
+        kill_9(pid_of(&pool, ids[0]));
+        let down = eventually(Duration::from_secs(10), || pool.stats().deaths == 1).await;
+        assert!(down, "the death was not noticed: {:?}", pool.stats());
+        Timer::after(Duration::from_millis(300)).await;
+        assert_eq!(pool.stats().restarts, 0, "restarted before the pool's clock moved");
+        clock.advance(hour);
+        let restarted = eventually(Duration::from_secs(10), || pool.stats().live == 1).await;
+        assert!(restarted, "not restarted once the pool's clock passed the backoff: {:?}", pool.stats());
+        assert_eq!(echo(&pool, "back").await.unwrap(), "back");
+        pool.close().await;
+    });
+}

@@ -192,3 +192,73 @@ fn a_panicking_stderr_callback_is_replaced_and_the_pipe_still_drained() {
     });
     assert_eq!(lines.load(Ordering::SeqCst), 1, "called once, then replaced by tracing");
 }
+
+/// Tool arguments whose `Serialize` impl blocks its thread for a second once it is serializing
+/// for real (the shape check before it, which stops at the map, passes at once).
+struct SlowArguments {
+    /// Set when the slow part starts.
+    started: Arc<AtomicUsize>,
+}
+
+impl serde::Serialize for SlowArguments {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(Some(1))?;
+        self.started.fetch_add(1, Ordering::SeqCst);
+        std::thread::sleep(Duration::from_secs(1));
+        map.serialize_entry("message", "slow")?;
+        map.end()
+    }
+}
+
+#[test]
+fn a_slow_serialize_of_tool_arguments_does_not_hold_another_call_back() {
+    smol::block_on(async {
+        let client = builder().spawn_stdio(&demo_server()).await.unwrap();
+        let started = Arc::new(AtomicUsize::new(0));
+        let slow = std::thread::spawn({
+            let (client, started) = (client.clone(), started.clone());
+            move || smol::block_on(client.call_tool("echo", SlowArguments { started }))
+        });
+        assert!(
+            wait_until(LIMIT, || started.load(Ordering::SeqCst) == 1),
+            "the slow serialize never started"
+        );
+        // The other thread is inside the arguments' `Serialize` now, for a second.
+        let start = Instant::now();
+        let fast = client.call_tool("echo", json!({"message": "fast"})).await.unwrap();
+        let took = start.elapsed();
+        assert_eq!(fast.content[0].as_text(), Some("fast"));
+        assert!(took < Duration::from_millis(500), "a call waited {took:?} for another's arguments");
+        let slow = slow.join().unwrap().unwrap();
+        assert_eq!(slow.content[0].as_text(), Some("slow"));
+        assert_eq!(client.pending_requests(), 0);
+        client.close().await;
+    });
+}
+
+#[test]
+fn a_panicking_on_sent_callback_is_contained_and_its_call_completes() {
+    smol::block_on(async {
+        let client = builder().spawn_stdio(&demo_server()).await.unwrap();
+        let called = Arc::new(AtomicUsize::new(0));
+        let count = called.clone();
+        let options = CallOptions::default().on_sent(move |_| {
+            count.fetch_add(1, Ordering::SeqCst);
+            panic!("the on_sent callback panicked");
+        });
+        let result =
+            client.call_tool_with_options("echo", json!({"message": "sent"}), options).await.unwrap();
+        assert_eq!(result.content[0].as_text(), Some("sent"));
+        assert_eq!(called.load(Ordering::SeqCst), 1);
+        assert_eq!(client.pending_requests(), 0, "the call's slot is gone");
+        // The connection is still usable, and so is a handle whose every call panics in on_sent.
+        let always = client.with_options(CallOptions::default().on_sent(|_| panic!("again")));
+        let again = always.call_tool("echo", json!({"message": "again"})).await.unwrap();
+        assert_eq!(again.content[0].as_text(), Some("again"));
+        client.ping().await.unwrap();
+        assert_eq!(client.pending_requests(), 0);
+        assert_eq!(client.stats().requests_cancelled, 0, "nothing was orphaned or cancelled");
+        client.close().await;
+    });
+}

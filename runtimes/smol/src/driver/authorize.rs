@@ -9,12 +9,14 @@ use std::task::{Context, Poll};
 use mcp_sansio::auth::{AuthEvent, Credentials};
 
 use super::BoxFuture;
-use super::dispatch::panic_message;
 use crate::auth::{AuthorizationHandler, TokenStore};
-use crate::shared::{Engine, Shared};
+use crate::contain::panic_message;
+use crate::shared::{HttpKey, Shared};
 
 /// What the driver does for the session's authorizer.
 pub(crate) struct AuthIo {
+    /// Reaches the engine's HTTP session (see [`Engine::http`](crate::shared::Engine::http)).
+    key: HttpKey,
     handler: Option<Arc<dyn AuthorizationHandler>>,
     store: Arc<dyn TokenStore>,
     /// The handler's work while the user authorizes.
@@ -22,8 +24,12 @@ pub(crate) struct AuthIo {
 }
 
 impl AuthIo {
-    pub(crate) fn new(handler: Option<Arc<dyn AuthorizationHandler>>, store: Arc<dyn TokenStore>) -> Self {
-        AuthIo { handler, store, pending: None }
+    pub(crate) fn new(
+        handler: Option<Arc<dyn AuthorizationHandler>>,
+        store: Arc<dyn TokenStore>,
+        key: HttpKey,
+    ) -> Self {
+        AuthIo { key, handler, store, pending: None }
     }
 
     /// Drops the handler's work (the connection is over).
@@ -42,10 +48,10 @@ impl AuthIo {
                             self.pending = Some(pending);
                             false
                         }
-                        Err(panic) => abandon(shared, &handler_panicked(&*panic)),
+                        Err(panic) => abandon(shared, &self.key, &handler_panicked(&*panic)),
                     }
                 }
-                None => abandon(shared, "the client has no AuthorizationHandler"),
+                None => abandon(shared, &self.key, "the client has no AuthorizationHandler"),
             },
             AuthEvent::Authorized => {
                 tracing::debug!("authorized");
@@ -89,7 +95,7 @@ impl AuthIo {
         };
         self.pending = None;
         let now = shared.clock.now();
-        with_session(shared, |session| match outcome {
+        with_session(shared, &self.key, |session| match outcome {
             Ok(redirect) => {
                 if let Err(error) = session.handle_authorization_redirect(now, &redirect) {
                     tracing::debug!(%error, "the authorization redirect was refused");
@@ -108,15 +114,12 @@ fn handler_panicked(panic: &(dyn std::any::Any + Send)) -> String {
 }
 
 /// Abandons the authorization with `reason`: `true` (the engine got input).
-fn abandon(shared: &Shared, reason: &str) -> bool {
+fn abandon(shared: &Shared, key: &HttpKey, reason: &str) -> bool {
     let now = shared.clock.now();
-    with_session(shared, |session| session.abandon_authorization(now, reason));
+    with_session(shared, key, |session| session.abandon_authorization(now, reason));
     true
 }
 
-fn with_session(shared: &Shared, f: impl FnOnce(&mut mcp_sansio::http::HttpSession)) {
-    let mut state = shared.lock();
-    if let Engine::Http(session) = &mut state.engine {
-        f(session);
-    }
+fn with_session(shared: &Shared, key: &HttpKey, f: impl FnOnce(&mut mcp_sansio::http::HttpSession)) {
+    f(shared.lock().engine.http(key));
 }

@@ -24,6 +24,7 @@ use serde_json::value::RawValue;
 use super::BoxFuture;
 #[cfg(feature = "http")]
 use super::authorize::AuthIo;
+use crate::contain::{contained, panic_message};
 use crate::handler::{ClientHandler, HandlerFuture};
 use crate::notifications::NotificationHandler;
 use crate::shared::{MAX_INBOX, Shared, ViolationFn, Work};
@@ -205,26 +206,6 @@ impl Dispatch {
             }
         }
         true
-    }
-}
-
-/// Runs a callback, catching its panic: `true` if it returned (keep it), `false` if it panicked
-/// (logged; drop it).
-pub(crate) fn contained(what: &str, f: impl FnOnce()) -> bool {
-    match catch_unwind(AssertUnwindSafe(f)) {
-        Ok(()) => true,
-        Err(panic) => {
-            tracing::error!(panic = panic_message(&*panic), "{what} panicked: it is dropped");
-            false
-        }
-    }
-}
-
-/// What a panic said, if it said it with a string.
-pub(crate) fn panic_message(panic: &(dyn Any + Send)) -> &str {
-    match panic.downcast_ref::<&'static str>() {
-        Some(message) => message,
-        None => panic.downcast_ref::<String>().map_or("(no message)", String::as_str),
     }
 }
 

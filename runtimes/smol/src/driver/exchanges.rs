@@ -10,7 +10,7 @@ use mcp_sansio::http::{HttpAction, StreamId};
 
 use super::BoxFuture;
 use crate::http::{BodyStream, HttpResponse, HttpTransport, transport_error};
-use crate::shared::{Engine, Shared};
+use crate::shared::{Engine, HttpKey, Shared};
 
 /// Most body chunks read from one HTTP exchange per round, so one busy stream cannot starve
 /// the others.
@@ -18,6 +18,8 @@ const CHUNKS_PER_ROUND: usize = 16;
 
 /// The transport executing the session's requests, and the exchanges in flight.
 pub(super) struct HttpIo {
+    /// Reaches the engine's HTTP session (see [`Engine::http`]).
+    key: HttpKey,
     transport: Arc<dyn HttpTransport>,
     exchanges: Vec<Exchange>,
     /// What the session asked for in the locked section, started after it.
@@ -35,8 +37,13 @@ enum ExchangeState {
 }
 
 impl HttpIo {
-    pub(super) fn new(transport: Arc<dyn HttpTransport>) -> Self {
-        Self { transport, exchanges: Vec::new(), actions: Vec::new() }
+    pub(super) fn new(key: HttpKey, transport: Arc<dyn HttpTransport>) -> Self {
+        Self { key, transport, exchanges: Vec::new(), actions: Vec::new() }
+    }
+
+    /// The key to the engine's HTTP session.
+    pub(super) fn key(&self) -> &HttpKey {
+        &self.key
     }
 
     /// Moves what the exchanges received into the session.
@@ -44,7 +51,7 @@ impl HttpIo {
         let mut progressed = false;
         let mut i = 0;
         while i < self.exchanges.len() {
-            let (moved, over) = self.exchanges[i].poll(cx, shared, now);
+            let (moved, over) = self.exchanges[i].poll(cx, shared, &self.key, now);
             progressed |= moved;
             if over {
                 self.exchanges.swap_remove(i);
@@ -57,7 +64,8 @@ impl HttpIo {
 
     /// Takes the session's actions (under the lock).
     pub(super) fn collect(&mut self, engine: &mut Engine, now: Instant) {
-        while let Some(action) = engine.poll_action(now) {
+        let session = engine.http(&self.key);
+        while let Some(action) = session.poll_action(now) {
             self.actions.push(action);
         }
     }
@@ -84,21 +92,25 @@ impl HttpIo {
 impl Exchange {
     /// Polls the head, then the body, into the session: whether anything arrived, and whether
     /// the exchange is over.
-    fn poll(&mut self, cx: &mut Context<'_>, shared: &Shared, now: Instant) -> (bool, bool) {
+    fn poll(&mut self, cx: &mut Context<'_>, shared: &Shared, key: &HttpKey, now: Instant) -> (bool, bool) {
         match &mut self.state {
-            ExchangeState::Body(body) => poll_body(self.id, body, cx, shared, now),
+            ExchangeState::Body(body) => poll_body(self.id, body, cx, shared, key, now),
             ExchangeState::Head(future) => match future.as_mut().poll(cx) {
                 Poll::Pending => (false, false),
                 Poll::Ready(Ok(response)) => {
                     let HttpResponse { status, headers, mut body } = response;
                     let headers = headers.iter().map(|(n, v)| (n.as_str(), v.as_slice()));
-                    shared.lock().engine.handle_response_head(now, self.id, status, headers);
-                    let (_, over) = poll_body(self.id, &mut body, cx, shared, now);
+                    shared.lock().engine.http(key).handle_response_head(now, self.id, status, headers);
+                    let (_, over) = poll_body(self.id, &mut body, cx, shared, key, now);
                     self.state = ExchangeState::Body(body);
                     (true, over)
                 }
                 Poll::Ready(Err(error)) => {
-                    shared.lock().engine.handle_response_error(now, self.id, transport_error(&error));
+                    shared.lock().engine.http(key).handle_response_error(
+                        now,
+                        self.id,
+                        transport_error(&error),
+                    );
                     (true, true)
                 }
             },
@@ -113,6 +125,7 @@ fn poll_body(
     body: &mut BodyStream,
     cx: &mut Context<'_>,
     shared: &Shared,
+    key: &HttpKey,
     now: Instant,
 ) -> (bool, bool) {
     let mut progressed = false;
@@ -120,14 +133,15 @@ fn poll_body(
         let Poll::Ready(item) = body.as_mut().poll_next(cx) else { return (progressed, false) };
         progressed = true;
         let mut state = shared.lock();
+        let session = state.engine.http(key);
         match item {
-            Some(Ok(chunk)) => state.engine.handle_response_body(now, id, &chunk),
+            Some(Ok(chunk)) => session.handle_response_body(now, id, &chunk),
             Some(Err(error)) => {
-                state.engine.handle_response_error(now, id, transport_error(&error));
+                session.handle_response_error(now, id, transport_error(&error));
                 return (true, true);
             }
             None => {
-                state.engine.handle_response_end(now, id);
+                session.handle_response_end(now, id);
                 return (true, true);
             }
         }

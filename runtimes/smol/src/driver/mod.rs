@@ -11,6 +11,7 @@
 
 #[cfg(feature = "http")]
 pub(crate) mod authorize;
+mod connection;
 mod dispatch;
 #[cfg(feature = "http")]
 mod exchanges;
@@ -28,19 +29,21 @@ use futures_lite::{AsyncRead, AsyncWrite};
 
 #[cfg(feature = "http")]
 use self::authorize::AuthIo;
+pub(crate) use self::connection::Connection;
 use self::dispatch::Dispatch;
-pub(crate) use self::dispatch::contained;
 #[cfg(feature = "http")]
 use self::exchanges::HttpIo;
 use self::pump::{Core, Io, Over};
-pub(crate) use self::pump::{Pump, Pumper, ROUNDS_PER_PUMP};
+pub(crate) use self::pump::{Pumper, ROUNDS_PER_PUMP};
 use self::stream::StreamIo;
 use crate::clock::AsyncTimer;
 use crate::handler::ClientHandler;
 #[cfg(feature = "http")]
 use crate::http::HttpTransport;
 use crate::notifications::NotificationHandler;
-use crate::shared::{DriverLife, Shared, ViolationFn, wake_all};
+#[cfg(feature = "http")]
+use crate::shared::HttpKey;
+use crate::shared::{DriverLife, StreamKey, ViolationFn, wake_all};
 use crate::stdio::{ServerEnd, ServerProcess};
 
 type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
@@ -82,7 +85,7 @@ const STDERR_DRAIN_LIMIT: Duration = Duration::from_secs(1);
 /// sent: the session is not deleted.
 #[must_use = "the driver does nothing unless polled: spawn it"]
 pub struct Driver {
-    shared: Arc<Shared>,
+    shared: Arc<Connection>,
     dispatch: Dispatch,
     phase: Phase,
     /// Side work that lives as long as the transport (draining the server's stderr).
@@ -122,12 +125,13 @@ pub(crate) struct UserCode {
 impl Driver {
     /// A driver for a byte-stream connection.
     pub(crate) fn new(
-        shared: Arc<Shared>,
+        shared: Arc<Connection>,
+        key: StreamKey,
         reader: impl AsyncRead + Send + 'static,
         writer: impl AsyncWrite + Send + 'static,
         code: UserCode,
     ) -> Self {
-        let io = Io::Stream(StreamIo::new(reader, writer, shared.route.clone()));
+        let io = Io::Stream(StreamIo::new(key, reader, writer, shared.route.clone()));
         let span = tracing::debug_span!("mcp_connection", transport = "stream", pid = tracing::field::Empty);
         Self::with_io(shared, io, code, span)
     }
@@ -135,7 +139,8 @@ impl Driver {
     /// A driver for an HTTP session: requests go through `transport`.
     #[cfg(feature = "http")]
     pub(crate) fn http(
-        shared: Arc<Shared>,
+        shared: Arc<Connection>,
+        key: HttpKey,
         transport: Arc<dyn HttpTransport>,
         code: UserCode,
         origin: &str,
@@ -143,12 +148,12 @@ impl Driver {
     ) -> Self {
         // The origin only: a URL's path or query may carry secrets, and headers are never logged.
         let span = tracing::debug_span!("mcp_connection", transport = "http", origin = %origin);
-        let mut driver = Self::with_io(shared, Io::Http(HttpIo::new(transport)), code, span);
+        let mut driver = Self::with_io(shared, Io::Http(HttpIo::new(key, transport)), code, span);
         driver.dispatch.auth = auth;
         driver
     }
 
-    fn with_io(shared: Arc<Shared>, io: Io, code: UserCode, span: tracing::Span) -> Self {
+    fn with_io(shared: Arc<Connection>, io: Io, code: UserCode, span: tracing::Span) -> Self {
         let route = shared.route.clone();
         shared.pump.install(Core::new(io, route.clone(), span.clone()));
         let dispatch = Dispatch::new(code.handler, code.notification_handlers, code.violation_hooks, route);
@@ -159,7 +164,9 @@ impl Driver {
     /// default clock's timers): news is pumped where it lands (see
     /// [`TaskWaker`](crate::source_waker::TaskWaker)).
     pub(crate) fn pump_where_news_lands(self) -> Self {
-        self.shared.route.pump_where_news_lands(Arc::downgrade(&self.shared));
+        let connection = Arc::downgrade(&self.shared);
+        let connection: std::sync::Weak<dyn crate::source_waker::PumpNews> = connection;
+        self.shared.route.pump_where_news_lands(connection);
         self
     }
 
@@ -298,8 +305,10 @@ impl Future for Driver {
             Phase::Running => {}
             Phase::ShuttingDown(_) | Phase::Draining(_) => {
                 if this.poll_shutdown(cx).is_ready() {
-                    // Over: the pump's core goes (and with it the transport).
-                    drop(this.shared.pump.lock().take());
+                    // Over: the pump's core goes (and with it the transport), dropped after its
+                    // lock (an HTTP exchange dropped may wake a connection's task).
+                    let core = this.shared.pump.lock().take();
+                    drop(core);
                     return Poll::Ready(());
                 }
                 return Poll::Pending;

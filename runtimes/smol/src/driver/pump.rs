@@ -5,7 +5,7 @@
 //! short sections (see `shared.rs` for the order).
 
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
+use std::sync::{Arc, TryLockError};
 use std::task::{Context, Poll, Waker};
 use std::time::Instant;
 
@@ -16,7 +16,10 @@ use serde_json::value::RawValue;
 use super::exchanges::HttpIo;
 use super::stream::{EXIT_WAIT, End, StreamIo};
 use crate::clock::AsyncTimer;
+use crate::locks::{self, OrderedGuard, OrderedMutex};
 use crate::notifications::ListKind;
+#[cfg(feature = "http")]
+use crate::shared::HttpKey;
 use crate::shared::{Engine, MAX_INBOX, Shared, State, Work};
 use crate::source_waker::TaskWaker;
 use crate::stdio::ServerProcess;
@@ -36,10 +39,13 @@ const AGAIN_LIMIT: usize = 4;
 /// to a busy pump.
 pub(crate) struct Pump {
     /// The pump's state; `None` before the driver is built and once it finished or was dropped.
-    core: Mutex<Option<Core>>,
+    core: OrderedMutex<Option<Core>, { locks::CORE }>,
     /// Someone found the pump busy since its holder started: the holder goes once more.
     again: std::sync::atomic::AtomicBool,
 }
+
+/// The lock on the pump's core.
+pub(crate) type CoreGuard<'a> = OrderedGuard<'a, Option<Core>, { locks::CORE }>;
 
 /// Who runs a pump.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,12 +71,12 @@ pub(crate) struct Pumped {
 
 impl Pump {
     pub(crate) fn new() -> Self {
-        Self { core: Mutex::new(None), again: std::sync::atomic::AtomicBool::new(false) }
+        Self { core: OrderedMutex::new(None), again: std::sync::atomic::AtomicBool::new(false) }
     }
 
     /// The core, if nobody holds it. A poisoned lock (a bug in a round: no user code runs in
     /// one) closes the connection, since the transport's state may be half-updated.
-    fn try_lock(&self, shared: &Shared) -> Option<MutexGuard<'_, Option<Core>>> {
+    fn try_lock(&self, shared: &Shared) -> Option<CoreGuard<'_>> {
         match self.core.try_lock() {
             Ok(guard) => Some(guard),
             Err(TryLockError::WouldBlock) => None,
@@ -90,7 +96,7 @@ impl Pump {
     /// `again` first, and the holder, who clears `again` once it has the core, looks at it
     /// again ([`asked_again`](Self::asked_again)) after it lets go: so either the request is
     /// seen, or the one who made it gets the core itself.
-    fn claim(&self, shared: &Shared) -> Option<MutexGuard<'_, Option<Core>>> {
+    fn claim(&self, shared: &Shared) -> Option<CoreGuard<'_>> {
         self.again.store(true, Ordering::SeqCst);
         let guard = self.try_lock(shared)?;
         self.again.store(false, Ordering::SeqCst);
@@ -98,6 +104,12 @@ impl Pump {
     }
 
     /// Whether someone found the core held since this pumper [`claim`](Self::claim)ed it.
+    /// Asks whoever holds the core to go once more, without trying to take it: for news that
+    /// lands on the thread that holds it (a source woken from inside a round).
+    pub(crate) fn ask_again(&self) {
+        self.again.store(true, Ordering::SeqCst);
+    }
+
     fn asked_again(&self) -> bool {
         self.again.load(Ordering::SeqCst)
     }
@@ -111,7 +123,7 @@ impl Pump {
     /// The core, waiting for whoever holds it: only while the driver is being built, and at its
     /// end (finished, or dropped), where the core must be had. A pump is short and runs no user
     /// code, so the wait is too.
-    pub(crate) fn lock(&self) -> MutexGuard<'_, Option<Core>> {
+    pub(crate) fn lock(&self) -> CoreGuard<'_> {
         self.core.lock().unwrap_or_else(|poisoned| {
             self.core.clear_poison();
             poisoned.into_inner()
@@ -144,7 +156,7 @@ impl Pump {
         let mut wake = Vec::new();
         for _ in 0..AGAIN_LIMIT {
             match guard.as_mut() {
-                Some(core) => core.pump(shared, rounds, &mut pumped, &mut wake),
+                Some(core) => in_round(|| core.pump(shared, rounds, &mut pumped, &mut wake)),
                 None => return Rounds::Ran(pumped),
             }
             drop(guard);
@@ -172,7 +184,7 @@ impl Pump {
     pub(crate) fn send_now(&self, shared: &Shared) {
         let Some(mut guard) = self.claim(shared) else { return };
         let written = match guard.as_mut() {
-            Some(core) => core.write_now(shared),
+            Some(core) => in_round(|| core.write_now(shared)),
             None => return,
         };
         drop(guard);
@@ -190,6 +202,30 @@ impl Pump {
     pub(crate) fn install(&self, core: Core) {
         *self.lock() = Some(core);
     }
+}
+
+thread_local! {
+    /// Set while this thread runs a round (it holds a pump's core).
+    static IN_ROUND: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f` (a round, or a write) noted as in a round on this thread.
+fn in_round<T>(f: impl FnOnce() -> T) -> T {
+    /// Puts the flag back however `f` ends.
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            IN_ROUND.with(|flag| flag.set(self.0));
+        }
+    }
+    let _restore = Restore(IN_ROUND.with(|flag| flag.replace(true)));
+    f()
+}
+
+/// Whether this thread is in a round: a source it polls woke synchronously. The news is then
+/// the round's to follow ([`Pump::ask_again`]); taking a core again here could only fail.
+pub(crate) fn in_a_round() -> bool {
+    IN_ROUND.with(std::cell::Cell::get)
 }
 
 /// What [`Pump::run_rounds`] did.
@@ -359,8 +395,9 @@ impl Core {
         };
         let end = io.take_end();
         let mut state = shared.lock();
-        match (exit, end, state.engine.stream_mut()) {
-            (Some(exit), _, Some(conn)) => {
+        let conn = state.engine.stream(io.key());
+        match (exit, end) {
+            (Some(exit), _) => {
                 if exit.success() {
                     tracing::debug!(%exit, "the server process ended");
                 } else {
@@ -368,10 +405,10 @@ impl Core {
                 }
                 conn.feed_exit(now, exit);
             }
-            (_, Some(End::Failed(detail)), _) => state.engine.transport_error(now, detail),
-            (_, _, _) => {
+            (_, Some(End::Failed(detail))) => conn.transport_error(detail),
+            (_, _) => {
                 tracing::debug!("the server closed its output");
-                state.engine.feed_eof(now);
+                conn.feed_eof(now);
             }
         }
         true
@@ -395,7 +432,9 @@ impl Core {
         self.io.collect(&mut state.engine, now);
         let queued = state.inbox.len();
         #[cfg(feature = "http")]
-        collect_auth(&mut state, now);
+        if let Io::Http(io) = &self.io {
+            collect_auth(&mut state, io.key(), now);
+        }
         while let Some(event) = state.engine.poll_event() {
             self.events.push(event);
         }
@@ -605,10 +644,10 @@ fn dropped_for_user_code(state: &mut State) {
 /// The session's authorization events, and the credentials to save when they changed, for the
 /// driver's task (the handler and the store are user code).
 #[cfg(feature = "http")]
-fn collect_auth(state: &mut State, now: Instant) {
+fn collect_auth(state: &mut State, key: &HttpKey, now: Instant) {
     use mcp_sansio::auth::AuthEvent;
     let State { engine, inbox, .. } = state;
-    let Engine::Http(session) = engine else { return };
+    let session = engine.http(key);
     while let Some(event) = session.poll_auth_event() {
         if event == AuthEvent::CredentialsChanged {
             if let Some(credentials) = session.credentials(now, crate::auth::unix_now()) {
@@ -692,7 +731,7 @@ impl Io {
 mod tests {
     use std::pin::Pin;
     use std::sync::atomic::{AtomicBool, AtomicUsize};
-    use std::sync::mpsc;
+    use std::sync::{Mutex, mpsc};
     use std::task::Wake;
 
     use futures_lite::AsyncRead;
@@ -701,6 +740,7 @@ mod tests {
 
     use super::*;
     use crate::ClientBuilder;
+    use crate::driver::Connection;
 
     /// The server's words, once; then nothing more, ever.
     struct Once(Option<&'static [u8]>);
@@ -734,7 +774,7 @@ mod tests {
     /// go of the core) has another thread take the core and keep it, then asks for a pump
     /// itself: the pumper is asked to go again and finds the core taken.
     struct TakeTheCore {
-        shared: Arc<Shared>,
+        shared: Arc<Connection>,
         taken: AtomicBool,
         release: Mutex<Option<mpsc::Sender<()>>>,
         holder: Mutex<Option<std::thread::JoinHandle<()>>>,

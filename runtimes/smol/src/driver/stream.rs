@@ -14,7 +14,7 @@ use futures_lite::{AsyncRead, AsyncWrite};
 use mcp_sansio::TransportEvent;
 
 use super::pump::EngineView;
-use crate::shared::{Engine, Shared};
+use crate::shared::{Engine, Shared, StreamKey};
 use crate::source_waker::{SourceWaker, TaskWaker};
 
 /// How long the driver tries to write what is still queued once the connection closed, when
@@ -63,6 +63,8 @@ const COMPACT_AT: usize = 64 * 1024;
 const READ_BUFFER: usize = 64 * 1024;
 
 pub(super) struct StreamIo {
+    /// Reaches the engine's bare connection (see [`Engine::stream`]).
+    key: StreamKey,
     reader: Option<Pin<Box<dyn AsyncRead + Send>>>,
     writer: Option<Pin<Box<dyn AsyncWrite + Send>>>,
     /// Set when the reader woke the task: the reader is polled only then.
@@ -88,11 +90,13 @@ pub(super) struct StreamIo {
 
 impl StreamIo {
     pub(super) fn new(
+        key: StreamKey,
         reader: impl AsyncRead + Send + 'static,
         writer: impl AsyncWrite + Send + 'static,
         task: Arc<TaskWaker>,
     ) -> Self {
         Self {
+            key,
             reader: Some(Box::pin(reader)),
             writer: Some(Box::pin(writer)),
             reader_news: SourceWaker::new(task),
@@ -107,6 +111,11 @@ impl StreamIo {
             ended: None,
             end_reported: false,
         }
+    }
+
+    /// The key to the engine's bare connection.
+    pub(super) fn key(&self) -> &StreamKey {
+        &self.key
     }
 
     /// Sets how long the final flush may take.
@@ -168,7 +177,7 @@ impl StreamIo {
             }
             Poll::Ready(Ok(n)) => {
                 self.reader_news.again();
-                shared.lock().engine.feed(now, &self.read_buf[..n]);
+                shared.lock().engine.stream(&self.key).feed(now, &self.read_buf[..n]);
                 true
             }
             Poll::Ready(Err(e)) if e.kind() == io::ErrorKind::Interrupted => {
@@ -198,19 +207,19 @@ impl StreamIo {
             limit = MAX_QUEUED_ANSWERS,
             "the server stopped reading its input: closing the connection"
         );
-        if let Some(conn) = shared.lock().engine.stream_mut() {
-            conn.handle_transport(
-                now,
-                TransportEvent::ServerNotReading { unwritten, limit: MAX_QUEUED_ANSWERS },
-            );
-        }
+        shared
+            .lock()
+            .engine
+            .stream(&self.key)
+            .handle_transport(now, TransportEvent::ServerNotReading { unwritten, limit: MAX_QUEUED_ANSWERS });
         self.discard_output();
         true
     }
 
     /// Takes the engine's transmits into the write buffer (under the lock).
     pub(super) fn collect(&mut self, engine: &mut Engine) {
-        while let Some(transmit) = engine.poll_transmit() {
+        let conn = engine.stream(&self.key);
+        while let Some(transmit) = conn.poll_transmit() {
             self.out.extend_from_slice(transmit.bytes());
             if transmit.is_one_way() {
                 self.answer_marks.push_back((self.out.len(), transmit.bytes().len()));

@@ -2,11 +2,14 @@
 #![allow(dead_code)]
 
 use std::path::PathBuf;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
 use mcp_smol::mcp_sansio::ProtocolVersion;
 use mcp_smol::mcp_sansio::schema::{ClientCapabilities, Implementation, ListChangedCapability};
-use mcp_smol::{ClientBuilder, ServerCommand};
+use mcp_smol::{AsyncTimer, ClientBuilder, Clock, ServerCommand};
 
 /// The demo server, built by `cargo test` as this package's `demo_server` example.
 pub(crate) fn demo_server_path() -> PathBuf {
@@ -91,4 +94,51 @@ pub(crate) fn live_group_members(pgid: u32) -> Vec<u32> {
         }
     }
     members
+}
+
+/// A clock that moves only when the test says so.
+#[derive(Debug, Clone)]
+pub(crate) struct ManualClock(Arc<Mutex<(Instant, Vec<Waker>)>>);
+
+impl ManualClock {
+    pub(crate) fn new() -> Self {
+        Self(Arc::new(Mutex::new((Instant::now(), Vec::new()))))
+    }
+
+    pub(crate) fn advance(&self, by: Duration) {
+        let mut inner = self.0.lock().unwrap();
+        inner.0 += by;
+        inner.1.drain(..).for_each(Waker::wake);
+    }
+}
+
+impl Clock for ManualClock {
+    fn now(&self) -> Instant {
+        self.0.lock().unwrap().0
+    }
+
+    fn timer(&self, at: Instant) -> Pin<Box<dyn AsyncTimer>> {
+        Box::pin(ManualTimer { clock: self.clone(), at })
+    }
+}
+
+#[derive(Debug)]
+struct ManualTimer {
+    clock: ManualClock,
+    at: Instant,
+}
+
+impl AsyncTimer for ManualTimer {
+    fn reset(mut self: Pin<&mut Self>, at: Instant) {
+        self.at = at;
+    }
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let mut inner = self.clock.0.lock().unwrap();
+        if inner.0 >= self.at {
+            return Poll::Ready(());
+        }
+        inner.1.push(cx.waker().clone());
+        Poll::Pending
+    }
 }

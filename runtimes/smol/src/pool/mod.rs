@@ -1,5 +1,5 @@
 //! [`Pool`]: several MCP connections behind one handle, with the typed API of a single
-//! [`Client`] ([`ClientApi`]).
+//! [`Client`] ([`ClientApi`](crate::ClientApi)).
 //!
 //! Each member is added with a *connector*, a closure that makes a new [`Client`], so that a
 //! member whose connection dies can be restarted (the MCP specification says a client SHOULD
@@ -8,29 +8,40 @@
 //! the supervisors and closes the members.
 //!
 //! The pool's mutex is only ever held for short synchronous sections, never across an await.
+//!
+//! | file | holds |
+//! |---|---|
+//! | `mod.rs` | the public types ([`Pool`], [`PoolBuilder`], [`Strategy`], the reports) and the pool's own methods |
+//! | `api.rs` | [`ClientApi`] for [`Pool`]: each request sent through one member |
+//! | `routing.rs` | choosing a member for a request by the strategy, counting it busy ([`Checkout`](routing::Checkout)), a refusal sent to another member |
+//! | `supervisor.rs` | a member's life after its first connection: its end noticed, restarts with backoff, removal |
+//!
+//! Time (a member's connection time, the restart backoff) comes from the pool's
+//! [`Clock`](crate::Clock) ([`PoolBuilder::clock`]).
 
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use async_io::Timer;
-use futures_lite::future;
-use mcp_sansio::schema::{
-    CallToolRequestParams, CallToolResult, ListTools, ListToolsResult, Paginated, PaginatedRequest,
-    PaginatedRequestParams, Request, Tool,
-};
-use mcp_sansio::{CloseReason, Status, UsageError};
-use serde::Serialize;
+use mcp_sansio::Status;
 
+use crate::ClientBuilder;
 use crate::Error;
-use crate::api::{ClientApi, paginate_from};
-use crate::arguments::{CallToolArguments, ToolCallParams};
 use crate::call::CallOptions;
-use crate::client::{Client, ClientBuilder, ListToolsCall};
+use crate::client::Client;
+use crate::clock::{AsyncIoClock, Clock};
+use crate::locks::{self, OrderedMutex};
 use crate::stdio::ServerCommand;
+
+mod api;
+mod routing;
+mod supervisor;
+
+use routing::pool_closed;
+use supervisor::{connect_once, supervise};
 
 /// A restarted member that stays connected this long (or the maximal restart backoff, if
 /// longer) counts as recovered: its count of restart attempts in a row starts again from zero.
@@ -162,6 +173,7 @@ pub struct PoolStats {
 #[derive(Debug, Clone)]
 pub struct PoolBuilder {
     config: Config,
+    clock: Arc<dyn Clock>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -183,6 +195,7 @@ impl Default for PoolBuilder {
                 backoff_max: Duration::from_secs(5),
                 max_restart_attempts: 5,
             },
+            clock: Arc::new(AsyncIoClock),
         }
     }
 }
@@ -217,6 +230,14 @@ impl PoolBuilder {
         self
     }
 
+    /// Where the pool gets the time and its timers: [`AsyncIoClock`] by default. The restart
+    /// backoff and the time a restarted member must stay connected to count as recovered are
+    /// measured in it. (Each member's connection has its own clock, set by its builder.)
+    pub fn clock(mut self, clock: impl Clock) -> Self {
+        self.clock = Arc::new(clock);
+        self
+    }
+
     /// The pool, with no member yet.
     pub fn build(self) -> Pool {
         let seed = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
@@ -225,7 +246,8 @@ impl PoolBuilder {
         Pool {
             inner: Arc::new(Inner {
                 config: self.config,
-                state: Mutex::new(State::default()),
+                clock: self.clock,
+                state: OrderedMutex::new(State::default()),
                 counters: Arc::new(PoolCounters::default()),
                 rng: AtomicU64::new(seed),
             }),
@@ -235,7 +257,7 @@ impl PoolBuilder {
 }
 
 /// Several MCP connections behind one handle: to one server several times, or to several
-/// servers. It offers the typed API of a single client ([`ClientApi`]), routing each request to
+/// servers. It offers the typed API of a single client ([`ClientApi`](crate::ClientApi)), routing each request to
 /// one live member by its [`Strategy`].
 ///
 /// - **Members** are added with a connector ([`add`](Self::add), [`add_stdio`](Self::add_stdio))
@@ -246,7 +268,7 @@ impl PoolBuilder {
 ///   failed attempts in a row, or at once when restarting is off ([`PoolBuilder`]). A request
 ///   that a closing member refused before sending anything is sent to another member.
 /// - **Listings** (`list_all_*`) fetch every page from one member: cursors belong to a server.
-///   A single page asked for with a cursor ([`list_tools`](ClientApi::list_tools), …) may go to
+///   A single page asked for with a cursor ([`list_tools`](crate::ClientApi::list_tools), …) may go to
 ///   another member than the page before; use [`transaction`](Self::transaction) to page by hand.
 /// - [`transaction`](Self::transaction) runs several calls on one member. Subscriptions and
 ///   notifications belong to one connection too: make them through a transaction's client or
@@ -305,7 +327,9 @@ type ConnectFn = dyn Fn() -> ConnectFuture + Send + Sync;
 
 struct Inner {
     config: Config,
-    state: Mutex<State>,
+    /// Where the pool gets the time and its timers ([`PoolBuilder::clock`]).
+    clock: Arc<dyn Clock>,
+    state: OrderedMutex<State, { locks::POOL }>,
     counters: Arc<PoolCounters>,
     rng: AtomicU64,
 }
@@ -376,7 +400,7 @@ impl Pool {
     }
 
     /// Another handle to the same pool whose calls all use `options`, on whichever member they
-    /// go to: every typed method of [`ClientApi`], and the client a
+    /// go to: every typed method of [`ClientApi`](crate::ClientApi), and the client a
     /// [`transaction`](Self::transaction) gets. A call's own options win where they set
     /// something (see [`Client::with_options`]).
     ///
@@ -446,7 +470,7 @@ impl Pool {
                     connect,
                     client: Some(client.clone()),
                     generation: 0,
-                    connected_at: Instant::now(),
+                    connected_at: self.inner.clock.now(),
                     attempts: 0,
                     restarts: 0,
                     counters: Arc::default(),
@@ -644,274 +668,8 @@ impl Pool {
     }
 }
 
-impl ClientApi for Pool {
-    /// Sends the request to a live member chosen by the pool's [`Strategy`].
-    fn request<R: Request>(
-        &self,
-        params: &R::Params,
-        options: CallOptions,
-    ) -> impl Future<Output = Result<R::Result, Error>> + Send + 'static + use<R>
-    where
-        R::Result: Send,
-    {
-        let options = self.options(options);
-        let sent = self.inner.send(|client| client.send::<R>(params, options.clone()));
-        async move {
-            let (checkout, response) = sent?;
-            checkout.finish(response.await)
-        }
-    }
-
-    /// Fetches every page from one member (cursors belong to a server).
-    fn list_all<R: PaginatedRequest>(
-        &self,
-    ) -> impl Future<Output = Result<Vec<<R::Result as Paginated>::Item>, Error>> + Send
-    where
-        R::Result: Send,
-        <R::Result as Paginated>::Item: Send,
-    {
-        let first = PaginatedRequestParams::default();
-        let options = self.options(CallOptions::default());
-        let sent = self.inner.send(|client| Ok((client.clone(), client.send::<R>(&first, options.clone())?)));
-        async move {
-            let (checkout, (client, first)) = sent?;
-            let page = |cursor| {
-                let params = PaginatedRequestParams::with_cursor(cursor);
-                client.request::<R>(&params, options.clone())
-            };
-            checkout.finish(paginate_from(R::METHOD, first, page, |_| {}).await)
-        }
-    }
-
-    /// Sends `ping` or `server/discover`, as the chosen member's protocol version has it (see
-    /// [`ClientApi::ping`]).
-    fn ping(&self) -> impl Future<Output = Result<(), Error>> + Send {
-        let options = self.options(CallOptions::default());
-        let sent = self.inner.send(|client| client.send_ping(options.clone()));
-        async move {
-            let (checkout, ping) = sent?;
-            checkout.finish(ping.await)
-        }
-    }
-
-    /// One page, from a member chosen by the pool's [`Strategy`].
-    fn list_tools(
-        &self,
-        cursor: Option<String>,
-    ) -> impl Future<Output = Result<ListToolsResult, Error>> + Send {
-        let options = self.options(CallOptions::default());
-        let sent = self.inner.send(|client| client.send_list_tools(cursor.clone(), options.clone()));
-        async move {
-            let (checkout, page) = sent?;
-            checkout.finish(page.await)
-        }
-    }
-
-    /// Every page, from one member (cursors belong to a server).
-    fn list_all_tools(&self) -> impl Future<Output = Result<Vec<Tool>, Error>> + Send {
-        let options = self.options(CallOptions::default());
-        let sent =
-            self.inner.send(|client| Ok((client.clone(), client.send_list_tools(None, options.clone())?)));
-        async move {
-            let (checkout, (client, first)) = sent?;
-            let page = |cursor| {
-                client.send_list_tools(cursor, options.clone()).unwrap_or_else(ListToolsCall::refused)
-            };
-            checkout.finish(paginate_from(ListTools::METHOD, first, page, |_| {}).await)
-        }
-    }
-
-    /// Calls the tool on a member chosen by the pool's [`Strategy`], through that member's
-    /// own `tools/call` (with its output-schema check).
-    fn call_tool_with<'s>(
-        &'s self,
-        params: &CallToolRequestParams,
-        options: CallOptions,
-    ) -> impl Future<Output = Result<CallToolResult, Error>> + Send + use<'s> {
-        let options = self.options(options);
-        let sent = self.inner.send(|client| client.send_call_tool(params, options.clone()));
-        async move {
-            let (checkout, call) = sent?;
-            checkout.finish(call.await)
-        }
-    }
-
-    /// Serializes the arguments once, into the request; arguments that are not an object are
-    /// refused before any member is chosen.
-    fn call_tool<A: Serialize>(
-        &self,
-        name: &str,
-        arguments: A,
-    ) -> impl Future<Output = Result<CallToolResult, Error>> + Send {
-        self.call_tool_with_options(name, arguments, CallOptions::default())
-    }
-
-    /// Serializes the arguments once, into the request; arguments that are not an object are
-    /// refused before any member is chosen.
-    fn call_tool_with_options<A: Serialize>(
-        &self,
-        name: &str,
-        arguments: A,
-        options: CallOptions,
-    ) -> impl Future<Output = Result<CallToolResult, Error>> + Send {
-        let options = self.options(options);
-        let sent = ToolCallParams::new(name, &arguments).map(|params| {
-            self.inner.send(|client| {
-                client.send_tool_call::<CallToolArguments<'_, A>>(name, &params, options.clone())
-            })
-        });
-        async move {
-            let (checkout, call) = sent??;
-            checkout.finish(call.await)
-        }
-    }
-}
-
-impl Inner {
-    fn lock(&self) -> MutexGuard<'_, State> {
-        // Every section under this lock leaves the state consistent, so poisoning is ignored.
-        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
-    /// Checks out a live member other than `exclude`, chosen by the strategy; it counts as busy
-    /// until the checkout is dropped.
-    fn checkout(&self, exclude: Option<MemberId>) -> Result<Checkout, Error> {
-        let mut state = self.lock();
-        if state.closed {
-            return Err(pool_closed());
-        }
-        let live: Vec<usize> = (state.members.iter().enumerate())
-            .filter(|(_, m)| Some(m.id) != exclude && m.status() == MemberStatus::Live)
-            .map(|(index, _)| index)
-            .collect();
-        if live.is_empty() {
-            return Err(Error::NoLiveMember { members: state.members.len() });
-        }
-        let turn = state.cursor;
-        state.cursor = state.cursor.wrapping_add(1);
-        let chosen = match self.config.strategy {
-            Strategy::RoundRobin => live[turn % live.len()],
-            Strategy::Random => live[(self.random() % live.len() as u64) as usize],
-            Strategy::LeastBusy => {
-                let busy = |index: usize| state.members[index].counters.in_flight.load(Ordering::Relaxed);
-                let start = turn % live.len();
-                let mut best = live[start];
-                for k in 1..live.len() {
-                    let index = live[(start + k) % live.len()];
-                    if busy(index) < busy(best) {
-                        best = index;
-                    }
-                }
-                best
-            }
-        };
-        let member = &state.members[chosen];
-        let client =
-            member.client.clone().ok_or_else(|| Error::NoLiveMember { members: state.members.len() })?;
-        member.counters.in_flight.fetch_add(1, Ordering::Relaxed);
-        Ok(Checkout { id: member.id, client, member: member.counters.clone(), pool: self.counters.clone() })
-    }
-
-    /// Sends through a chosen member at once with `send`, and once more through another
-    /// member if the first refused before sending anything (it was closing). The checkout
-    /// counts the request when it is finished.
-    fn send<F>(&self, mut send: impl FnMut(&Client) -> Result<F, Error>) -> Result<(Checkout, F), Error> {
-        let first = self.checkout(None).or_else(|error| self.refused(error))?;
-        let refusal = match send(&first.client) {
-            Ok(response) => return Ok((first, response)),
-            Err(error) if not_sent(&error) => error,
-            Err(error) => return first.finish(Err(error)),
-        };
-        let id = first.id;
-        // A refused attempt is not counted; the member is free again.
-        drop(first);
-        let Ok(other) = self.checkout(Some(id)) else { return self.refused(refusal) };
-        self.counters.retried.fetch_add(1, Ordering::Relaxed);
-        match send(&other.client) {
-            Ok(response) => Ok((other, response)),
-            Err(error) => other.finish(Err(error)),
-        }
-    }
-
-    /// Counts a request that found no member.
-    fn refused<T>(&self, error: Error) -> Result<T, Error> {
-        self.counters.requests.fetch_add(1, Ordering::Relaxed);
-        self.counters.failed.fetch_add(1, Ordering::Relaxed);
-        Err(error)
-    }
-
-    /// A splitmix64 step: good enough to spread requests, no crate needed.
-    fn random(&self) -> u64 {
-        let mut z =
-            self.rng.fetch_add(0x9E37_79B9_7F4A_7C15, Ordering::Relaxed).wrapping_add(0x9E37_79B9_7F4A_7C15);
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// The connection of member `id` (generation `generation`) ended. Returns what the
-    /// supervisor needs to restart it, or `None` if it is not to be restarted (and is removed).
-    fn member_lost(&self, id: MemberId, generation: u64) -> Option<(Arc<ConnectFn>, u32)> {
-        let mut state = self.lock();
-        let index = state.members.iter().position(|m| m.id == id && m.generation == generation)?;
-        let member = &mut state.members[index];
-        let client = member.client.take()?;
-        let pid = client.server_pid();
-        let reason = match client.status() {
-            Status::Closed(reason) => reason.to_string(),
-            _ => String::from("driver ended"),
-        };
-        let stable = STABLE_AFTER.max(self.config.backoff_max);
-        if member.connected_at.elapsed() >= stable {
-            member.attempts = 0;
-        }
-        let plan = (member.connect.clone(), member.attempts);
-        state.deaths += 1;
-        if !self.config.restart || state.closed {
-            state.members.remove(index);
-            state.lost += 1;
-            drop(state);
-            tracing::info!(member = %id, pid = ?pid, %reason, "pool member lost its connection; removed");
-            return None;
-        }
-        drop(state);
-        tracing::info!(member = %id, pid = ?pid, %reason, "pool member lost its connection; restarting");
-        Some(plan)
-    }
-
-    /// Installs the new connection of a restarted member; its new generation, or `None` if the
-    /// member is gone (removed, pool closed).
-    fn member_restarted(&self, id: MemberId, client: &Client, attempts: u32) -> Option<u64> {
-        let mut state = self.lock();
-        if state.closed {
-            return None;
-        }
-        let member = state.members.iter_mut().find(|m| m.id == id)?;
-        member.client = Some(client.clone());
-        member.generation += 1;
-        member.connected_at = Instant::now();
-        member.attempts = attempts;
-        member.restarts += 1;
-        let generation = member.generation;
-        state.restarts += 1;
-        drop(state);
-        tracing::info!(member = %id, pid = ?client.server_pid(), attempts, "pool member restarted");
-        Some(generation)
-    }
-
-    /// Removes a member whose restart attempts all failed.
-    fn give_up(&self, id: MemberId, attempts: u32) {
-        let mut state = self.lock();
-        let Some(index) = state.members.iter().position(|m| m.id == id) else { return };
-        state.members.remove(index);
-        state.lost += 1;
-        drop(state);
-        tracing::warn!(member = %id, attempts, "pool member removed: every restart attempt failed");
-    }
-}
-
 impl Member {
-    fn status(&self) -> MemberStatus {
+    pub(super) fn status(&self) -> MemberStatus {
         match &self.client {
             None => MemberStatus::Restarting,
             Some(client) => match client.status() {
@@ -924,7 +682,7 @@ impl Member {
         }
     }
 
-    fn info(&self) -> MemberInfo {
+    pub(super) fn info(&self) -> MemberInfo {
         MemberInfo {
             id: self.id,
             status: self.status(),
@@ -936,231 +694,5 @@ impl Member {
             server_pid: self.client.as_ref().and_then(Client::server_pid),
             connection: self.client.as_ref().map(Client::stats),
         }
-    }
-}
-
-/// One member checked out for a request or a transaction: it counts as busy until dropped.
-struct Checkout {
-    id: MemberId,
-    client: Client,
-    member: Arc<MemberCounters>,
-    pool: Arc<PoolCounters>,
-}
-
-impl Checkout {
-    /// Counts a finished request.
-    fn finish<T>(self, result: Result<T, Error>) -> Result<T, Error> {
-        self.member.requests.fetch_add(1, Ordering::Relaxed);
-        self.pool.requests.fetch_add(1, Ordering::Relaxed);
-        if result.is_err() {
-            self.member.failed.fetch_add(1, Ordering::Relaxed);
-            self.pool.failed.fetch_add(1, Ordering::Relaxed);
-        }
-        result
-    }
-}
-
-impl Drop for Checkout {
-    fn drop(&mut self) {
-        self.member.in_flight.fetch_sub(1, Ordering::Relaxed);
-    }
-}
-
-/// Whether the error is a refusal of a member that is closing, not ready, or whose driver is
-/// gone: nothing reached the server, so another member may take the request.
-fn not_sent(error: &Error) -> bool {
-    matches!(error, Error::Usage(UsageError::Closed(_) | UsageError::NotReady) | Error::DriverGone)
-}
-
-fn pool_closed() -> Error {
-    Error::Usage(UsageError::Closed(CloseReason::Local))
-}
-
-/// Makes a connection with `connect` and waits for its handshake.
-async fn connect_once(connect: &Arc<ConnectFn>) -> Result<Client, Error> {
-    let client = connect().await?;
-    client.ready().await?;
-    Ok(client)
-}
-
-/// Resolves with `true` when the member's stop channel closes (it was removed, or the pool was
-/// closed or dropped).
-async fn stopped(stop: &async_channel::Receiver<()>) -> bool {
-    let _ = stop.recv().await;
-    true
-}
-
-/// The life of one member, after its first connection: wait for the connection to end, then
-/// restart it (or have it removed), until the member is removed or the pool goes away.
-async fn supervise(
-    pool: Weak<Inner>,
-    id: MemberId,
-    mut generation: u64,
-    mut client: Client,
-    stop: async_channel::Receiver<()>,
-) {
-    loop {
-        let ended = future::or(
-            async {
-                client.closed().await;
-                false
-            },
-            stopped(&stop),
-        )
-        .await;
-        // Our handle must not keep the connection open once the pool has let go of it.
-        drop(client);
-        if ended {
-            return;
-        }
-        let Some(inner) = pool.upgrade() else { return };
-        let config = inner.config;
-        let Some((connect, attempts)) = inner.member_lost(id, generation) else { return };
-        drop(inner);
-        match restart(&pool, id, &config, &connect, attempts, &stop).await {
-            Some((new_client, new_generation)) => {
-                client = new_client;
-                generation = new_generation;
-            }
-            None => return,
-        }
-    }
-}
-
-/// Reconnects member `id` with backoff; its new connection and generation, or `None` if it
-/// was removed (every attempt failed, or the application removed it, or the pool went away).
-async fn restart(
-    pool: &Weak<Inner>,
-    id: MemberId,
-    config: &Config,
-    connect: &Arc<ConnectFn>,
-    mut attempts: u32,
-    stop: &async_channel::Receiver<()>,
-) -> Option<(Client, u64)> {
-    loop {
-        if attempts >= config.max_restart_attempts {
-            pool.upgrade()?.give_up(id, attempts);
-            return None;
-        }
-        let delay = backoff(config, attempts);
-        let wait = async {
-            Timer::after(delay).await;
-            false
-        };
-        if future::or(wait, stopped(stop)).await {
-            return None;
-        }
-        attempts += 1;
-        let attempt = async { Some(connect_once(connect).await) };
-        let outcome = future::or(attempt, async {
-            stopped(stop).await;
-            None
-        })
-        .await?;
-        // Dropping a new client here (the pool is gone) closes its connection.
-        let inner = pool.upgrade()?;
-        match outcome {
-            Ok(client) => {
-                let generation = inner.member_restarted(id, &client, attempts)?;
-                return Some((client, generation));
-            }
-            Err(error) => {
-                tracing::debug!(member = %id, attempt = attempts, %error, "pool member restart failed");
-            }
-        }
-    }
-}
-
-/// The wait before restart attempt `attempts` (counting from 0): doubling, capped.
-fn backoff(config: &Config, attempts: u32) -> Duration {
-    let factor = 2u32.saturating_pow(attempts);
-    config.backoff_initial.saturating_mul(factor).min(config.backoff_max)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A client whose engine finished its handshake but that is never driven: a live member
-    /// that sends nothing anywhere.
-    fn live_client() -> Client {
-        let builder = ClientBuilder::new(mcp_sansio::schema::Implementation::new("t", "0"))
-            .configure(|c| c.with_versions(&[mcp_sansio::ProtocolVersion::V2025_11_25]));
-        // The driver is never run: the engine is fed by hand below. It is kept (leaked), so the
-        // client stays a live connection: dropping a driver ends its connection.
-        let (client, driver) = builder.connect(futures_lite::io::empty(), futures_lite::io::sink());
-        std::mem::forget(driver);
-        let answer = br#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}
-"#;
-        if let Some(conn) = client.shared.lock().engine.stream_mut() {
-            conn.feed(Instant::now(), answer);
-        }
-        assert_eq!(client.status(), Status::Ready);
-        client
-    }
-
-    fn pool_of(members: usize) -> (Pool, Vec<MemberId>) {
-        let pool = Pool::new(Strategy::RoundRobin);
-        let ids = smol::block_on(async {
-            let mut ids = Vec::new();
-            for _ in 0..members {
-                ids.push(pool.add(|| async { Ok(live_client()) }).await.unwrap());
-            }
-            ids
-        });
-        (pool, ids)
-    }
-
-    fn counters(pool: &Pool, id: MemberId) -> MemberInfo {
-        pool.members().into_iter().find(|m| m.id == id).unwrap()
-    }
-
-    #[test]
-    fn a_refusal_goes_to_another_member_and_the_refused_attempt_is_not_counted() {
-        let (pool, ids) = pool_of(2);
-        let mut tried = Vec::new();
-        let sent = pool.inner.send(|client| {
-            tried.push(client.clone());
-            if tried.len() == 1 { Err(Error::Usage(UsageError::NotReady)) } else { Ok(future::ready(7)) }
-        });
-        let (checkout, response) = sent.unwrap();
-        assert_eq!(tried.len(), 2);
-        let refused = if checkout.id == ids[0] { ids[1] } else { ids[0] };
-        assert_eq!((counters(&pool, refused).in_flight, counters(&pool, refused).requests), (0, 0));
-        assert_eq!(counters(&pool, checkout.id).in_flight, 1, "the checkout holds its member");
-        let answered = checkout.id;
-        assert!(matches!(checkout.finish(Ok(smol::block_on(response))), Ok(7)));
-        assert_eq!((counters(&pool, answered).in_flight, counters(&pool, answered).requests), (0, 1));
-        assert_eq!(pool.stats().retried, 1);
-    }
-
-    #[test]
-    fn a_refusal_is_an_error_when_no_retry_is_left() {
-        let (pool, ids) = pool_of(1);
-        let sent = pool
-            .inner
-            .send(|_| Err::<future::Ready<u32>, _>(Error::Usage(UsageError::Closed(CloseReason::Eof))));
-        assert!(matches!(sent, Err(Error::Usage(UsageError::Closed(_)))));
-        let stats = pool.stats();
-        assert_eq!((stats.requests, stats.failed, stats.retried), (1, 1, 0));
-        assert_eq!(counters(&pool, ids[0]).in_flight, 0);
-    }
-
-    #[test]
-    fn backoff_doubles_up_to_its_cap() {
-        let config = PoolBuilder::default().config;
-        let waits: Vec<u128> = (0..8).map(|n| backoff(&config, n).as_millis()).collect();
-        assert_eq!(waits, [100, 200, 400, 800, 1600, 3200, 5000, 5000]);
-        assert_eq!(backoff(&config, u32::MAX), Duration::from_secs(5));
-    }
-
-    #[test]
-    fn random_picks_spread() {
-        let pool = Pool::new(Strategy::Random);
-        let mut counts = [0u32; 4];
-        for _ in 0..4000 {
-            counts[(pool.inner.random() % 4) as usize] += 1;
-        }
-        assert!(counts.iter().all(|&n| (800..1200).contains(&n)), "{counts:?}");
     }
 }
