@@ -12,7 +12,7 @@ use mcp_sansio::schema::{JsonObject, ProgressNotificationParams};
 use mcp_sansio::{RequestError, RequestId, RequestOptions};
 
 use crate::Error;
-use crate::driver::Connection;
+use crate::driver::{Connection, Pumper, ROUNDS_PER_PUMP};
 use crate::shared::ProgressFn;
 
 /// Options for one call: timeouts, progress, `_meta`. Defaults come from the connection's
@@ -246,7 +246,13 @@ impl Future for ResponseFuture {
                 self.shared.send_now();
             }
         }
-        let Some(result) = self.look(&id, cx) else { return Poll::Pending };
+        let mut looked = self.look(&id, cx);
+        if looked.is_none() && self.shared.pump.backlog() {
+            // The pump is behind (a flood): this call helps, whoever else is busy.
+            let _ = self.shared.pump.run(&self.shared, ROUNDS_PER_PUMP, Pumper::Call);
+            looked = self.look(&id, cx);
+        }
+        let Some(result) = looked else { return Poll::Pending };
         self.id = None;
         if self.trace.is_some() {
             self.finish(outcome(&result));

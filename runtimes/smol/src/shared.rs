@@ -490,6 +490,13 @@ impl State {
         self.engine.commands()
     }
 
+    /// The wakers of up to `limit` calls still waiting for their response (polled, no result
+    /// yet), into `wake`, for after the lock.
+    pub(crate) fn waiting_calls(&self, limit: usize, wake: &mut Vec<Waker>) {
+        let waiting = self.calls.values().filter(|slot| slot.result.is_none());
+        wake.extend(waiting.filter_map(|slot| slot.waker.clone()).take(limit));
+    }
+
     /// The tasks waiting on readiness or on the driver's end, to wake once the lock is released.
     pub(crate) fn take_watchers(&mut self, wake: &mut Vec<Waker>) {
         wake.append(&mut self.watchers);

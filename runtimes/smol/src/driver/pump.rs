@@ -42,7 +42,12 @@ pub(crate) struct Pump {
     core: OrderedMutex<Option<Core>, { locks::CORE }>,
     /// Someone found the pump busy since its holder started: the holder goes once more.
     again: std::sync::atomic::AtomicBool,
+    /// The last pump stopped at its budget with more to do (see [`Pump::backlog`]).
+    backlog: std::sync::atomic::AtomicBool,
 }
+
+/// How many waiting calls are woken to help with a backlog (the first ones found).
+const BACKLOG_HELPERS: usize = 16;
 
 /// The lock on the pump's core.
 pub(crate) type CoreGuard<'a> = OrderedGuard<'a, Option<Core>, { locks::CORE }>;
@@ -71,7 +76,11 @@ pub(crate) struct Pumped {
 
 impl Pump {
     pub(crate) fn new() -> Self {
-        Self { core: OrderedMutex::new(None), again: std::sync::atomic::AtomicBool::new(false) }
+        Self {
+            core: OrderedMutex::new(None),
+            again: std::sync::atomic::AtomicBool::new(false),
+            backlog: std::sync::atomic::AtomicBool::new(false),
+        }
     }
 
     /// The core, if nobody holds it. A poisoned lock (a bug in a round: no user code runs in
@@ -143,7 +152,21 @@ impl Pump {
         if by != Pumper::Task && (pumped.dispatch || pumped.over || pumped.more) {
             shared.route.wake_task();
         }
+        // Out of budget with more to read: the driver's task may be busy with user code for
+        // a while, so the calls still waiting help too (their polls pump while this is set).
+        self.backlog.store(pumped.more, Ordering::Release);
+        if pumped.more {
+            let mut wake = Vec::new();
+            shared.lock().waiting_calls(BACKLOG_HELPERS, &mut wake);
+            crate::shared::wake_all(&mut wake);
+        }
         Some(pumped)
+    }
+
+    /// Whether the last pump stopped at its budget with more to do: a waiting call's poll
+    /// then pumps as well (see [`run`](Self::run)).
+    pub(crate) fn backlog(&self) -> bool {
+        self.backlog.load(Ordering::Acquire)
     }
 
     /// The rounds of [`run`](Self::run). What they gathered is returned whatever happens after
