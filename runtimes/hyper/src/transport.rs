@@ -104,6 +104,13 @@ impl HttpTransport for HyperTransport {
         let inner = Arc::clone(&self.inner);
         Box::pin(async move { inner.execute(request).await })
     }
+
+    /// hyper 1's HTTP/1 client hands responses and body chunks over channels that wake their
+    /// receivers after releasing their state (atomics, no lock held), its connection tasks run
+    /// on smol's executor, and this crate's idle pool wakes nothing under its lock.
+    fn wakes_outside_its_locks(&self) -> bool {
+        true
+    }
 }
 
 impl Inner {

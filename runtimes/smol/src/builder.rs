@@ -28,6 +28,7 @@ use crate::notifications::{Broadcast, DEFAULT_CAPACITY, FnHandler, NotificationH
 #[cfg(feature = "output-schema")]
 use crate::output_schema::OutputSchemas;
 use crate::shared::{Engine, Extras, ViolationFn};
+use crate::source_waker::PumpHere;
 use crate::stdio::{ServerCommand, drain_stderr};
 
 /// Runs `driver` on a thread of its own, named `mcp-driver`, until the connection is over.
@@ -368,7 +369,7 @@ impl ClientBuilder {
         let driver = driver.with_process(server.process).with_background(pump);
         // The child's pipes and the process are the crate's own sources; the timers are too
         // unless the clock is the application's.
-        Ok((client, if own_clock { driver.pump_where_news_lands() } else { driver }))
+        Ok((client, if own_clock { driver.pump_where_news_lands(PumpHere::Always) } else { driver }))
     }
 
     /// Starts a stdio server, runs its driver on a thread of its own, and waits for the
@@ -457,8 +458,12 @@ impl ClientBuilder {
         let auth = auth_code.map(|(handler, store)| AuthIo::new(handler, store, key.clone()));
         let shared = Connection::new(engine, extras, self.clock);
         shared.lock().era = era;
+        let inline = self.own_clock && transport.wakes_outside_its_locks();
         let driver = Driver::http(shared.clone(), key, Arc::new(transport), code, &origin, auth);
-        (Client::from_shared(shared), driver)
+        (
+            Client::from_shared(shared),
+            if inline { driver.pump_where_news_lands(PumpHere::WhileAlone) } else { driver },
+        )
     }
 
     /// Connects over HTTP, runs the driver on a thread of its own (as

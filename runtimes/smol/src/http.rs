@@ -64,6 +64,16 @@ impl std::fmt::Debug for HttpResponse {
 pub trait HttpTransport: Send + Sync + 'static {
     /// Starts executing `request`.
     fn send(&self, request: HttpRequest) -> BoxFuture<io::Result<HttpResponse>>;
+
+    /// Whether the wakers this transport's futures are given are only ever woken with no lock
+    /// of the transport's held (and never from inside `send` or a poll of them). Then the
+    /// connection pumps a response where its wake-up lands, as over a stdio child's pipes,
+    /// instead of through the driver's task: one thread hop less per call. `false` (the
+    /// default) is always safe; `true` for a transport that wakes under a lock of its own can
+    /// deadlock, since the pump polls the transport's futures again from the wake-up.
+    fn wakes_outside_its_locks(&self) -> bool {
+        false
+    }
 }
 
 /// The session's view of a transport's error: the [`TransportError`] it wraps, or
@@ -90,5 +100,9 @@ pub fn transport_error(error: &io::Error) -> TransportError {
 impl<T: HttpTransport + ?Sized> HttpTransport for std::sync::Arc<T> {
     fn send(&self, request: HttpRequest) -> BoxFuture<io::Result<HttpResponse>> {
         (**self).send(request)
+    }
+
+    fn wakes_outside_its_locks(&self) -> bool {
+        (**self).wakes_outside_its_locks()
     }
 }

@@ -14,8 +14,20 @@ use crate::locks::{self, OrderedGuard, OrderedMutex};
 /// What pumps a connection's news where it lands (the connection, `driver::Connection`; a
 /// trait so that this module stays below the driver's).
 pub(crate) trait PumpNews: Send + Sync {
-    /// Runs the pump here, unless someone is pumping already (who then goes once more).
-    fn pump_news(&self);
+    /// Runs the pump here, unless someone is pumping already (who then goes once more):
+    /// `true`. `false` if `when` says not now (the news is then the driver's task's).
+    fn pump_news(&self, when: PumpHere) -> bool;
+}
+
+/// When news is pumped where it lands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PumpHere {
+    /// Always (a stdio child's own sources).
+    Always,
+    /// While at most one call waits (an HTTP transport's news: with many in flight the
+    /// responses land on several of its connection tasks at once, which would take turns at
+    /// the pump; the driver's task takes them together).
+    WhileAlone,
 }
 
 /// Where the wake-ups of a connection's sources go.
@@ -43,7 +55,7 @@ pub(crate) trait PumpNews: Send + Sync {
 pub(crate) struct TaskWaker {
     task: OrderedMutex<Option<Waker>, { locks::LEAF }>,
     /// Set once, for a connection whose news is pumped where it lands.
-    pump_here: OnceLock<Weak<dyn PumpNews>>,
+    pump_here: OnceLock<(Weak<dyn PumpNews>, PumpHere)>,
 }
 
 impl TaskWaker {
@@ -63,8 +75,8 @@ impl TaskWaker {
 
     /// From now on, news is pumped where it lands (see the type's docs): for connections whose
     /// sources are all the crate's own.
-    pub(crate) fn pump_where_news_lands(&self, connection: Weak<dyn PumpNews>) {
-        let _ = self.pump_here.set(connection);
+    pub(crate) fn pump_where_news_lands(&self, connection: Weak<dyn PumpNews>, when: PumpHere) {
+        let _ = self.pump_here.set((connection, when));
     }
 
     /// Remembers the waker of the task now polling.
@@ -78,10 +90,12 @@ impl TaskWaker {
     /// A source has news: pumped here, or the task woken to pump it. Call it without holding
     /// any lock of the connection.
     pub(crate) fn wake(&self) {
-        match self.pump_here.get().and_then(Weak::upgrade) {
-            Some(connection) => connection.pump_news(),
-            None => self.wake_task(),
+        if let Some((connection, when)) = self.pump_here.get() {
+            if connection.upgrade().is_some_and(|connection| connection.pump_news(*when)) {
+                return;
+            }
         }
+        self.wake_task();
     }
 
     /// Wakes the task, whatever becomes of the news.
@@ -214,7 +228,7 @@ mod tests {
     struct Nothing;
 
     impl PumpNews for Nothing {
-        fn pump_news(&self) {
+        fn pump_news(&self, _: PumpHere) -> bool {
             unreachable!("there is no connection");
         }
     }
@@ -225,7 +239,7 @@ mod tests {
         let task = Arc::new(TaskWaker::new());
         task.update(&Context::from_waker(&waker));
         // Pumped where it lands, for a connection that no longer exists: nothing to pump.
-        task.pump_where_news_lands(Weak::<Nothing>::new());
+        task.pump_where_news_lands(Weak::<Nothing>::new(), PumpHere::Always);
         task.wake();
         assert_eq!(woken(&count), 1);
     }

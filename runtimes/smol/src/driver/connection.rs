@@ -13,7 +13,7 @@ use std::sync::Arc;
 use super::pump::{Pump, Pumper, ROUNDS_PER_PUMP};
 use crate::clock::Clock;
 use crate::shared::{Engine, Extras, Shared};
-use crate::source_waker::PumpNews;
+use crate::source_waker::{PumpHere, PumpNews};
 
 /// One connection: its [`Shared`] state (reached through `Deref`) and its [`Pump`].
 pub(crate) struct Connection {
@@ -46,12 +46,16 @@ impl PumpNews for Connection {
     /// [`TaskWaker`](crate::source_waker::TaskWaker)): the pump runs here, unless someone is
     /// pumping already (who then goes once more). The driver's task is woken for what is its
     /// own (see [`Pump::run`]).
-    fn pump_news(&self) {
+    fn pump_news(&self, when: PumpHere) -> bool {
+        if when == PumpHere::WhileAlone && self.lock().calls.len() > 1 {
+            return false;
+        }
         if super::pump::in_a_round() {
             self.pump.ask_again();
-            return;
+            return true;
         }
         let _ = self.pump.run(self, ROUNDS_PER_PUMP, Pumper::News);
+        true
     }
 }
 

@@ -163,10 +163,10 @@ impl Driver {
     /// Every source of the pump is the crate's own (a stdio child's pipes and process, the
     /// default clock's timers): news is pumped where it lands (see
     /// [`TaskWaker`](crate::source_waker::TaskWaker)).
-    pub(crate) fn pump_where_news_lands(self) -> Self {
+    pub(crate) fn pump_where_news_lands(self, when: crate::source_waker::PumpHere) -> Self {
         let connection = Arc::downgrade(&self.shared);
         let connection: std::sync::Weak<dyn crate::source_waker::PumpNews> = connection;
-        self.shared.route.pump_where_news_lands(connection);
+        self.shared.route.pump_where_news_lands(connection, when);
         self
     }
 
