@@ -207,8 +207,9 @@ impl ResponseFuture {
 pub(crate) enum Write {
     /// Written (or left to whoever was pumping) when the call was made.
     Done,
-    /// Other calls are in flight: written by the call's second poll (or by whoever writes
-    /// first), so that the calls made in one turn of the executor go out together.
+    /// Other calls are in flight: written by the call's second poll, or by whoever pumps
+    /// first (the driver's task, woken for it: `Pump::defer_write`), so that the calls made in
+    /// one turn of the executor go out together.
     AfterOthers,
     /// Its next poll writes it.
     Now,

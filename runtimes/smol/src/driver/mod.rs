@@ -17,6 +17,7 @@ mod dispatch;
 mod exchanges;
 mod pump;
 mod stream;
+mod view;
 
 use std::fmt;
 use std::future::Future;

@@ -15,6 +15,7 @@ use serde_json::value::RawValue;
 #[cfg(feature = "http")]
 use super::exchanges::HttpIo;
 use super::stream::{EXIT_WAIT, End, StreamIo};
+use super::view::EngineView;
 use crate::clock::AsyncTimer;
 use crate::locks::{self, OrderedGuard, OrderedMutex};
 use crate::notifications::ListKind;
@@ -44,6 +45,8 @@ pub(crate) struct Pump {
     again: std::sync::atomic::AtomicBool,
     /// The last pump stopped at its budget with more to do (see [`Pump::backlog`]).
     backlog: std::sync::atomic::AtomicBool,
+    /// A request waits to be written by a later pump (see [`Pump::defer_write`]).
+    deferred: std::sync::atomic::AtomicBool,
 }
 
 /// How many waiting calls are woken to help with a backlog (the first ones found).
@@ -80,6 +83,7 @@ impl Pump {
             core: OrderedMutex::new(None),
             again: std::sync::atomic::AtomicBool::new(false),
             backlog: std::sync::atomic::AtomicBool::new(false),
+            deferred: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -109,7 +113,19 @@ impl Pump {
         self.again.store(true, Ordering::SeqCst);
         let guard = self.try_lock(shared)?;
         self.again.store(false, Ordering::SeqCst);
+        // Whatever was queued by now goes out with this pump's output.
+        self.deferred.store(false, Ordering::SeqCst);
         Some(guard)
+    }
+
+    /// A call's request was queued and left for later, so that the calls made in one turn of
+    /// the executor go out in one write (see `call::Write`): the first such request since the
+    /// last pump wakes the driver's task, which writes it if nobody else does first. So a
+    /// request is on the wire soon whether or not its future is ever polled.
+    pub(crate) fn defer_write(&self, shared: &Shared) {
+        if !self.deferred.swap(true, Ordering::SeqCst) {
+            shared.route.wake_task();
+        }
     }
 
     /// Whether someone found the core held since this pumper [`claim`](Self::claim)ed it.
@@ -306,17 +322,6 @@ pub(crate) enum Io {
     Http(HttpIo),
     /// Shut: the connection is over.
     Closed,
-}
-
-/// What the engine said in a round's locked section.
-pub(super) struct EngineView {
-    /// When the engine must look at the time again.
-    pub(super) deadline: Option<Instant>,
-    /// The connection closed.
-    pub(super) closed: bool,
-    /// Nothing is left to do, not even the HTTP session's last exchanges.
-    #[cfg_attr(not(feature = "http"), allow(dead_code))]
-    pub(super) finished: bool,
 }
 
 impl Core {

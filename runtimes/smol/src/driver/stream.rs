@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use futures_lite::{AsyncRead, AsyncWrite};
 use mcp_sansio::TransportEvent;
 
-use super::pump::EngineView;
+use super::view::EngineView;
 use crate::shared::{Engine, Shared, StreamKey};
 use crate::source_waker::{SourceWaker, TaskWaker};
 
