@@ -1,7 +1,9 @@
-//! A request is on the wire when its call returns, before its future is polled: over stdio
-//! and over HTTP (hyper and surf), as the only call in flight and behind another one. The
-//! demo server's `crash` tool exits the server when its request arrives, so the server's exit
-//! shows the request was sent; nobody ever polls the calls' futures.
+//! A request is on the wire when its call returns, before its future is polled, when it is the
+//! only call in flight; behind another one, once its future was polled (the calls made in one
+//! turn of an executor go out in one write, on a call's second poll), whatever else happens:
+//! over stdio and over HTTP (hyper and surf). The demo server's `crash` tool exits the server
+//! when its request arrives, so the server's exit shows the request was sent; the call in
+//! flight before it is never polled, and is not answered for 30 s.
 
 mod demo;
 
@@ -49,7 +51,13 @@ fn crash_unpolled(client: &Client, behind: bool, mut gone: impl FnMut() -> bool)
         std::thread::sleep(Duration::from_millis(50));
         assert!(!gone(), "the server exited before the crash was sent");
     }
-    held.push(Box::pin(client.call_tool("crash", json!({}))));
+    let mut crash = Box::pin(client.call_tool("crash", json!({})));
+    if behind {
+        // Its first poll yields (for the other calls of the turn); its second writes it.
+        assert!(smol::block_on(futures_lite::future::poll_once(crash.as_mut())).is_none());
+        let _ = smol::block_on(futures_lite::future::poll_once(crash.as_mut()));
+    }
+    held.push(crash);
     assert!(wait_until(&mut gone), "the crash request never reached the server (behind another: {behind})");
     drop(held);
 }

@@ -207,9 +207,10 @@ impl ResponseFuture {
 pub(crate) enum Write {
     /// Written (or left to whoever was pumping) when the call was made.
     Done,
-    /// Other calls are in flight: written by the call's second poll, or by whoever pumps
-    /// first (the driver's task, woken for it: `Pump::defer_write`), so that the calls made in
-    /// one turn of the executor go out together.
+    /// Other calls are in flight: written by the call's second poll (one yield after its
+    /// first), or by whoever pumps first, so that the calls made in one turn of the executor
+    /// go out in one write. A request whose future is never polled still goes out with the
+    /// next pump, at the latest when a call in flight is answered or reaches its deadline.
     AfterOthers,
     /// Its next poll writes it.
     Now,

@@ -280,9 +280,7 @@ impl Client {
             self.shared.send_now();
             Write::Done
         } else {
-            // Written with the others made in this turn; the driver's task writes it if nobody
-            // else does first.
-            self.shared.pump.defer_write(&self.shared);
+            // Written with the others made in this turn of the executor (see `Write`).
             Write::AfterOthers
         };
         // From here the call's future owns its slot: whatever happens next (a panic included),

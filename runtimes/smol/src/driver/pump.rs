@@ -45,8 +45,6 @@ pub(crate) struct Pump {
     again: std::sync::atomic::AtomicBool,
     /// The last pump stopped at its budget with more to do (see [`Pump::backlog`]).
     backlog: std::sync::atomic::AtomicBool,
-    /// A request waits to be written by a later pump (see [`Pump::defer_write`]).
-    deferred: std::sync::atomic::AtomicBool,
 }
 
 /// How many waiting calls are woken to help with a backlog (the first ones found).
@@ -83,7 +81,6 @@ impl Pump {
             core: OrderedMutex::new(None),
             again: std::sync::atomic::AtomicBool::new(false),
             backlog: std::sync::atomic::AtomicBool::new(false),
-            deferred: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -113,28 +110,16 @@ impl Pump {
         self.again.store(true, Ordering::SeqCst);
         let guard = self.try_lock(shared)?;
         self.again.store(false, Ordering::SeqCst);
-        // Whatever was queued by now goes out with this pump's output.
-        self.deferred.store(false, Ordering::SeqCst);
         Some(guard)
     }
 
-    /// A call's request was queued and left for later, so that the calls made in one turn of
-    /// the executor go out in one write (see `call::Write`): the first such request since the
-    /// last pump wakes the driver's task, which writes it if nobody else does first. So a
-    /// request is on the wire soon whether or not its future is ever polled.
-    pub(crate) fn defer_write(&self, shared: &Shared) {
-        if !self.deferred.swap(true, Ordering::SeqCst) {
-            shared.route.wake_task();
-        }
-    }
-
-    /// Whether someone found the core held since this pumper [`claim`](Self::claim)ed it.
     /// Asks whoever holds the core to go once more, without trying to take it: for news that
     /// lands on the thread that holds it (a source woken from inside a round).
     pub(crate) fn ask_again(&self) {
         self.again.store(true, Ordering::SeqCst);
     }
 
+    /// Whether someone found the core held since this pumper [`claim`](Self::claim)ed it.
     fn asked_again(&self) -> bool {
         self.again.load(Ordering::SeqCst)
     }
