@@ -178,7 +178,7 @@ impl Pump {
         let Some(mut guard) = self.claim(shared) else { return Rounds::Busy };
         let mut pumped = Pumped::default();
         let mut wake = Vec::new();
-        for _ in 0..AGAIN_LIMIT {
+        for pass in 1..=AGAIN_LIMIT {
             match guard.as_mut() {
                 Some(core) => in_round(|| core.pump(shared, rounds, &mut pumped, &mut wake)),
                 None => return Rounds::Ran(pumped),
@@ -186,17 +186,20 @@ impl Pump {
             drop(guard);
             crate::shared::wake_all(&mut wake);
             if !self.asked_again() {
-                return Rounds::Ran(pumped);
+                break;
+            }
+            if pass == AGAIN_LIMIT {
+                // Others keep asking: the rest is for whoever `more` brings back (the request
+                // stays in `again`).
+                pumped.more = true;
+                break;
             }
             guard = match self.claim(shared) {
                 Some(guard) => guard,
                 // Its taker goes once more for the request (see `claim`).
-                None => return Rounds::Ran(pumped),
+                None => break,
             };
         }
-        drop(guard);
-        // Others keep asking: the rest is for the driver's task (the request stays).
-        pumped.more = true;
         Rounds::Ran(pumped)
     }
 
@@ -322,19 +325,21 @@ impl Core {
     /// is due.
     fn write_now(&mut self, shared: &Shared) -> Written {
         let Io::Stream(io) = &mut self.io else { return Written::NeedsPump };
-        let span = self.span.clone();
-        let _entered = span.enter();
-        let deadline = {
-            let mut state = shared.lock();
-            io.collect(&mut state.engine);
-            state.engine.poll_timeout()
-        };
         let waker = self.waker.clone();
         let cx = &mut Context::from_waker(&waker);
-        io.write(cx, shared.clock.now());
-        if io.ended().is_some() {
-            return Written::Ended;
-        }
+        let deadline = {
+            let _entered = self.span.enter();
+            let deadline = {
+                let mut state = shared.lock();
+                io.collect(&mut state.engine);
+                state.engine.poll_timeout()
+            };
+            io.write(cx, shared.clock.now());
+            if io.ended().is_some() {
+                return Written::Ended;
+            }
+            deadline
+        };
         // Due already: a round handles it.
         if self.poll_timer(cx, shared, deadline) { Written::NeedsPump } else { Written::Done }
     }
