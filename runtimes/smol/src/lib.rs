@@ -125,6 +125,7 @@ mod loopback;
 mod notifications;
 #[cfg(feature = "output-schema")]
 mod output_schema;
+mod pipe;
 mod pool;
 mod shared;
 #[cfg(feature = "skills")]

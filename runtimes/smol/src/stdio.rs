@@ -20,6 +20,7 @@ use rustix::process::{Pid, Signal, kill_process_group};
 
 use crate::Error;
 use crate::clock::{Clock, sleep_until};
+use crate::pipe::StdoutPipe;
 use crate::source_waker::{SourceWaker, TaskWaker};
 
 /// Environment variables a server inherits by default. Everything else must be passed
@@ -285,7 +286,7 @@ impl ServerCommand {
         });
         Ok(SpawnedServer {
             stdin,
-            stdout: ServerStdout::new(stdout, exit),
+            stdout: ServerStdout::new(stdout, exit).map_err(spawn_error)?,
             stderr,
             process: ServerProcess {
                 child: Some(child),
@@ -318,7 +319,7 @@ type BoxFuture = Pin<Box<dyn Future<Output = ()> + Send>>;
 /// connection looking ready. Everything the server wrote before it exited is in the pipe by
 /// then, so it is still read; the first read after the exit that would wait reports EOF.
 pub(crate) struct ServerStdout {
-    pipe: ChildStdout,
+    pipe: StdoutPipe,
     /// Resolves when the process has exited; `None` once it has.
     exit: Option<BoxFuture>,
     /// Polls `exit` only when it woke: polling it asks the OS (`wait4`) and takes locks, which
@@ -328,16 +329,21 @@ pub(crate) struct ServerStdout {
 }
 
 impl ServerStdout {
-    fn new(pipe: ChildStdout, exit: BoxFuture) -> Self {
+    fn new(pipe: ChildStdout, exit: BoxFuture) -> io::Result<Self> {
         let task = Arc::new(TaskWaker::new());
-        Self { pipe, exit: Some(exit), exit_news: SourceWaker::new(task.clone()), task }
+        Ok(Self {
+            pipe: StdoutPipe::new(pipe)?,
+            exit: Some(exit),
+            exit_news: SourceWaker::new(task.clone()),
+            task,
+        })
     }
 }
 
 impl AsyncRead for ServerStdout {
     fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
         let this = &mut *self;
-        let read = Pin::new(&mut this.pipe).poll_read(cx, buf);
+        let read = this.pipe.poll_read(cx, buf);
         if read.is_ready() {
             return read;
         }
@@ -349,7 +355,7 @@ impl AsyncRead for ServerStdout {
             this.exit = None;
             // The process may have written its last bytes between the read above and its
             // exit: read once more before reporting the end.
-            let read = Pin::new(&mut this.pipe).poll_read(cx, buf);
+            let read = this.pipe.poll_read_now(cx, buf);
             if read.is_ready() {
                 return read;
             }
