@@ -17,7 +17,7 @@
 //! | 4 [`LEAF`] | the notification broadcast's ring (`Broadcast::ring`) | `notifications.rs` | the state (the pump publishes under it) |
 //! | 4 [`LEAF`] | the list cache's slots (`ListCache::slots`) | `cache.rs` | the state (a `list_changed` marks a list stale), a list's fetch |
 //! | 4 [`LEAF`] | the era cache's map (`EraCache::known`) | `era.rs` | the state (the pump records the handshake's era) |
-//! | 4 [`LEAF`] | the output-schema validator's tools (`OutputSchemas::tools`) | `output_schema.rs` | nothing |
+//! | 4 [`LEAF`] | the output-schema table: the tools' schemas and the validators kept (`OutputSchemas::table`) | `output_schema.rs` | nothing |
 //! | 4 [`LEAF`] | the skill cache (`SkillCache::inner`) | `skills.rs` | nothing |
 //! | 4 [`LEAF`] | the in-memory token store (`MemoryTokenStore::credentials`) | `auth.rs` | nothing (the driver's task saves with no lock held) |
 //! | 4 [`LEAF`] | mcp-hyper's idle connections (`Pool::state`) | `mcp-hyper/src/pool.rs` | the core (the pump polls the exchanges) |

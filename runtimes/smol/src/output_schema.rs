@@ -3,7 +3,9 @@
 //!
 //! [`OutputSchemas`] remembers the `outputSchema` of each tool a `tools/list` answered, compiles
 //! each into a validator the first time a result of that tool is checked, and keeps it until the
-//! tool's schema changes. Compiling never fetches anything: the `jsonschema` crate is built
+//! tool's schema changes, or until it is the least recently used of
+//! [`MAX_VALIDATORS`](OutputSchemas::MAX_VALIDATORS) (a server may list ten thousand tools; the validators of the ones in use
+//! stay). Compiling never fetches anything: the `jsonschema` crate is built
 //! without its HTTP and file resolvers, so a schema whose `$ref` points outside itself does not
 //! compile ([`OutputSchemaError::InvalidSchema`]) instead of making the client reach out to a URL
 //! a server chose.
@@ -13,9 +15,9 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::{Arc, OnceLock, PoisonError};
+use std::sync::{Arc, PoisonError};
 
-use mcp_sansio::schema::{CallToolResult, JsonObject, Tool};
+use mcp_sansio::schema::{CallToolResult, Tool};
 use serde_json::Value;
 
 use crate::locks::{self, OrderedGuard, OrderedMutex};
@@ -28,7 +30,7 @@ const MAX_REPORTED_VIOLATIONS: usize = 5;
 const MAX_MESSAGE: usize = 300;
 
 /// The `outputSchema` of every tool the client has seen listed, with a validator compiled for each
-/// on first use. Cheap to clone (the clones share the same table), `Send` and `Sync`.
+/// on first use (at most [`MAX_VALIDATORS`](OutputSchemas::MAX_VALIDATORS) kept). Cheap to clone (the clones share the same table), `Send` and `Sync`.
 ///
 /// ```
 /// use mcp_smol::OutputSchemas;
@@ -71,45 +73,112 @@ pub struct OutputSchemas {
 /// What the clones of one [`OutputSchemas`] share.
 #[derive(Default)]
 struct Inner {
-    /// The schema of each tool that has one, by tool name.
-    tools: OrderedMutex<HashMap<String, Arc<Entry>>, { locks::LEAF }>,
+    /// The schema of each tool that has one, and the validators compiled.
+    table: OrderedMutex<Table, { locks::LEAF }>,
     /// How many schemas were compiled (tests check that it happens once per schema).
     #[cfg(test)]
     compiles: std::sync::atomic::AtomicUsize,
 }
 
-/// One tool's `outputSchema` and, once needed, its validator.
+/// What the lock guards: the tools' schemas, and the validators compiled from them.
+#[derive(Default)]
+struct Table {
+    /// The schema of each tool that has one, by tool name.
+    tools: HashMap<String, Arc<Entry>>,
+    /// The validator (or why the schema does not compile) of each entry checked lately, by
+    /// [`Entry::id`], with when it was last used; at most [`MAX_VALIDATORS`](OutputSchemas::MAX_VALIDATORS).
+    compiled: HashMap<u64, (Compiled, u64)>,
+    /// Counts uses, to find the least recently used validator.
+    uses: u64,
+    /// The next [`Entry::id`].
+    next_id: u64,
+}
+
+/// A compiled schema, or why it does not compile.
+type Compiled = Arc<Result<jsonschema::Validator, String>>;
+
+impl Table {
+    /// The validator compiled for `entry`, marked as just used.
+    fn validator(&mut self, entry: &Entry) -> Option<Compiled> {
+        self.uses += 1;
+        let uses = self.uses;
+        self.compiled.get_mut(&entry.id).map(|(compiled, used)| {
+            *used = uses;
+            compiled.clone()
+        })
+    }
+
+    /// Keeps `compiled` for `entry` if the entry is still `tool`'s, dropping the least recently
+    /// used validator when [`MAX_VALIDATORS`](OutputSchemas::MAX_VALIDATORS) are kept.
+    fn keep(&mut self, tool: &str, entry: &Arc<Entry>, compiled: Compiled) {
+        if !self.tools.get(tool).is_some_and(|known| Arc::ptr_eq(known, entry)) {
+            return;
+        }
+        if self.compiled.len() >= OutputSchemas::MAX_VALIDATORS && !self.compiled.contains_key(&entry.id) {
+            // Linear, but only when a schema is compiled, which costs far more.
+            let oldest = self.compiled.iter().min_by_key(|(_, (_, used))| *used).map(|(id, _)| *id);
+            if let Some(oldest) = oldest {
+                self.compiled.remove(&oldest);
+            }
+        }
+        self.uses += 1;
+        self.compiled.insert(entry.id, (compiled, self.uses));
+    }
+
+    /// Records `tool`'s schema, keeping the entry (and its validator) when it is unchanged.
+    fn remember(&mut self, tool: &Tool) {
+        match &tool.output_schema {
+            None => {
+                if let Some(entry) = self.tools.remove(&tool.name) {
+                    self.compiled.remove(&entry.id);
+                }
+            }
+            Some(schema) => {
+                let unchanged =
+                    self.tools.get(&tool.name).is_some_and(|entry| entry.schema.as_object() == Some(schema));
+                if !unchanged {
+                    self.next_id += 1;
+                    let entry = Arc::new(Entry { schema: Value::Object(schema.clone()), id: self.next_id });
+                    if let Some(old) = self.tools.insert(tool.name.clone(), entry) {
+                        self.compiled.remove(&old.id);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// One tool's `outputSchema`.
 struct Entry {
     /// The schema, as listed (always an object).
     schema: Value,
-    /// The validator, or why the schema does not compile; filled by the first check.
-    compiled: OnceLock<Result<jsonschema::Validator, String>>,
-}
-
-impl Entry {
-    fn new(schema: &JsonObject) -> Arc<Self> {
-        Arc::new(Self { schema: Value::Object(schema.clone()), compiled: OnceLock::new() })
-    }
+    /// Names the entry in [`Table::compiled`] (a schema listed again unchanged keeps its entry).
+    id: u64,
 }
 
 impl fmt::Debug for OutputSchemas {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let tools = self.lock();
-        let mut names: Vec<&str> = tools.keys().map(String::as_str).collect();
+        let table = self.lock();
+        let mut names: Vec<&str> = table.tools.keys().map(String::as_str).collect();
         names.sort_unstable();
         f.debug_struct("OutputSchemas").field("tools", &names).finish()
     }
 }
 
 impl OutputSchemas {
+    /// How many compiled validators an `OutputSchemas` keeps: past it, compiling one more drops
+    /// the one used least recently (compiled again if it is needed again). A listing's schemas
+    /// are kept whatever their number, as the list cache keeps the tools.
+    pub const MAX_VALIDATORS: usize = 256;
+
     /// An empty table: every tool is unknown, so every result passes.
     pub fn new() -> Self {
         Self::default()
     }
 
     /// The table, whatever a panicking thread left (every update leaves it consistent).
-    fn lock(&self) -> OrderedGuard<'_, HashMap<String, Arc<Entry>>, { locks::LEAF }> {
-        self.inner.tools.lock().unwrap_or_else(PoisonError::into_inner)
+    fn lock(&self) -> OrderedGuard<'_, Table, { locks::LEAF }> {
+        self.inner.table.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Records the `outputSchema` of each of `tools` (a page of `tools/list`, or all of them):
@@ -136,29 +205,34 @@ impl OutputSchemas {
     /// # Ok::<(), serde_json::Error>(())
     /// ```
     pub fn remember(&self, tools: &[Tool]) {
-        let mut known = self.lock();
+        let mut table = self.lock();
         for tool in tools {
-            remember_one(&mut known, tool);
+            table.remember(tool);
         }
     }
 
     /// Records the `outputSchema` of each of `tools`, the whole `tools/list` (every page), and
     /// forgets every tool not in it.
     pub fn replace_all(&self, tools: &[Tool]) {
-        let mut known = self.lock();
-        let mut kept: HashMap<String, Arc<Entry>> = HashMap::with_capacity(tools.len());
+        let mut table = self.lock();
+        let mut known = std::mem::replace(&mut table.tools, HashMap::with_capacity(tools.len()));
         for tool in tools {
             if let Some(entry) = known.remove(&tool.name) {
-                kept.insert(tool.name.clone(), entry);
+                table.tools.insert(tool.name.clone(), entry);
             }
-            remember_one(&mut kept, tool);
+            table.remember(tool);
         }
-        *known = kept;
+        // The validators of the tools no longer listed go with them.
+        for entry in known.values() {
+            table.compiled.remove(&entry.id);
+        }
     }
 
     /// Forgets every tool.
     pub fn clear(&self) {
-        self.lock().clear();
+        let mut table = self.lock();
+        table.tools.clear();
+        table.compiled.clear();
     }
 
     /// Checks a result of tool `tool` against its `outputSchema`.
@@ -177,15 +251,30 @@ impl OutputSchemas {
         if result.is_error == Some(true) {
             return Ok(());
         }
-        // The table is locked only to find the entry: compiling and validating happen outside.
-        let Some(entry) = self.lock().get(tool).cloned() else { return Ok(()) };
+        // The table is locked only to look up and to keep: compiling and validating happen
+        // outside.
+        let (entry, compiled) = {
+            let mut table = self.lock();
+            let Some(entry) = table.tools.get(tool).cloned() else { return Ok(()) };
+            let compiled = table.validator(&entry);
+            (entry, compiled)
+        };
         let Some(structured) = &result.structured_content else {
             return Err(OutputSchemaError::MissingStructuredContent { tool: tool.to_owned() });
         };
-        let validator =
-            entry.compiled.get_or_init(|| self.compile(&entry.schema)).as_ref().map_err(|reason| {
-                OutputSchemaError::InvalidSchema { tool: tool.to_owned(), reason: reason.clone() }
-            })?;
+        let compiled = match compiled {
+            Some(compiled) => compiled,
+            None => {
+                // Two threads checking the same new tool at once may both compile it.
+                let compiled = Arc::new(self.compile(&entry.schema));
+                self.lock().keep(tool, &entry, compiled.clone());
+                compiled
+            }
+        };
+        let validator = compiled.as_ref().as_ref().map_err(|reason| OutputSchemaError::InvalidSchema {
+            tool: tool.to_owned(),
+            reason: reason.clone(),
+        })?;
         let mut violations = Vec::new();
         let mut total = 0;
         for error in validator.iter_errors(structured) {
@@ -214,22 +303,6 @@ impl OutputSchemas {
     #[cfg(test)]
     fn compiles(&self) -> usize {
         self.inner.compiles.load(std::sync::atomic::Ordering::Relaxed)
-    }
-}
-
-/// Records `tool`'s schema in `known`, keeping the entry (and its validator) when it is unchanged.
-fn remember_one(known: &mut HashMap<String, Arc<Entry>>, tool: &Tool) {
-    match &tool.output_schema {
-        None => {
-            known.remove(&tool.name);
-        }
-        Some(schema) => {
-            let unchanged =
-                known.get(&tool.name).is_some_and(|entry| entry.schema.as_object() == Some(schema));
-            if !unchanged {
-                known.insert(tool.name.clone(), Entry::new(schema));
-            }
-        }
     }
 }
 
@@ -556,6 +629,52 @@ mod tests {
         let _ = schemas.check("echo", &good);
         let _ = schemas.check("nope", &good);
         assert_eq!(schemas.compiles(), 2);
+    }
+
+    #[test]
+    fn only_the_validators_used_last_are_kept() {
+        let schemas = OutputSchemas::new();
+        let count = OutputSchemas::MAX_VALIDATORS + 44;
+        let tools: Vec<Tool> = (0..count).map(|n| tool(&format!("t{n}"), Some(stats_schema()))).collect();
+        schemas.replace_all(&tools);
+        let good = structured(json!({"count": 4, "sum": 12.0, "mean": 3.0}));
+        let bad = structured(json!({"count": "4"}));
+        for n in 0..count {
+            assert_eq!(schemas.check(&format!("t{n}"), &good), Ok(()));
+        }
+        assert_eq!(schemas.compiles(), count);
+        assert_eq!(schemas.lock().compiled.len(), OutputSchemas::MAX_VALIDATORS);
+        assert_eq!(schemas.lock().tools.len(), count, "every schema is kept");
+        // The last ones used are kept; the first were dropped and are compiled again, and still
+        // check.
+        assert!(schemas.check(&format!("t{}", count - 1), &bad).is_err());
+        assert_eq!(schemas.compiles(), count);
+        assert!(schemas.check("t0", &bad).is_err());
+        assert_eq!(schemas.compiles(), count + 1);
+        assert_eq!(schemas.lock().compiled.len(), OutputSchemas::MAX_VALIDATORS);
+        // A tool in use is not the one dropped: t0 was just used, t1 is the oldest now.
+        assert!(schemas.check("t1", &good).is_ok());
+        assert_eq!(schemas.compiles(), count + 2);
+        assert!(schemas.check("t0", &good).is_ok());
+        assert_eq!(schemas.compiles(), count + 2);
+    }
+
+    #[test]
+    fn the_validators_of_tools_forgotten_or_changed_go_with_them() {
+        let schemas = schemas_with_stats();
+        let good = structured(json!({"count": 4, "sum": 12.0, "mean": 3.0}));
+        assert_eq!(schemas.check("get_stats", &good), Ok(()));
+        assert_eq!(schemas.lock().compiled.len(), 1);
+        let mut changed = stats_schema();
+        changed["required"] = json!(["count"]);
+        schemas.remember(&[tool("get_stats", Some(changed))]);
+        assert_eq!(schemas.lock().compiled.len(), 0, "the old schema's validator is dropped");
+        assert_eq!(schemas.check("get_stats", &good), Ok(()));
+        schemas.replace_all(&[tool("other", Some(stats_schema()))]);
+        assert_eq!(schemas.lock().compiled.len(), 0);
+        assert_eq!(schemas.check("other", &good), Ok(()));
+        schemas.clear();
+        assert_eq!(schemas.lock().compiled.len(), 0);
     }
 
     #[test]
