@@ -9,11 +9,11 @@ use futures_rustls::TlsConnector;
 use rustls::pki_types::ServerName;
 use rustls::{ClientConfig, RootCertStore};
 use smol::net::TcpStream;
-use smol_hyper::rt::FuturesIo;
 use tracing::debug;
 
 use crate::coop::Cooperative;
 use crate::error;
+use crate::io::HyperIo;
 use crate::pool::Sender;
 use crate::quickack::{QuickAck, Stream};
 use crate::target::{Key, Scheme};
@@ -84,7 +84,7 @@ where
 {
     // Cooperative: a server sending interim responses without end must not hold the executor
     // (see `coop.rs`).
-    let (sender, connection) = hyper::client::conn::http1::handshake(FuturesIo::new(Cooperative::new(io)))
+    let (sender, connection) = hyper::client::conn::http1::handshake(HyperIo::new(Cooperative::new(io)))
         .await
         .map_err(|e| error::from_hyper(format_args!("HTTP handshake with {key}"), e))?;
     let peer = key.to_string();

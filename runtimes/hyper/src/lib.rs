@@ -83,6 +83,7 @@ mod body;
 mod connect;
 mod coop;
 mod error;
+mod io;
 mod pool;
 mod quickack;
 mod target;
