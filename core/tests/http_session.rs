@@ -913,6 +913,44 @@ fn answers_to_a_burst_of_server_requests_go_a_few_at_a_time() {
     assert_eq!(answered, (0..20).map(|n| json!(n)).collect::<Vec<_>>(), "every ping answered once");
 }
 
+#[test]
+fn answers_the_server_never_takes_are_bounded_and_close_the_connection_typed() {
+    // A server that asks without end over an event stream and finishes none of the POSTs that
+    // answer (it takes the connections and never replies): the answers waiting their turn stop
+    // at the bound and the connection closes typed, instead of holding them all.
+    let limit = 2_000;
+    let mut net = Net::ready(HttpConfig::new(URL).standalone_stream(false).max_queued_answers(limit));
+    let id = net.list_tools();
+    let post = net.next();
+    net.head(&post, 200, "text/event-stream", None);
+    let pings: String = (0..500)
+        .map(|n| sse(None, None, &json!({"jsonrpc": "2.0", "id": n, "method": "ping"}).to_string()))
+        .collect();
+    net.body(&post, &pings);
+    let events = net.events();
+    let in_flight: Vec<HttpRequest> = net.sent.drain(..).collect();
+    assert_eq!(in_flight.iter().filter(|r| r.method() == HttpMethod::Post).count(), 8, "8 POSTs in flight");
+    let closed = events.iter().find_map(|e| match e {
+        Event::Closed(CloseReason::ServerNotReading { unwritten, limit: l }) => Some((*unwritten, *l)),
+        _ => None,
+    });
+    let (unwritten, l) = closed.unwrap_or_else(|| panic!("closed typed: {events:?}"));
+    assert_eq!(l, limit);
+    assert!(unwritten > limit && unwritten < limit + 100, "{unwritten} bytes");
+    assert!(
+        responses(&events).iter().any(|(r, outcome)| *r == id
+            && matches!(outcome, Err(RequestError::ConnectionClosed(CloseReason::ServerNotReading { .. })))),
+        "the call in flight fails with it: {events:?}"
+    );
+    // Every exchange is given up, and nothing more is posted.
+    for request in in_flight.iter().filter(|r| r.method() == HttpMethod::Post) {
+        assert!(net.aborted.contains(&request.stream()), "{request:?} aborted");
+    }
+    assert!(net.aborted.contains(&post.stream()));
+    assert_eq!(in_flight.iter().filter(|r| r.method() == HttpMethod::Delete).count(), 1, "the session ends");
+    assert!(net.nothing_sent(), "nothing more is posted");
+}
+
 fn modern_config() -> ClientConfig {
     config()
         .with_versions(&[mcp_sansio::ProtocolVersion::V2026_07_28, mcp_sansio::ProtocolVersion::V2025_11_25])

@@ -12,6 +12,9 @@ mod sse;
 
 mod url;
 
-pub use request::{DEFAULT_MAX_REDIRECTS, HttpAction, HttpConfig, HttpMethod, HttpRequest, StreamId};
+pub use request::{
+    DEFAULT_MAX_QUEUED_ANSWERS, DEFAULT_MAX_REDIRECTS, HttpAction, HttpConfig, HttpMethod, HttpRequest,
+    StreamId,
+};
 pub use session::{HttpSession, SCOPE_REFUSAL_MEMORY, header_value};
 pub use sse::{SseDecoder, SseError, SseEvent};

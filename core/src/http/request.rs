@@ -200,6 +200,7 @@ pub struct HttpConfig {
     pub(crate) max_reconnect_delay: Duration,
     pub(crate) close_timeout: Duration,
     pub(crate) max_redirects: u32,
+    pub(crate) max_queued_answers: usize,
 }
 
 impl HttpConfig {
@@ -214,7 +215,9 @@ impl HttpConfig {
     ///   after the server's `retry` delay or else 1 s doubling up to 30 s;
     /// - `close_timeout` 5 s for the `DELETE` that ends the session;
     /// - `307` and `308` redirects are followed, at most [`DEFAULT_MAX_REDIRECTS`] in a row
-    ///   (see [`max_redirects`](Self::max_redirects)).
+    ///   (see [`max_redirects`](Self::max_redirects));
+    /// - at most [`DEFAULT_MAX_QUEUED_ANSWERS`] bytes of answers and notifications wait for a
+    ///   `POST` (see [`max_queued_answers`](Self::max_queued_answers)).
     pub fn new(url: impl Into<String>) -> Self {
         Self {
             url: url.into(),
@@ -227,6 +230,7 @@ impl HttpConfig {
             max_reconnect_delay: Duration::from_secs(30),
             close_timeout: Duration::from_secs(5),
             max_redirects: DEFAULT_MAX_REDIRECTS,
+            max_queued_answers: DEFAULT_MAX_QUEUED_ANSWERS,
         }
     }
 
@@ -325,7 +329,40 @@ impl HttpConfig {
     pub fn redirect_limit(&self) -> u32 {
         self.max_redirects
     }
+
+    /// How many bytes of answers (to the server's requests) and notifications may wait for a
+    /// `POST` (default [`DEFAULT_MAX_QUEUED_ANSWERS`]).
+    ///
+    /// Each goes in a `POST` of its own, at most 8 in flight at once, the others waiting their
+    /// turn. A server that asks without end and finishes none of those `POST`s (it takes the
+    /// connections and never answers) would make that wait grow without end: past this bound
+    /// the connection closes with
+    /// [`CloseReason::ServerNotReading`](crate::CloseReason::ServerNotReading) instead, as a
+    /// byte stream does when its server stops reading. One message larger than the bound still
+    /// waits alone.
+    ///
+    /// ```
+    /// use mcp_sansio::http::HttpConfig;
+    ///
+    /// let config = HttpConfig::new("https://mcp.example.com/mcp").max_queued_answers(1 << 20);
+    /// assert_eq!(config.queued_answers_limit(), 1 << 20);
+    /// ```
+    #[must_use]
+    pub fn max_queued_answers(mut self, bytes: usize) -> Self {
+        self.max_queued_answers = bytes;
+        self
+    }
+
+    /// How many bytes of answers and notifications may wait for a `POST` (see
+    /// [`max_queued_answers`](Self::max_queued_answers)).
+    pub fn queued_answers_limit(&self) -> usize {
+        self.max_queued_answers
+    }
 }
+
+/// The default for [`HttpConfig::max_queued_answers`]: 8 MiB, the bound mcp-smol's byte streams
+/// keep on answers their server has not read (about 190 000 answers to `ping`).
+pub const DEFAULT_MAX_QUEUED_ANSWERS: usize = 8 * 1024 * 1024;
 
 /// The default for [`HttpConfig::max_redirects`]: 5. One or two hops cover an endpoint that
 /// moved or a path normalised by a proxy; fetch and httpx (under the TypeScript and Python
@@ -347,6 +384,7 @@ impl fmt::Debug for HttpConfig {
             .field("max_reconnect_delay", &self.max_reconnect_delay)
             .field("close_timeout", &self.close_timeout)
             .field("max_redirects", &self.max_redirects)
+            .field("max_queued_answers", &self.max_queued_answers)
             .finish()
     }
 }

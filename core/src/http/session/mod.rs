@@ -92,6 +92,43 @@ struct Outgoing {
     refused: Option<Stamp>,
 }
 
+/// Answers and notifications waiting for a `POST`, and their bytes (bounded by
+/// [`HttpConfig::max_queued_answers`]).
+#[derive(Debug, Default)]
+struct OneWay {
+    waiting: VecDeque<Outgoing>,
+    bytes: usize,
+}
+
+impl OneWay {
+    /// Queues `out`, unless that would make more than `limit` bytes wait (one message alone
+    /// always may): then it is given back, with the bytes that would have waited.
+    fn push(&mut self, out: Outgoing, limit: usize) -> Result<(), (Outgoing, usize)> {
+        let bytes = self.bytes + out.body.len();
+        if bytes > limit && !self.waiting.is_empty() {
+            return Err((out, bytes));
+        }
+        self.bytes = bytes;
+        self.waiting.push_back(out);
+        Ok(())
+    }
+
+    fn pop(&mut self) -> Option<Outgoing> {
+        let out = self.waiting.pop_front()?;
+        self.bytes -= out.body.len();
+        Some(out)
+    }
+
+    fn is_empty(&self) -> bool {
+        self.waiting.is_empty()
+    }
+
+    fn clear(&mut self) {
+        self.waiting.clear();
+        self.bytes = 0;
+    }
+}
+
 /// Which transport the session speaks.
 #[derive(Debug)]
 enum Mode {
@@ -334,7 +371,7 @@ pub struct HttpSession {
     /// Messages waiting for the session: a legacy endpoint, or a re-initialization.
     held: VecDeque<Outgoing>,
     /// Answers and notifications waiting for one of the [`MAX_ONE_WAY_POSTS`] to finish.
-    one_way: VecDeque<Outgoing>,
+    one_way: OneWay,
     reconnects: Vec<Reconnect>,
     standalone: Standalone,
     phase: Phase,
@@ -385,7 +422,7 @@ impl HttpSession {
             next_stream: 0,
             actions: VecDeque::new(),
             held: VecDeque::new(),
-            one_way: VecDeque::new(),
+            one_way: OneWay::default(),
             reconnects: Vec::new(),
             standalone: Standalone::Idle { refused: None },
             phase: Phase::Open,
@@ -853,6 +890,30 @@ fn content_type_of(content_type: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn answers_waiting_for_a_post_are_bounded_in_bytes_but_one_always_waits() {
+        let out = |len: usize| Outgoing {
+            body: vec![b'x'; len],
+            request: None,
+            retried: false,
+            refreshed: false,
+            refused: None,
+        };
+        let mut waiting = OneWay::default();
+        assert!(waiting.push(out(30), 10).is_ok(), "one message larger than the bound waits alone");
+        assert!(matches!(waiting.push(out(1), 10), Err((_, 31))));
+        assert_eq!(waiting.pop().map(|o| o.body.len()), Some(30));
+        assert!(waiting.is_empty());
+        for _ in 0..5 {
+            assert!(waiting.push(out(2), 10).is_ok());
+        }
+        assert!(matches!(waiting.push(out(1), 10), Err((_, 11))));
+        assert_eq!(waiting.pop().map(|o| o.body.len()), Some(2));
+        assert!(waiting.push(out(1), 10).is_ok(), "room again once one went");
+        waiting.clear();
+        assert!(waiting.is_empty() && waiting.bytes == 0);
+    }
 
     #[test]
     fn recognises_responses_by_id() {

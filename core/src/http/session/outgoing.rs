@@ -20,7 +20,9 @@ impl HttpSession {
             return self.pump(now);
         }
         let modern = self.modern();
-        while let Some(transmit) = self.conn.poll_transmit() {
+        // A send may close the connection (too many answers waiting): nothing more goes then.
+        while !self.conn.is_closed() {
+            let Some(transmit) = self.conn.poll_transmit() else { break };
             let (body, kind) = transmit.into_parts();
             let request = match kind {
                 TransmitKind::Request(request) => request,
@@ -54,6 +56,9 @@ impl HttpSession {
             }
             self.send(now, out);
         }
+        if self.conn.is_closed() {
+            return self.sync(now);
+        }
         // Exchanges whose request finished without them (timeout, cancel) are no longer needed.
         let orphaned: Vec<StreamId> = self
             .streams
@@ -85,7 +90,7 @@ impl HttpSession {
             && self.one_way_in_flight() < MAX_ONE_WAY_POSTS
             && self.hold_reason(now, false).is_none()
         {
-            if let Some(out) = self.one_way.pop_front() {
+            if let Some(out) = self.one_way.pop() {
                 self.post(now, out);
             }
         }
@@ -273,7 +278,16 @@ impl HttpSession {
         let initialize = out.method() == Some("initialize");
         if out.request.is_none() && self.one_way_in_flight() >= MAX_ONE_WAY_POSTS {
             // Sent by `sync` once one of those in flight is done.
-            return self.one_way.push_back(out);
+            let limit = self.config.max_queued_answers;
+            if let Err((_, unwritten)) = self.one_way.push(out, limit) {
+                // The server finishes none of the POSTs and keeps asking: the connection
+                // closes (and the session with it, at the next `sync`) rather than hold more.
+                tracing::warn!(unwritten, limit, "the server takes none of the client's answers; closing");
+                self.one_way.clear();
+                let event = TransportEvent::ServerNotReading { unwritten, limit };
+                self.conn.handle_transport(now, event);
+            }
+            return;
         }
         let url = match &self.mode {
             Mode::Streamable => self.config.url.clone(),
