@@ -6,11 +6,12 @@
 //! session mode): written in one piece, or with the response head and the event in two writes
 //! and `TCP_NODELAY` off, which makes a client that delays its ACKs wait out Nagle's algorithm.
 
+use std::collections::{HashMap, VecDeque};
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
 
 use bytes::Bytes;
@@ -33,6 +34,10 @@ pub enum Mode {
     /// head, so a client that delays that ACK waits for its delayed-ACK timer (40 ms on Linux)
     /// on every response.
     SseSplit,
+    /// `text/event-stream` holding one event, head and event in one write, `TCP_NODELAY` on:
+    /// the event-stream twin of [`Mode::Json`], for large results (with Nagle's algorithm on, the
+    /// last segment of a large event may wait for the client's ACK).
+    Sse,
 }
 
 impl Mode {
@@ -42,12 +47,15 @@ impl Mode {
             Mode::Json => "json",
             Mode::SseOnePiece => "sse-one-piece",
             Mode::SseSplit => "sse-split",
+            Mode::Sse => "sse",
         }
     }
 
     /// The mode named `name` (see [`Mode::name`]).
     pub fn from_name(name: &str) -> Option<Self> {
-        [Mode::Json, Mode::SseOnePiece, Mode::SseSplit].into_iter().find(|mode| mode.name() == name)
+        [Mode::Json, Mode::SseOnePiece, Mode::SseSplit, Mode::Sse]
+            .into_iter()
+            .find(|mode| mode.name() == name)
     }
 }
 
@@ -76,7 +84,7 @@ impl BenchServer {
             smol::block_on(executor.run(async {
                 loop {
                     let Ok((stream, _)) = listener.accept().await else { continue };
-                    let _ = stream.get_ref().set_nodelay(mode == Mode::Json);
+                    let _ = stream.get_ref().set_nodelay(matches!(mode, Mode::Json | Mode::Sse));
                     count.fetch_add(1, Ordering::Relaxed);
                     executor
                         .spawn(async move {
@@ -108,10 +116,13 @@ impl BenchServer {
     }
 }
 
-/// A response body of known length: its bytes at once, or (`hold`) only on the second poll, so
-/// that hyper writes the head on its own first.
+/// The largest result the `blob` tool sends (bytes of text).
+pub const MAX_BLOB: usize = 64 * 1024 * 1024;
+
+/// A response body of known length, in pieces: all at once, or (`hold`) only from the second
+/// poll on, so that hyper writes the head on its own first.
 struct Reply {
-    data: Option<Bytes>,
+    frames: VecDeque<Bytes>,
     hold: bool,
 }
 
@@ -130,21 +141,25 @@ impl Body for Reply {
             cx.waker().wake_by_ref();
             return Poll::Pending;
         }
-        Poll::Ready(this.data.take().map(|data| Ok(Frame::data(data))))
+        Poll::Ready(this.frames.pop_front().map(|data| Ok(Frame::data(data))))
     }
 
     fn is_end_stream(&self) -> bool {
-        self.data.is_none()
+        self.frames.is_empty()
     }
 
     fn size_hint(&self) -> SizeHint {
-        SizeHint::with_exact(self.data.as_ref().map_or(0, |data| data.len() as u64))
+        SizeHint::with_exact(self.frames.iter().map(|frame| frame.len() as u64).sum())
     }
 }
 
 fn reply(status: StatusCode, body: Vec<u8>) -> Response<Reply> {
-    let data = (!body.is_empty()).then(|| Bytes::from(body));
-    let mut response = Response::new(Reply { data, hold: false });
+    reply_frames(status, [Bytes::from(body)])
+}
+
+fn reply_frames(status: StatusCode, frames: impl IntoIterator<Item = Bytes>) -> Response<Reply> {
+    let frames = frames.into_iter().filter(|frame| !frame.is_empty()).collect();
+    let mut response = Response::new(Reply { frames, hold: false });
     *response.status_mut() = status;
     let headers = response.headers_mut();
     headers.insert("content-type", hyper::header::HeaderValue::from_static("application/json"));
@@ -169,6 +184,42 @@ fn respond(mode: Mode, message: &Value) -> Response<Reply> {
     response
 }
 
+/// The `result` of a `blob` call of `size` bytes, built once per size and shared afterwards.
+fn blob_result(size: usize) -> Bytes {
+    static BLOBS: Mutex<Option<HashMap<usize, Bytes>>> = Mutex::new(None);
+    let mut blobs = BLOBS.lock().unwrap_or_else(PoisonError::into_inner);
+    blobs
+        .get_or_insert_with(HashMap::new)
+        .entry(size)
+        .or_insert_with(|| {
+            let mut result = br#"{"content":[{"type":"text","text":""#.to_vec();
+            result.resize(result.len() + size, b'x');
+            result.extend_from_slice(br#""}]}"#);
+            Bytes::from(result)
+        })
+        .clone()
+}
+
+/// The response to a `blob` call: the prebuilt result between the response's head (with `id`)
+/// and its end, as `mode` frames them, in three pieces (the result itself is not copied).
+fn respond_blob(mode: Mode, id: &Value, size: usize) -> Response<Reply> {
+    let sse = mode != Mode::Json;
+    let mut head = if sse { b"event: message\ndata: ".to_vec() } else { Vec::new() };
+    head.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    head.extend_from_slice(id.to_string().as_bytes());
+    head.extend_from_slice(br#","result":"#);
+    let tail: &'static [u8] = if sse { b"}\n\n" } else { b"}" };
+    let frames = [Bytes::from(head), blob_result(size), Bytes::from_static(tail)];
+    let mut response = reply_frames(StatusCode::OK, frames);
+    response.body_mut().hold = mode == Mode::SseSplit;
+    if sse {
+        response
+            .headers_mut()
+            .insert("content-type", hyper::header::HeaderValue::from_static("text/event-stream"));
+    }
+    response
+}
+
 async fn handle(mode: Mode, request: Request<Incoming>) -> Result<Response<Reply>, Infallible> {
     if request.method() != Method::POST {
         // No server-message stream; DELETE is accepted.
@@ -187,6 +238,11 @@ async fn handle(mode: Mode, request: Request<Incoming>) -> Result<Response<Reply
         return Ok(reply(StatusCode::ACCEPTED, Vec::new()));
     };
     let params = message.get("params").cloned().unwrap_or(Value::Null);
+    if method == "tools/call" && params.get("name").and_then(Value::as_str) == Some("blob") {
+        let size = params.pointer("/arguments/size").and_then(Value::as_u64).unwrap_or(0);
+        let size = usize::try_from(size).unwrap_or(MAX_BLOB).min(MAX_BLOB);
+        return Ok(respond_blob(mode, id, size));
+    }
     let result = match method {
         "initialize" => json!({
             "protocolVersion": params
@@ -197,7 +253,10 @@ async fn handle(mode: Mode, request: Request<Incoming>) -> Result<Response<Reply
             "capabilities": {"tools": {}},
             "serverInfo": {"name": "mcp-bench-http-server", "version": "0.1.0"}
         }),
-        "tools/list" => json!({"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]}),
+        "tools/list" => json!({"tools": [
+            {"name": "echo", "inputSchema": {"type": "object"}},
+            {"name": "blob", "inputSchema": {"type": "object"}}
+        ]}),
         "tools/call" => {
             let text = params.pointer("/arguments/message").cloned().unwrap_or(json!(""));
             json!({"content": [{"type": "text", "text": text}]})

@@ -11,6 +11,10 @@
 //!   client, both talking to the `bench-echo` server; calls/s, CPU per call, peak RSS, ratios.
 //! - `cargo run --release -p mcp-benches --bin client-memory`: resident memory with one idle
 //!   connection, bytes per pending request, and time per request with 100 to 10 000 in flight.
+//! - `cargo run --release -p mcp-benches --bin curves`: how each cost grows with the work
+//!   (result size over stdio, HTTP JSON and SSE; calls in flight; tools per list with output
+//!   schemas; connections per process), ours beside a raw client and rmcp, as markdown tables and
+//!   SVG plots (`--quick` for a smoke run, `--only CURVE`).
 //! - `cargo run --release -p mcp-benches --bin engine-profile`: the engine bench's
 //!   `decode_correlate` work a fixed number of times, for profilers (`valgrind --tool=callgrind`
 //!   counts instructions, which a noisy machine does not change).

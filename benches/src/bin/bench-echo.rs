@@ -9,6 +9,11 @@
 //!   server-request memory), then answers with an empty text; what the client answers to them
 //!   is read and dropped.
 //!
+//! With `BENCH_ECHO_TOOLS=N` in its environment it also lists tools (for the curves bench):
+//! `tools/list` answers, in one page, `N` tools `t0`…`t{N-1}`, each with an input and an output
+//! schema, and a call of `t{i}` answers `structuredContent` `{"count": i, "name": "t{i}"}` (which
+//! matches that schema) with the same JSON as text. The list is built once, at start.
+//!
 //! It reads whole buffers of lines and writes all their answers in one write, so neither a
 //! sequential nor a pipelined client waits on it. Everything it does is the same for the raw
 //! baseline client and for ours; only the client side differs between the two.
@@ -50,7 +55,34 @@ struct InitializeParams<'a> {
     protocol_version: &'a str,
 }
 
+/// The `result` of `tools/list` with `n` tools, each with an output schema.
+fn tool_list(n: usize) -> Vec<u8> {
+    let tools: Vec<serde_json::Value> = (0..n)
+        .map(|i| {
+            serde_json::json!({
+                "name": format!("t{i}"),
+                "description": format!("Tool number {i}: returns its number and its name."),
+                "inputSchema": {
+                    "type": "object",
+                    "properties": {"verbose": {"type": "boolean"}},
+                },
+                "outputSchema": {
+                    "type": "object",
+                    "properties": {
+                        "count": {"type": "integer", "minimum": 0},
+                        "name": {"type": "string", "pattern": "^t[0-9]+$"},
+                    },
+                    "required": ["count", "name"],
+                    "additionalProperties": false,
+                },
+            })
+        })
+        .collect();
+    serde_json::to_vec(&serde_json::json!({"tools": tools})).expect("serialize")
+}
+
 fn main() {
+    let tools = std::env::var("BENCH_ECHO_TOOLS").ok().and_then(|n| n.parse().ok()).map(tool_list);
     let stdin = std::io::stdin().lock();
     let mut input = BufReader::with_capacity(256 * 1024, stdin);
     let mut out = Vec::with_capacity(256 * 1024);
@@ -62,7 +94,7 @@ fn main() {
             Ok(0) | Err(_) => break,
             Ok(_) => {}
         }
-        answer(&line, &mut out);
+        answer(&line, tools.as_deref(), &mut out);
         // Write once nothing more is buffered: every answer to one burst goes out together.
         if input.buffer().is_empty() && !out.is_empty() {
             if stdout.write_all(&out).and_then(|()| stdout.flush()).is_err() {
@@ -73,7 +105,7 @@ fn main() {
     }
 }
 
-fn answer(line: &[u8], out: &mut Vec<u8>) {
+fn answer(line: &[u8], tools: Option<&[u8]>, out: &mut Vec<u8>) {
     let Ok(message) = serde_json::from_slice::<Message<'_>>(line) else { return };
     let (Some(id), Some(method)) = (message.id, message.method) else { return };
     let params = message.params.map_or("{}", RawValue::get);
@@ -100,8 +132,23 @@ fn answer(line: &[u8], out: &mut Vec<u8>) {
             start(out);
             out.extend_from_slice(b"{}");
         }
+        "tools/list" if tools.is_some() => {
+            start(out);
+            out.extend_from_slice(tools.unwrap_or_default());
+        }
         "tools/call" => {
             let Ok(call) = serde_json::from_str::<CallParams<'_>>(params) else { return };
+            if let Some(count) = call.name.strip_prefix('t').and_then(|n| n.parse::<u64>().ok()) {
+                let structured = serde_json::json!({"count": count, "name": call.name});
+                let result = serde_json::json!({
+                    "content": [{"type": "text", "text": structured.to_string()}],
+                    "structuredContent": structured,
+                });
+                start(out);
+                serde_json::to_writer(&mut *out, &result).expect("write to a Vec");
+                out.extend_from_slice(b"}\n");
+                return;
+            }
             let text = match call.name {
                 "echo" => call.arguments.message,
                 "blob" => "x".repeat(call.arguments.size),
