@@ -9,10 +9,12 @@
 //! that was 37 % of the client's instructions (callgrind: 41 000 of 109 000 per call, from 5.5
 //! reads per call, most of them `Pending`).
 //!
-//! [`HyperIo`] reads into a buffer of its own instead, zeroed once when first needed, and hands
-//! hyper what came with `put_slice`: a read that finds nothing costs nothing, and one that
-//! brings `n` bytes copies `n` bytes.
+//! [`HyperIo`] reads into a buffer of the thread's instead, zeroed once when the thread first
+//! reads, and hands hyper what came with `put_slice`: a read that finds nothing costs nothing,
+//! and one that brings `n` bytes copies `n` bytes. One buffer per thread, not per connection:
+//! an idle connection holds none of it.
 
+use std::cell::RefCell;
 use std::io;
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
@@ -20,20 +22,23 @@ use std::task::{Context, Poll, ready};
 use futures_lite::{AsyncRead, AsyncWrite};
 use hyper::rt::ReadBufCursor;
 
-/// The most bytes one read brings: a TLS record's plaintext at most, and a quarter of the run
-/// after which a connection's task yields (`coop.rs`).
-pub(crate) const READ_AT_MOST: usize = 16 * 1024;
+/// The most bytes one read brings: the run after which a connection's task yields
+/// (`coop.rs`), which hyper's buffer reaches only for large bodies (it starts at 8 KiB).
+pub(crate) const READ_AT_MOST: usize = 64 * 1024;
+
+thread_local! {
+    /// Where this thread's reads land before hyper's buffer.
+    static SCRATCH: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
 
 /// `S` as hyper reads and writes it.
 pub(crate) struct HyperIo<S> {
     inner: S,
-    /// Where reads land before hyper's buffer; allocated (and zeroed) by the first read.
-    scratch: Vec<u8>,
 }
 
 impl<S> HyperIo<S> {
     pub(crate) fn new(inner: S) -> Self {
-        Self { inner, scratch: Vec::new() }
+        Self { inner }
     }
 }
 
@@ -43,14 +48,24 @@ impl<S: AsyncRead + Unpin> hyper::rt::Read for HyperIo<S> {
         cx: &mut Context<'_>,
         mut buf: ReadBufCursor<'_>,
     ) -> Poll<io::Result<()>> {
-        let this = self.get_mut();
-        if this.scratch.is_empty() {
-            this.scratch = vec![0; READ_AT_MOST];
-        }
         let len = buf.remaining().min(READ_AT_MOST);
-        let n = ready!(Pin::new(&mut this.inner).poll_read(cx, &mut this.scratch[..len]))?;
-        buf.put_slice(&this.scratch[..n]);
-        Poll::Ready(Ok(()))
+        let inner = Pin::new(&mut self.get_mut().inner);
+        SCRATCH.with(|scratch| {
+            // A read inside a read on this thread (none of this crate's streams does that)
+            // would find the buffer taken: it gets one of its own.
+            let mut own = Vec::new();
+            let mut taken = scratch.try_borrow_mut();
+            let scratch = match taken.as_mut() {
+                Ok(scratch) => &mut **scratch,
+                Err(_) => &mut own,
+            };
+            if scratch.len() < len {
+                scratch.resize(len, 0);
+            }
+            let n = ready!(inner.poll_read(cx, &mut scratch[..len]))?;
+            buf.put_slice(&scratch[..n]);
+            Poll::Ready(Ok(()))
+        })
     }
 }
 
