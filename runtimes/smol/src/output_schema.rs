@@ -15,7 +15,7 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::{Arc, PoisonError};
+use std::sync::{Arc, OnceLock, PoisonError};
 
 use mcp_sansio::schema::{CallToolResult, Tool};
 use serde_json::Value;
@@ -94,35 +94,30 @@ struct Table {
     next_id: u64,
 }
 
-/// A compiled schema, or why it does not compile.
-type Compiled = Arc<Result<jsonschema::Validator, String>>;
+/// A schema's validator, or why the schema does not compile: filled by the first check that
+/// needs it, while the others that need it at once wait for it (it is compiled once).
+type Compiled = Arc<OnceLock<Result<jsonschema::Validator, String>>>;
 
 impl Table {
-    /// The validator compiled for `entry`, marked as just used.
-    fn validator(&mut self, entry: &Entry) -> Option<Compiled> {
+    /// The validator cell of `entry`, marked as just used: the one kept, or a new one kept from
+    /// now on (dropping the least recently used one when [`MAX_VALIDATORS`](OutputSchemas::MAX_VALIDATORS) are kept).
+    fn validator(&mut self, entry: &Entry) -> Compiled {
         self.uses += 1;
         let uses = self.uses;
-        self.compiled.get_mut(&entry.id).map(|(compiled, used)| {
+        if let Some((compiled, used)) = self.compiled.get_mut(&entry.id) {
             *used = uses;
-            compiled.clone()
-        })
-    }
-
-    /// Keeps `compiled` for `entry` if the entry is still `tool`'s, dropping the least recently
-    /// used validator when [`MAX_VALIDATORS`](OutputSchemas::MAX_VALIDATORS) are kept.
-    fn keep(&mut self, tool: &str, entry: &Arc<Entry>, compiled: Compiled) {
-        if !self.tools.get(tool).is_some_and(|known| Arc::ptr_eq(known, entry)) {
-            return;
+            return compiled.clone();
         }
-        if self.compiled.len() >= OutputSchemas::MAX_VALIDATORS && !self.compiled.contains_key(&entry.id) {
-            // Linear, but only when a schema is compiled, which costs far more.
+        if self.compiled.len() >= OutputSchemas::MAX_VALIDATORS {
+            // Linear, but only before a schema is compiled, which costs far more.
             let oldest = self.compiled.iter().min_by_key(|(_, (_, used))| *used).map(|(id, _)| *id);
             if let Some(oldest) = oldest {
                 self.compiled.remove(&oldest);
             }
         }
-        self.uses += 1;
-        self.compiled.insert(entry.id, (compiled, self.uses));
+        let compiled = Compiled::default();
+        self.compiled.insert(entry.id, (compiled.clone(), uses));
+        compiled
     }
 
     /// Records `tool`'s schema, keeping the entry (and its validator) when it is unchanged.
@@ -262,18 +257,8 @@ impl OutputSchemas {
         let Some(structured) = &result.structured_content else {
             return Err(OutputSchemaError::MissingStructuredContent { tool: tool.to_owned() });
         };
-        let compiled = match compiled {
-            Some(compiled) => compiled,
-            None => {
-                // Two threads checking the same new tool at once may both compile it.
-                let compiled = Arc::new(self.compile(&entry.schema));
-                self.lock().keep(tool, &entry, compiled.clone());
-                compiled
-            }
-        };
-        let validator = compiled.as_ref().as_ref().map_err(|reason| OutputSchemaError::InvalidSchema {
-            tool: tool.to_owned(),
-            reason: reason.clone(),
+        let validator = compiled.get_or_init(|| self.compile(&entry.schema)).as_ref().map_err(|reason| {
+            OutputSchemaError::InvalidSchema { tool: tool.to_owned(), reason: reason.clone() }
         })?;
         let mut violations = Vec::new();
         let mut total = 0;
