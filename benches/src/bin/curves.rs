@@ -20,7 +20,9 @@
 //! The raw client is what a minimal client does: blocking `std` I/O, a hand-written request, and
 //! the response parsed into a `serde_json::Value` (for event streams, the `data:` line parsed).
 //! Ours is the README's shape: `smol::block_on` with `spawn_stdio` or `spawn_http` (mcp-hyper),
-//! concurrent calls on smol's global executor as in `stdio-throughput`.
+//! concurrent calls on smol's global executor as in `stdio-throughput`. With
+//! `CURVES_DRIVERS=executor` in the environment, our drivers run on smol's executor instead of
+//! a thread each (what a process with hundreds of connections would do).
 //!
 //! Usage: `curves [--quick] [--only size|inflight|tools|connections] [--rounds R]
 //! [--unpinned] [--svg-dir DIR]`. It prints markdown tables and writes one SVG per curve into
@@ -289,7 +291,16 @@ async fn echo_call(client: Client) {
     assert_eq!(result.content[0].as_text(), Some("hi"));
 }
 
-/// Our client over `transport` (`stdio`, or HTTP to `url`), the README's way.
+/// Whether `CURVES_DRIVERS=executor` asks for the drivers on smol's executor
+/// (`ClientBuilder::stdio` / `connect_http` and `smol::spawn`) instead of a thread each
+/// (`spawn_stdio` / `spawn_http`, the README's way): the shape for a process with hundreds of
+/// connections (see docs/architecture.md).
+fn drivers_on_executor() -> bool {
+    std::env::var("CURVES_DRIVERS").is_ok_and(|v| v == "executor")
+}
+
+/// Our client over `transport` (`stdio`, or HTTP to `url`), the README's way (or with
+/// [`drivers_on_executor`]).
 async fn ours_connect(transport: &str, url: &str, tools: Option<usize>) -> Client {
     let builder = ClientBuilder::new(Implementation::new("curves", "0.1.0"));
     if transport == "stdio" {
@@ -297,8 +308,20 @@ async fn ours_connect(transport: &str, url: &str, tools: Option<usize>) -> Clien
         if let Some(n) = tools {
             command = command.env("BENCH_ECHO_TOOLS", n.to_string());
         }
+        if drivers_on_executor() {
+            let (client, driver) = builder.validate_output(tools.is_some()).stdio(&command).expect("connect");
+            smol::spawn(driver).detach();
+            client.ready().await.expect("ready");
+            return client;
+        }
         builder.validate_output(tools.is_some()).spawn_stdio(&command).await.expect("connect")
     } else {
+        if drivers_on_executor() {
+            let (client, driver) = builder.connect_http(HttpConfig::new(url), HyperTransport::new());
+            smol::spawn(driver).detach();
+            client.ready().await.expect("ready");
+            return client;
+        }
         builder.spawn_http(HttpConfig::new(url), HyperTransport::new()).await.expect("connect")
     }
 }

@@ -60,7 +60,8 @@ impl<S: AsyncRead + Unpin> hyper::rt::Read for HyperIo<S> {
                 Err(_) => &mut own,
             };
             if scratch.len() < len {
-                scratch.resize(len, 0);
+                // Zeroed by the allocator (fresh memory is not touched until a read fills it).
+                *scratch = vec![0; READ_AT_MOST];
             }
             let n = ready!(inner.poll_read(cx, &mut scratch[..len]))?;
             buf.put_slice(&scratch[..n]);

@@ -75,7 +75,8 @@ fn with_read_buffer<T>(read: impl FnOnce(&mut [u8]) -> T) -> T {
     READ_SCRATCH.with(|scratch| match scratch.try_borrow_mut() {
         Ok(mut buffer) => {
             if buffer.len() < READ_BUFFER {
-                buffer.resize(READ_BUFFER, 0);
+                // Zeroed by the allocator (fresh memory is not touched until a read fills it).
+                *buffer = vec![0; READ_BUFFER];
             }
             read(&mut buffer)
         }
