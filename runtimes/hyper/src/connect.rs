@@ -89,6 +89,11 @@ where
         .map_err(|e| error::from_hyper(format_args!("HTTP handshake with {key}"), e))?;
     let peer = key.to_string();
     smol::spawn(async move {
+        // The responses this poll hands over are pumped once it returns, whole (see
+        // `mcp_smol::http::defer_pumps`).
+        let mut connection = std::pin::pin!(connection);
+        let connection =
+            std::future::poll_fn(|cx| mcp_smol::http::defer_pumps(|| connection.as_mut().poll(cx)));
         match connection.await {
             Ok(()) => debug!(%peer, "connection closed"),
             Err(e) => debug!(%peer, error = %e, "connection failed"),

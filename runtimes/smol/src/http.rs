@@ -76,6 +76,21 @@ pub trait HttpTransport: Send + Sync + 'static {
     }
 }
 
+/// Runs `poll`, a poll of the transport's own task (a connection's, which reads responses and
+/// hands them to the exchanges' futures), and only then pumps the connections whose news it
+/// woke. For a transport whose [`wakes_outside_its_locks`](HttpTransport::wakes_outside_its_locks)
+/// is `true`: the response is then pumped once, whole, after the task's poll, instead of in the
+/// middle of it (where its head may be there and its body not yet, so the body is polled for
+/// nothing). mcp-hyper runs each connection's poll in it.
+///
+/// ```
+/// let answer = mcp_smol::http::defer_pumps(|| 40 + 2);
+/// assert_eq!(answer, 42);
+/// ```
+pub fn defer_pumps<T>(poll: impl FnOnce() -> T) -> T {
+    crate::source_waker::defer_pumps(poll)
+}
+
 /// The session's view of a transport's error: the [`TransportError`] it wraps, or
 /// [`TransportError::Io`] with its message.
 ///

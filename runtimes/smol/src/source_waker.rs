@@ -91,6 +91,9 @@ impl TaskWaker {
     /// any lock of the connection.
     pub(crate) fn wake(&self) {
         if let Some((connection, when)) = self.pump_here.get() {
+            if defer(connection, *when, || self.task().clone()) {
+                return;
+            }
             if connection.upgrade().is_some_and(|connection| connection.pump_news(*when)) {
                 return;
             }
@@ -183,6 +186,66 @@ impl SourceWaker {
     }
 }
 
+/// A pump held back until a transport's task finished its poll (see [`defer_pumps`]): the
+/// connection, and the task to wake if it does not pump.
+struct Deferred {
+    connection: Weak<dyn PumpNews>,
+    when: PumpHere,
+    task: Option<Waker>,
+}
+
+thread_local! {
+    /// `Some` while this thread runs [`defer_pumps`]: the pumps held back meanwhile.
+    static DEFERRED: std::cell::RefCell<Option<Vec<Deferred>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Holds the pump back if this thread is inside [`defer_pumps`]; `true` if it did.
+fn defer(connection: &Weak<dyn PumpNews>, when: PumpHere, task: impl FnOnce() -> Option<Waker>) -> bool {
+    DEFERRED.with(|deferred| {
+        let Ok(mut deferred) = deferred.try_borrow_mut() else { return false };
+        let Some(held) = deferred.as_mut() else { return false };
+        // One pump per connection takes all its news.
+        if !held.iter().any(|d| Weak::ptr_eq(&d.connection, connection)) {
+            held.push(Deferred { connection: connection.clone(), when, task: task() });
+        }
+        true
+    })
+}
+
+/// Runs `poll`, a poll of an HTTP transport's own task (a connection's, say), and only then
+/// the pumps its wake-ups asked for. See [`crate::http::defer_pumps`].
+pub(crate) fn defer_pumps<T>(poll: impl FnOnce() -> T) -> T {
+    let outer = DEFERRED.with(|deferred| {
+        let mut deferred = deferred.borrow_mut();
+        let outer = deferred.is_some();
+        if !outer {
+            *deferred = Some(Vec::new());
+        }
+        outer
+    });
+    if outer {
+        // Inside another one: that one runs the pumps.
+        return poll();
+    }
+    /// Takes the held pumps back out however `poll` ends.
+    struct Take;
+    impl Drop for Take {
+        fn drop(&mut self) {
+            let held = DEFERRED.with(|deferred| deferred.borrow_mut().take()).unwrap_or_default();
+            for Deferred { connection, when, task } in held {
+                let pumped = connection.upgrade().is_some_and(|connection| connection.pump_news(when));
+                if !pumped {
+                    if let Some(task) = task {
+                        task.wake();
+                    }
+                }
+            }
+        }
+    }
+    let _take = Take;
+    poll()
+}
+
 #[cfg(test)]
 mod tests {
     use std::sync::atomic::AtomicUsize;
@@ -242,5 +305,58 @@ mod tests {
         task.pump_where_news_lands(Weak::<Nothing>::new(), PumpHere::Always);
         task.wake();
         assert_eq!(woken(&count), 1);
+    }
+
+    /// A connection that counts its pumps, and pumps only if `pumps` says so.
+    struct Pumps {
+        count: AtomicUsize,
+        pumps: bool,
+    }
+
+    impl PumpNews for Pumps {
+        fn pump_news(&self, _: PumpHere) -> bool {
+            self.count.fetch_add(1, Ordering::SeqCst);
+            self.pumps
+        }
+    }
+
+    #[test]
+    fn news_inside_a_deferring_poll_is_pumped_once_after_it() {
+        let connection = Arc::new(Pumps { count: AtomicUsize::new(0), pumps: true });
+        let task = Arc::new(TaskWaker::new());
+        let weak: Weak<dyn PumpNews> = Arc::downgrade(&connection) as Weak<dyn PumpNews>;
+        task.pump_where_news_lands(weak, PumpHere::WhileAlone);
+        let inside = defer_pumps(|| {
+            task.as_ref().wake();
+            task.as_ref().wake();
+            // Nested: the outer one pumps.
+            defer_pumps(|| task.as_ref().wake());
+            connection.count.load(Ordering::SeqCst)
+        });
+        assert_eq!(inside, 0, "nothing pumped during the poll");
+        assert_eq!(connection.count.load(Ordering::SeqCst), 1, "one pump after it, for all the news");
+        task.as_ref().wake();
+        assert_eq!(connection.count.load(Ordering::SeqCst), 2, "outside, news is pumped where it lands");
+    }
+
+    #[test]
+    fn news_held_back_that_no_pump_takes_wakes_the_task() {
+        let (count, waker) = counter();
+        let connection = Arc::new(Pumps { count: AtomicUsize::new(0), pumps: false });
+        let task = Arc::new(TaskWaker::new());
+        task.update(&Context::from_waker(&waker));
+        let weak: Weak<dyn PumpNews> = Arc::downgrade(&connection) as Weak<dyn PumpNews>;
+        task.pump_where_news_lands(weak, PumpHere::WhileAlone);
+        defer_pumps(|| task.as_ref().wake());
+        assert_eq!(woken(&count), 1);
+        // A poll that panics still lets the news out.
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            defer_pumps(|| {
+                task.as_ref().wake();
+                panic!("the transport's task panicked");
+            })
+        }));
+        assert!(caught.is_err());
+        assert_eq!(woken(&count), 2);
     }
 }
