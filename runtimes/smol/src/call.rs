@@ -211,9 +211,10 @@ pub(crate) enum Write {
     /// first), or by whoever pumps first, so that the calls made in one turn of the executor
     /// go out in one write. A request whose future is never polled still goes out with the
     /// next pump, at the latest when a call in flight is answered or reaches its deadline.
-    AfterOthers,
-    /// Its next poll writes it.
-    Now,
+    /// The number is the request's among those deferred (`Pump::defer`).
+    AfterOthers(u32),
+    /// Its next poll writes it, unless a write or a round took it meanwhile.
+    Now(u32),
 }
 
 /// A short name for how a request ended, for its span.
@@ -237,15 +238,18 @@ impl Future for ResponseFuture {
         let Some(id) = self.id.clone() else { panic!("a call's response was polled after it resolved") };
         match self.write {
             Write::Done => {}
-            Write::AfterOthers => {
+            Write::AfterOthers(deferred) => {
                 // Calls made in the same turn of the executor go out in one write.
-                self.write = Write::Now;
+                self.write = Write::Now(deferred);
                 cx.waker().wake_by_ref();
                 return Poll::Pending;
             }
-            Write::Now => {
+            Write::Now(deferred) => {
                 self.write = Write::Done;
-                self.shared.send_now();
+                // The first of them to come back writes them all; the others find theirs taken.
+                if !self.shared.pump.taken(deferred) {
+                    self.shared.send_now();
+                }
             }
         }
         let mut looked = self.look(&id, cx);

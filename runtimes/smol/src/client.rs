@@ -281,7 +281,7 @@ impl Client {
             Write::Done
         } else {
             // Written with the others made in this turn of the executor (see `Write`).
-            Write::AfterOthers
+            Write::AfterOthers(self.shared.pump.defer())
         };
         // From here the call's future owns its slot: whatever happens next (a panic included),
         // dropping it cancels the request and frees the slot.

@@ -188,6 +188,7 @@ impl SourceWaker {
 
 /// A pump held back until a transport's task finished its poll (see [`defer_pumps`]): the
 /// connection, and the task to wake if it does not pump.
+#[cfg_attr(not(feature = "http"), allow(dead_code))]
 struct Deferred {
     connection: Weak<dyn PumpNews>,
     when: PumpHere,
@@ -214,6 +215,7 @@ fn defer(connection: &Weak<dyn PumpNews>, when: PumpHere, task: impl FnOnce() ->
 
 /// Runs `poll`, a poll of an HTTP transport's own task (a connection's, say), and only then
 /// the pumps its wake-ups asked for. See [`crate::http::defer_pumps`].
+#[cfg_attr(not(feature = "http"), allow(dead_code))]
 pub(crate) fn defer_pumps<T>(poll: impl FnOnce() -> T) -> T {
     let outer = DEFERRED.with(|deferred| {
         let mut deferred = deferred.borrow_mut();

@@ -45,6 +45,12 @@ pub(crate) struct Pump {
     again: std::sync::atomic::AtomicBool,
     /// The last pump stopped at its budget with more to do (see [`Pump::backlog`]).
     backlog: std::sync::atomic::AtomicBool,
+    /// How many requests were left to be written with others so far ([`defer`](Self::defer)),
+    /// and how many of those the transport has taken: a deferred call whose request was taken
+    /// by someone else's write skips its own ([`taken`](Self::taken)).
+    /// (Counts wrap: compared as serial numbers, as TCP compares sequence numbers.)
+    deferred: std::sync::atomic::AtomicU32,
+    taken: std::sync::atomic::AtomicU32,
 }
 
 /// How many waiting calls are woken to help with a backlog (the first ones found).
@@ -81,7 +87,36 @@ impl Pump {
             core: OrderedMutex::new(None),
             again: std::sync::atomic::AtomicBool::new(false),
             backlog: std::sync::atomic::AtomicBool::new(false),
+            deferred: std::sync::atomic::AtomicU32::new(0),
+            taken: std::sync::atomic::AtomicU32::new(0),
         }
+    }
+
+    /// A request queued in the engine is left to be written with others (see `call::Write`):
+    /// its number among those, for [`taken`](Self::taken). Call it after the request is queued.
+    pub(crate) fn defer(&self) -> u32 {
+        self.deferred.fetch_add(1, Ordering::SeqCst).wrapping_add(1)
+    }
+
+    /// Whether the transport has taken the deferred request numbered `deferred` (a write or a
+    /// round took the engine's output after it was queued).
+    pub(crate) fn taken(&self, deferred: u32) -> bool {
+        // `taken` is at or past `deferred`, within half the counter's range.
+        self.taken.load(Ordering::SeqCst).wrapping_sub(deferred) < 1 << 31
+    }
+
+    /// What [`taken`](Self::taken) may count once the engine's output is taken: every request
+    /// deferred so far was queued before this is read.
+    fn deferred_so_far(&self) -> u32 {
+        self.deferred.load(Ordering::SeqCst)
+    }
+
+    fn took(&self, upto: u32) {
+        // Only forward (a pumper that read `deferred` earlier may come after one that read it
+        // later).
+        let _ = self.taken.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |taken| {
+            (upto.wrapping_sub(taken).wrapping_sub(1) < 1 << 31).then_some(upto)
+        });
     }
 
     /// The core, if nobody holds it. A poisoned lock (a bug in a round: no user code runs in
@@ -179,10 +214,13 @@ impl Pump {
         let mut pumped = Pumped::default();
         let mut wake = Vec::new();
         for pass in 1..=AGAIN_LIMIT {
+            let upto = self.deferred_so_far();
             match guard.as_mut() {
                 Some(core) => in_round(|| core.pump(shared, rounds, &mut pumped, &mut wake)),
                 None => return Rounds::Ran(pumped),
             }
+            // A round takes the engine's output (or the connection is over, and nothing will).
+            self.took(upto);
             drop(guard);
             crate::shared::wake_all(&mut wake);
             if !self.asked_again() {
@@ -210,10 +248,14 @@ impl Pump {
     /// written). Either way the request is on the wire when this returns.
     pub(crate) fn send_now(&self, shared: &Shared) {
         let Some(mut guard) = self.claim(shared) else { return };
+        let upto = self.deferred_so_far();
         let written = match guard.as_mut() {
             Some(core) => in_round(|| core.write_now(shared)),
             None => return,
         };
+        if written != Written::NeedsPump {
+            self.took(upto);
+        }
         drop(guard);
         // Outside the core's lock: the write failed, the driver's task reports the end.
         if written == Written::Ended {
@@ -826,6 +868,27 @@ mod tests {
     /// taken, still reports what its own rounds did: here a notification for a handler, which
     /// only the driver's task dispatches, so that task is woken. (It returned nothing before,
     /// and the task slept until the 100 ms watch, or for ever without it.)
+    #[test]
+    fn a_deferred_request_counts_as_taken_once_a_write_after_it_took_the_output_across_the_wrap() {
+        let pump = Pump::new();
+        for start in [0, u32::MAX - 2] {
+            pump.deferred.store(start, Ordering::SeqCst);
+            pump.taken.store(start, Ordering::SeqCst);
+            let first = pump.defer();
+            let upto = pump.deferred_so_far();
+            let second = pump.defer();
+            assert!(!pump.taken(first) && !pump.taken(second));
+            pump.took(upto);
+            assert!(pump.taken(first), "taken by the write that read the count after it");
+            assert!(!pump.taken(second), "queued after that write read the count");
+            // A pumper that read the count earlier, and finishes later, takes nothing back.
+            pump.took(start);
+            assert!(pump.taken(first));
+            pump.took(pump.deferred_so_far());
+            assert!(pump.taken(second));
+        }
+    }
+
     #[test]
     fn a_pumper_that_finds_the_pump_taken_on_its_way_back_still_wakes_the_task() {
         let server = br#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true}},"serverInfo":{"name":"s","version":"1"}}}
