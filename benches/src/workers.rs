@@ -150,3 +150,40 @@ pub fn with_ratios(mut line: String, ours: &Figures, others: &[(&str, Figures)])
     }
     line
 }
+
+/// A bench HTTP server in a process of its own (the bench binary run again with
+/// `--serve MODE`, printing its URL first), so that its CPU and memory are not the client's.
+/// Killed and reaped on drop.
+pub struct ServeProcess {
+    child: std::process::Child,
+    url: String,
+}
+
+impl ServeProcess {
+    /// Starts `--serve mode` and reads the URL it prints.
+    pub fn start(mode: &str) -> Self {
+        use std::io::BufRead;
+        let mut child = std::process::Command::new(std::env::current_exe().expect("own path"))
+            .args(["--serve", mode])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("start the bench server");
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().expect("stdout"))
+            .read_line(&mut line)
+            .expect("server URL");
+        Self { child, url: line.trim().to_owned() }
+    }
+
+    /// The server's MCP endpoint.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+}
+
+impl Drop for ServeProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

@@ -32,6 +32,7 @@
 //! CI, a few seconds in a debug build); its figures mean nothing.
 
 use std::collections::BTreeMap;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
@@ -40,6 +41,7 @@ use std::time::{Duration, Instant};
 
 use mcp_benches::http_server::{BenchServer, Mode};
 use mcp_benches::process_stats;
+use mcp_benches::workers::ServeProcess;
 use mcp_hyper::HyperTransport;
 use mcp_sansio::http::HttpConfig;
 use mcp_sansio::schema::Implementation;
@@ -723,32 +725,6 @@ mod rmcp {
 
 // ----- the parent: servers, workers, tables, plots -----
 
-/// The bench HTTP server in a process of its own (this binary with `--serve MODE`).
-struct ServerProcess {
-    child: Child,
-    url: String,
-}
-
-impl ServerProcess {
-    fn start(mode: Mode) -> Self {
-        let mut child = Command::new(std::env::current_exe().expect("own path"))
-            .args(["--serve", mode.name()])
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("start the bench server");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().expect("stdout")).read_line(&mut line).expect("server URL");
-        Self { child, url: line.trim().to_owned() }
-    }
-}
-
-impl Drop for ServerProcess {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 struct Options {
     quick: bool,
     only: Option<String>,
@@ -985,11 +961,11 @@ fn size_label(size: usize) -> String {
 fn size_curve(options: &Options) {
     let sizes: &[usize] =
         if options.quick { &[KIB, 256 * KIB] } else { &[KIB, 64 * KIB, 1 << 20, 4 << 20, 12 << 20] };
-    let servers = [ServerProcess::start(Mode::Json), ServerProcess::start(Mode::Sse)];
+    let servers = [ServeProcess::start(Mode::Json.name()), ServeProcess::start(Mode::Sse.name())];
     for (transport, url, name) in [
         ("stdio", "", "stdio"),
-        ("json", servers[0].url.as_str(), "HTTP JSON"),
-        ("sse", servers[1].url.as_str(), "HTTP SSE"),
+        ("json", servers[0].url(), "HTTP JSON"),
+        ("sse", servers[1].url(), "HTTP SSE"),
     ] {
         println!("\n### Result size, {name}\n");
         println!(
@@ -1143,7 +1119,7 @@ fn tools_curve(options: &Options) {
 }
 
 fn connections_curve(options: &Options) {
-    let server = ServerProcess::start(Mode::Json);
+    let server = ServeProcess::start(Mode::Json.name());
     let http: &[usize] = if options.quick { &[1, 10] } else { &[1, 100, 1000] };
     let stdio: &[usize] = if options.quick { &[1, 4] } else { &[1, 100] };
     for (transport, counts, name) in [("http", http, "HTTP"), ("stdio", stdio, "stdio")] {
@@ -1159,7 +1135,7 @@ fn connections_curve(options: &Options) {
         let mut points = Vec::new();
         for &n in counts {
             let samples = options.measure(|kind| {
-                ["connections", kind, transport, &server.url, &n.to_string()].map(str::to_owned).into()
+                ["connections", kind, transport, server.url(), &n.to_string()].map(str::to_owned).into()
             });
             let kib = |s: &Sample| get(s, "rss_per_conn") / 1024.0;
             let first_kib = |s: &Sample| get(s, "first_conn") / 1024.0;

@@ -21,9 +21,8 @@
 //! do against that server). A control row shows that the split server stalls a client that does
 //! not ask for quick ACKs: raw hyper, a few calls without warm-up.
 
-use std::io::{self, BufRead, BufReader};
+use std::io;
 use std::pin::Pin;
-use std::process::{Child, Command, Stdio};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
@@ -32,7 +31,7 @@ use futures_lite::{AsyncRead, AsyncWrite};
 use http_body_util::{BodyExt, Full};
 use mcp_benches::http_server::{BenchServer, Mode};
 use mcp_benches::process_stats;
-use mcp_benches::workers::{self, Figures, Options};
+use mcp_benches::workers::{self, Figures, Options, ServeProcess};
 use mcp_hyper::HyperTransport;
 use mcp_sansio::http::HttpConfig;
 use mcp_sansio::schema::Implementation;
@@ -202,8 +201,8 @@ fn worker_args(kind: &str, lanes: usize, calls: usize, url: &str, pin: bool) -> 
 /// with a quick ACK after every read against the split one; then the control row.
 fn sse_rows(pinning: &str, pin: bool, calls: usize, rounds: usize) {
     let modes = [Mode::SseOnePiece, Mode::SseSplit];
-    let servers = modes.map(ServerProcess::start_with);
-    let [one_piece_url, split_url] = [&servers[0].url, &servers[1].url];
+    let servers = modes.map(|mode| ServeProcess::start(mode.name()));
+    let [one_piece_url, split_url] = [servers[0].url(), servers[1].url()];
     for (name, lanes) in [("sequential", 1), ("32-in-flight", IN_FLIGHT)] {
         let runs =
             [("raw", one_piece_url), ("raw-quickack", split_url), ("mcp", one_piece_url), ("mcp", split_url)];
@@ -229,44 +228,13 @@ fn sse_rows(pinning: &str, pin: bool, calls: usize, rounds: usize) {
         );
     }
     for (mode, server) in modes.iter().zip(&servers) {
-        let control = workers::run(&worker_args("raw-cold", 1, CONTROL_CALLS, &server.url, pin));
+        let control = workers::run(&worker_args("raw-cold", 1, CONTROL_CALLS, server.url(), pin));
         println!(
             "http {pinning:<8} control       {:<13} raw hyper    {:>8.0} calls/s ({CONTROL_CALLS} sequential calls, \
              no warm-up, no quick ACK)",
             mode.name(),
             control.calls_per_sec
         );
-    }
-}
-
-/// The server in a process of its own, so that its CPU and memory are not the client's.
-struct ServerProcess {
-    child: Child,
-    url: String,
-}
-
-impl ServerProcess {
-    fn start() -> Self {
-        Self::start_with(Mode::Json)
-    }
-
-    fn start_with(mode: Mode) -> Self {
-        let exe = std::env::current_exe().expect("own path");
-        let mut child = Command::new(exe)
-            .args(["--serve", mode.name()])
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("start the bench server");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().expect("stdout")).read_line(&mut line).expect("server URL");
-        Self { child, url: line.trim().to_owned() }
-    }
-}
-
-impl Drop for ServerProcess {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
@@ -314,11 +282,11 @@ fn main() {
             // The server and the workers are started from here: they inherit the placement.
             process_stats::pin_to_cpu(0).expect("pin to CPU 0");
         }
-        let server = ServerProcess::start();
+        let server = ServeProcess::start(Mode::Json.name());
         for (name, lanes) in [("sequential", 1), ("32-in-flight", IN_FLIGHT)] {
             let worker = |kind: &str| {
                 let mut args: Vec<String> =
-                    ["--worker", kind, &lanes.to_string(), &calls.to_string(), &server.url]
+                    ["--worker", kind, &lanes.to_string(), &calls.to_string(), server.url()]
                         .map(str::to_owned)
                         .to_vec();
                 if pin {
