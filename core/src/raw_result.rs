@@ -2,7 +2,10 @@
 //! batch that lets the small results of one input share one allocation.
 
 // The results of a batch share one immutable buffer, which the application holds and drops; the
-// engine keeps no reference to it. That is the one `Arc` of the engine, and no state is shared.
+// engine keeps no reference to it. So does a large result with the message it came in (the
+// framer's or the HTTP body's buffer, handed over rather than copied): the engine keeps that
+// reference only while it decodes the message. That is the one `Arc` of the engine, and no
+// state is shared.
 #![allow(clippy::disallowed_types)]
 
 use std::collections::VecDeque;
@@ -17,8 +20,8 @@ use crate::Event;
 /// (copying it twice would cost more than the allocation it saves).
 const BATCHED_MAX: usize = 1024;
 
-/// Past this capacity the batch's text is let go after sealing, rather than kept for the next one.
-const KEPT_CAPACITY: usize = 16 * 1024;
+/// The most a batch reserves for its text up front (more than that grows as it comes).
+const MAX_RESERVED: usize = 16 * 1024;
 
 /// The raw JSON `result` member of a response, exactly as the server sent it: one JSON value,
 /// in UTF-8. Read it as text with [`get`](Self::get), as with a [`RawValue`], and decode it with
@@ -50,14 +53,16 @@ const KEPT_CAPACITY: usize = 16 * 1024;
 /// allocated when the first of them is handed out: a result is a counted reference into it, so
 /// cloning one costs no allocation. Holding a result keeps that buffer alive (the other small
 /// results of its batch, never more); [`to_raw_value`](Self::to_raw_value) copies it out on its
-/// own. A result over 1 KiB always has a buffer of its own.
+/// own. A result over 1 KiB has a buffer of its own: the message it came in when the transport
+/// handed that over whole (a line read in several pieces, an HTTP body, an event-stream event),
+/// so that a large result is not copied out of it; otherwise a copy.
 #[derive(Clone)]
 pub struct RawResult {
     /// The buffer the result is in. `None` only inside the engine: from the response's arrival
     /// until the batch it waits in is sealed, before `poll_event` hands it out.
-    buf: Option<Arc<str>>,
+    buf: Option<Arc<String>>,
     /// Where in `buf` the result is; `0..0` for the whole of a buffer of its own. (`u32`s keep a
-    /// result as small as the `Box<RawValue>` it replaces plus one word.)
+    /// result as small as the `Box<RawValue>` it replaces.)
     start: u32,
     end: u32,
 }
@@ -65,12 +70,22 @@ pub struct RawResult {
 impl RawResult {
     /// A result with a buffer of its own.
     pub(crate) fn new(json: &str) -> Self {
-        RawResult { buf: Some(Arc::from(json)), start: 0, end: 0 }
+        RawResult { buf: Some(Arc::new(json.to_owned())), start: 0, end: 0 }
+    }
+
+    /// `json`, a part of `message`, as a result that points into it; `None` past 4 GiB.
+    fn within(message: &Arc<String>, json: &str) -> Option<Self> {
+        let start = (json.as_ptr() as usize).checked_sub(message.as_ptr() as usize)?;
+        let end = start.checked_add(json.len())?;
+        // The same bytes, not only equal ones (a result holding its own message's text).
+        let inside = message.get(start..end).is_some_and(|part| std::ptr::eq(part, json));
+        let (start, end) = (u32::try_from(start).ok()?, u32::try_from(end).ok()?);
+        (inside && end > 0).then(|| RawResult { buf: Some(Arc::clone(message)), start, end })
     }
 
     /// The JSON text of the result.
     pub fn get(&self) -> &str {
-        let text = self.buf.as_deref().and_then(|buf| match (self.start, self.end) {
+        let text = self.buf.as_deref().map(String::as_str).and_then(|buf| match (self.start, self.end) {
             (0, 0) => Some(buf),
             (start, end) => buf.get(start as usize..end as usize),
         });
@@ -116,6 +131,9 @@ impl fmt::Display for RawResult {
 /// handed out: one allocation per batch instead of one per response.
 #[derive(Debug, Default)]
 pub(crate) struct ResultBatch {
+    /// The message being decoded, when the transport handed it over whole: a large result
+    /// points into it rather than being copied out.
+    message: Option<Arc<String>>,
     text: String,
     /// Results of this batch in events not handed out yet.
     waiting: usize,
@@ -130,8 +148,25 @@ impl ResultBatch {
         self.input = len;
     }
 
+    /// The message `message` is being decoded: a large result of it may keep it. Returns it
+    /// with [`done`](Self::done).
+    pub(crate) fn decoding(&mut self, message: Arc<String>) {
+        self.message = Some(message);
+    }
+
+    /// The message given to [`decoding`](Self::decoding) was decoded: its buffer, unless a
+    /// result keeps it.
+    pub(crate) fn done(&mut self) -> Option<String> {
+        self.message.take().and_then(|message| Arc::try_unwrap(message).ok())
+    }
+
     /// The result `json` of a response whose event is about to be queued.
     pub(crate) fn add(&mut self, json: &str) -> RawResult {
+        if json.len() > BATCHED_MAX {
+            if let Some(raw) = self.message.as_ref().and_then(|message| RawResult::within(message, json)) {
+                return raw;
+            }
+        }
         let start = u32::try_from(self.text.len()).ok();
         let end = u32::try_from(self.text.len() + json.len()).ok();
         let (Some(start), Some(end)) = (start, end) else { return RawResult::new(json) };
@@ -139,7 +174,7 @@ impl ResultBatch {
             return RawResult::new(json);
         }
         if self.text.is_empty() {
-            self.text.reserve(self.input.min(KEPT_CAPACITY).max(json.len()));
+            self.text.reserve(self.input.min(MAX_RESERVED).max(json.len()));
         }
         self.text.push_str(json);
         self.waiting += 1;
@@ -152,7 +187,14 @@ impl ResultBatch {
         if self.waiting == 0 {
             return;
         }
-        let buf: Arc<str> = Arc::from(self.text.as_str());
+        // The text itself becomes the buffer (no copy); the next batch allocates its own. What
+        // was reserved for the input and not used goes first (it would live as long as the
+        // results).
+        let mut text = std::mem::take(&mut self.text);
+        if text.capacity() - text.len() > BATCHED_MAX {
+            text.shrink_to_fit();
+        }
+        let buf = Arc::new(text);
         for event in events.iter_mut().rev() {
             let Event::Response { result: Ok(raw), .. } = event else { continue };
             if raw.buf.is_none() {
@@ -164,11 +206,6 @@ impl ResultBatch {
             }
         }
         self.waiting = 0;
-        if self.text.capacity() > KEPT_CAPACITY {
-            self.text = String::new();
-        } else {
-            self.text.clear();
-        }
     }
 }
 
@@ -228,7 +265,7 @@ mod tests {
         assert_eq!(raw.clone(), raw);
         let from: RawResult = serde_json::from_str::<&RawValue>("7").unwrap().into();
         assert_eq!(from.get(), "7");
-        // One word more than the `Box<RawValue>` it replaces.
-        assert_eq!(std::mem::size_of::<RawResult>(), 24);
+        // As small as the `Box<RawValue>` it replaces.
+        assert_eq!(std::mem::size_of::<RawResult>(), 16);
     }
 }

@@ -45,7 +45,7 @@ use crate::capability;
 use crate::config::{ClientConfig, RequestOptions};
 use crate::error::UsageError;
 use crate::event::{CloseReason, ConnectionRequest, Event, RequestError};
-use crate::framing::{self, Frame, LineFramer};
+use crate::framing::{self, Frame, Framed, LineFramer};
 use crate::jsonrpc::{self, ErrorObject};
 use crate::raw_result::ResultBatch;
 use crate::schema::{self, CancelledNotificationParams, InitializeResult, Request, ServerCapabilities};
@@ -380,7 +380,14 @@ impl ClientConnection {
         self.stats.bytes_received += bytes.len() as u64;
         self.results.reading(bytes.len());
         let mut framer = std::mem::replace(&mut self.framer, LineFramer::new(0));
-        framer.feed(bytes, &mut |frame| self.on_frame(now, frame));
+        framer.feed_owned(bytes, &mut |framed| match framed {
+            Framed::Frame(frame) => {
+                self.on_frame(now, frame);
+                None
+            }
+            // A line read in several pieces: its buffer may become a large result's.
+            Framed::Owned(line) => self.on_owned(now, line),
+        });
         self.framer = framer;
         self.pending.check();
     }
@@ -392,6 +399,50 @@ impl ClientConnection {
         }
         self.stats.bytes_received += message.len() as u64;
         self.results.reading(message.len());
+        self.message_in(now, message);
+        self.pending.check();
+    }
+
+    /// [`feed_message`](Self::feed_message) with a message the transport gives away (a whole
+    /// HTTP body, say): a large result is handed out in its buffer instead of a copy of it.
+    /// Returns the buffer when nothing kept it.
+    pub fn feed_owned_message(&mut self, now: Instant, message: Vec<u8>) -> Option<Vec<u8>> {
+        if self.is_closed() {
+            return Some(message);
+        }
+        self.stats.bytes_received += message.len() as u64;
+        self.results.reading(message.len());
+        let back = if message.len() > self.config.max_message_size {
+            self.message_in(now, &message);
+            Some(message)
+        } else {
+            self.on_owned(now, message)
+        };
+        self.pending.check();
+        back
+    }
+
+    /// [`feed_owned_message`](Self::feed_owned_message) with a message known to be UTF-8 (an
+    /// event's data): it is not checked again.
+    #[cfg(feature = "http")]
+    pub(crate) fn feed_owned_text(&mut self, now: Instant, message: String) -> Option<String> {
+        if self.is_closed() {
+            return Some(message);
+        }
+        self.stats.bytes_received += message.len() as u64;
+        self.results.reading(message.len());
+        let back = if message.len() > self.config.max_message_size {
+            self.message_in(now, message.as_bytes());
+            Some(message)
+        } else {
+            self.on_owned_text(now, message)
+        };
+        self.pending.check();
+        back
+    }
+
+    /// One whole message, lent: dropped if too large, else decoded.
+    fn message_in(&mut self, now: Instant, message: &[u8]) {
         if message.len() > self.config.max_message_size {
             let len = message.len();
             let head = &message[..len.min(framing::HEAD_LEN)];
@@ -401,7 +452,6 @@ impl ClientConnection {
         } else {
             self.on_frame(now, Frame::Message(message));
         }
-        self.pending.check();
     }
 
     /// The peer closed its output: an unterminated last line is still processed, then every
@@ -423,7 +473,13 @@ impl ClientConnection {
             return;
         }
         let mut framer = std::mem::replace(&mut self.framer, LineFramer::new(0));
-        framer.finish(&mut |frame| self.on_frame(now, frame));
+        framer.finish_owned(&mut |framed| match framed {
+            Framed::Frame(frame) => {
+                self.on_frame(now, frame);
+                None
+            }
+            Framed::Owned(line) => self.on_owned(now, line),
+        });
         self.framer = framer;
         self.transmits.clear();
         self.shut(reason);

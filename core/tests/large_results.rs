@@ -1,0 +1,110 @@
+//! Large results (issue 37): a line read in several pieces or a whole message the transport
+//! gives away is decoded in its own buffer, which a large result then shares instead of a copy.
+//! Whatever the path, the events are those of a message fed in one piece.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use common::{Harness, num, result_line};
+use mcp_sansio::{Event, InvalidMessage, ProtocolViolation, RequestId, RequestOptions};
+use serde_json::json;
+
+fn vendor(h: &mut Harness) -> RequestId {
+    let id = h.conn.send_request(h.now, "vendor/x", None, RequestOptions::default()).unwrap();
+    h.sent();
+    id
+}
+
+/// A response line to `id` whose result holds a text of `len` bytes (with a few escapes).
+fn large_line(id: &RequestId, len: usize) -> String {
+    let text: String = "ab\"c\\d\u{e9}\n".chars().cycle().take(len).collect();
+    result_line(num(id), json!({"content": [{"type": "text", "text": text}]}))
+}
+
+fn result_of(event: &Event) -> String {
+    match event {
+        Event::Response { result: Ok(raw), .. } => raw.get().to_owned(),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_large_result_read_in_pieces_is_the_result_read_whole() {
+    for chunk in [1000, 4096, 65_536] {
+        for crlf in [false, true] {
+            let mut h = Harness::ready_default("2025-11-25");
+            let (a, b) = (vendor(&mut h), vendor(&mut h));
+            let (first, second) = (large_line(&a, 100_000), large_line(&b, 3000));
+            let mut input = format!("{first}{}\n{second}\n", if crlf { "\r" } else { "" }).into_bytes();
+            input.extend_from_slice(b"\n");
+            for piece in input.chunks(chunk) {
+                h.feed(piece);
+            }
+            let events = h.events();
+            assert_eq!(events.len(), 2, "{events:?}");
+            let whole =
+                |line: &str| serde_json::from_str::<serde_json::Value>(line).unwrap()["result"].to_string();
+            assert_eq!(result_of(&events[0]), whole(&first), "chunk {chunk}, crlf {crlf}");
+            assert_eq!(result_of(&events[1]), whole(&second));
+            // The events outlive the connection's buffers.
+            drop(h);
+            assert!(result_of(&events[0]).len() > 100_000);
+        }
+    }
+}
+
+#[test]
+fn invalid_utf8_in_a_line_read_in_pieces_is_reported() {
+    let mut h = Harness::ready_default("2025-11-25");
+    let id = vendor(&mut h);
+    let mut line = large_line(&id, 10_000).into_bytes();
+    line[5000] = 0xFF;
+    line.push(b'\n');
+    for piece in line.chunks(1024) {
+        h.feed(piece);
+    }
+    let events = h.events();
+    assert!(
+        matches!(
+            events.as_slice(),
+            [Event::ProtocolViolation(ProtocolViolation::Invalid { error: InvalidMessage::Json(e), excerpt: Some(_) })]
+                if e.contains("UTF-8")
+        ),
+        "{events:?}"
+    );
+    // The connection goes on: the request is still answered by a valid line.
+    h.server(&result_line(num(&id), json!({})));
+    assert!(matches!(h.events().as_slice(), [Event::Response { result: Ok(_), .. }]));
+}
+
+#[test]
+fn a_whole_message_given_away_comes_back_unless_a_result_keeps_it() {
+    let mut h = Harness::ready_default("2025-11-25");
+    let (small, large) = (vendor(&mut h), vendor(&mut h));
+    // A small result is copied out: the buffer comes back.
+    let message = result_line(num(&small), json!({"ok": true})).into_bytes();
+    let back = h.conn.feed_owned_message(h.now, message.clone());
+    assert_eq!(back.as_deref(), Some(&message[..]));
+    // A large one keeps it.
+    let line = large_line(&large, 50_000);
+    assert_eq!(h.conn.feed_owned_message(h.now, line.clone().into_bytes()), None);
+    // Invalid UTF-8 or JSON: reported, and the buffer comes back.
+    let back = h.conn.feed_owned_message(h.now, vec![b'{', 0xFF, b'}']);
+    assert_eq!(back, Some(vec![b'{', 0xFF, b'}']));
+    let events = h.events();
+    assert_eq!(events.len(), 3, "{events:?}");
+    assert_eq!(result_of(&events[0]), r#"{"ok":true}"#);
+    let whole = serde_json::from_str::<serde_json::Value>(&line).unwrap()["result"].to_string();
+    assert_eq!(result_of(&events[1]), whole);
+    assert!(matches!(events[2], Event::ProtocolViolation(ProtocolViolation::Invalid { .. })));
+    // Past the size limit: dropped as an oversized message, and given back.
+    let mut h = Harness::new(common::config().with_max_message_size(10_000));
+    h.ready("2025-11-25");
+    let id = vendor(&mut h);
+    let line = large_line(&id, 20_000).into_bytes();
+    assert_eq!(h.conn.feed_owned_message(h.now, line.clone()), Some(line));
+    let events = h.events();
+    assert!(
+        events.iter().any(|e| matches!(e, Event::ProtocolViolation(ProtocolViolation::Oversized { .. })))
+    );
+}
