@@ -561,6 +561,7 @@ impl HttpSession {
         let mut www_authenticate = None;
         let mut dpop_nonce = None;
         let mut location = None;
+        let mut content_length = None;
         let auth_exchange = matches!(s.role, Role::Auth);
         let mut auth_headers = Vec::new();
         for (name, value) in headers {
@@ -583,6 +584,8 @@ impl HttpSession {
                 session_id = std::str::from_utf8(value).ok().map(str::trim).filter(|v| is_visible_ascii(v));
             } else if name.eq_ignore_ascii_case("location") {
                 location = Some(String::from_utf8_lossy(value).trim().to_owned());
+            } else if name.eq_ignore_ascii_case("content-length") {
+                content_length = std::str::from_utf8(value).ok().and_then(|v| v.trim().parse::<usize>().ok());
             }
         }
         s.status = Some(status);
@@ -625,7 +628,10 @@ impl HttpSession {
                 Body::Sse
             }
             Role::Post { .. } | Role::Reinitialize if content_type == "application/json" => {
-                Body::Json(Vec::new())
+                // The body's room at once when its length is known (and allowed): no copies as
+                // it grows, and it is handed over whole to the connection.
+                let max = self.conn.config().max_message_size;
+                Body::Json(Vec::with_capacity(content_length.filter(|&len| len <= max).unwrap_or(0)))
             }
             _ => Body::Unexpected(content_type),
         };
