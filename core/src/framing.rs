@@ -78,7 +78,7 @@ type Sink<'s> = dyn FnMut(Framed<'_>) -> Option<Vec<u8>> + 's;
 
 /// The largest line buffer the framer keeps for the next line once its line was handed out;
 /// a larger one goes (a connection that once read a large result does not hold its size).
-const KEPT_CAPACITY: usize = 64 * 1024;
+pub(crate) const KEPT_CAPACITY: usize = 64 * 1024;
 
 /// Splits a byte stream into lines, with a hard size limit.
 ///
@@ -107,6 +107,9 @@ pub struct LineFramer {
     /// next long line gets that much room at once, rather than growing by doubling (each step a
     /// copy, and the old and the new buffer resident together).
     long_line: usize,
+    /// An empty buffer to take for the next long line rather than allocating one
+    /// ([`give_spare`](Self::give_spare)); let go when a short line ends.
+    spare: Vec<u8>,
 }
 
 impl LineFramer {
@@ -122,6 +125,7 @@ impl LineFramer {
             head_reported: false,
             bom: Some(0),
             long_line: 0,
+            spare: Vec::new(),
         }
     }
 
@@ -291,7 +295,7 @@ impl LineFramer {
         self.partial.len() + tail.len() - usize::from(last == Some(&b'\r'))
     }
 
-    fn emit(&self, line: &[u8], on_frame: &mut Sink<'_>) {
+    fn emit(&mut self, line: &[u8], on_frame: &mut Sink<'_>) {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         if line.len() > self.max_len {
             let head = &line[..line.len().min(HEAD_LEN)];
@@ -299,6 +303,8 @@ impl LineFramer {
             let tail = &line[line.len() - line.len().min(TAIL_LEN)..];
             report(on_frame, Frame::Oversized { len: line.len(), head, tail });
         } else if !is_blank(line) {
+            // A short line: the stream may be past its long ones; a spare is not kept for them.
+            self.spare = Vec::new();
             report(on_frame, Frame::Message(line));
         }
     }
@@ -311,7 +317,27 @@ impl LineFramer {
             // Room for a line terminator too (CRLF) and a little more: lines of one kind of
             // result differ in their ids.
             let room = self.long_line.saturating_add(64).min(self.max_len.saturating_add(2)).max(len);
-            self.partial.reserve_exact(room - self.partial.len());
+            if self.spare.capacity() >= room {
+                let mut spare = std::mem::take(&mut self.spare);
+                spare.extend_from_slice(&self.partial);
+                self.partial = spare;
+            } else {
+                self.spare = Vec::new();
+                self.partial.reserve_exact(room - self.partial.len());
+            }
+        }
+    }
+
+    /// Whether a spare buffer would be used: a long line came before, and none is held.
+    pub(crate) fn wants_spare(&self) -> bool {
+        self.long_line > 0 && self.spare.capacity() == 0
+    }
+
+    /// Gives the framer an empty buffer (the last long line's, once nothing holds it any more)
+    /// for the next long line, which then needs no allocation: kept until a short line ends.
+    pub(crate) fn give_spare(&mut self, spare: Vec<u8>) {
+        if spare.capacity() > KEPT_CAPACITY && spare.is_empty() {
+            self.spare = spare;
         }
     }
 
@@ -320,7 +346,9 @@ impl LineFramer {
         if line.last() == Some(&b'\r') {
             line.pop();
         }
-        if line.len() > KEPT_CAPACITY {
+        if line.len() <= KEPT_CAPACITY {
+            self.spare = Vec::new();
+        } else {
             self.long_line = line.len();
             if line.capacity() / 2 > line.len() {
                 // Room reserved for a longer line is not kept with the result (shrinking a

@@ -134,6 +134,12 @@ pub(crate) struct ResultBatch {
     /// The message being decoded, when the transport handed it over whole: a large result
     /// points into it rather than being copied out.
     message: Option<Arc<String>>,
+    /// The last message a result kept: once the application dropped every result of it, its
+    /// buffer is the next large message's ([`reclaim`](Self::reclaim)), which then needs no
+    /// allocation of its own. (A freed buffer would do as well only with an allocator that
+    /// gives it back to whichever thread asks next: glibc keeps it in the arena of the thread
+    /// that allocated it, and the transports read on more than one thread.)
+    kept: Option<Arc<String>>,
     text: String,
     /// Results of this batch in events not handed out yet.
     waiting: usize,
@@ -157,7 +163,29 @@ impl ResultBatch {
     /// The message given to [`decoding`](Self::decoding) was decoded: its buffer, unless a
     /// result keeps it.
     pub(crate) fn done(&mut self) -> Option<String> {
-        self.message.take().and_then(|message| Arc::try_unwrap(message).ok())
+        match Arc::try_unwrap(self.message.take()?) {
+            Ok(text) => Some(text),
+            Err(shared) => {
+                self.kept = Some(shared);
+                None
+            }
+        }
+    }
+
+    /// The buffer of the last message a result kept, emptied, if no result holds it any more;
+    /// if one still does, the buffer is left to it.
+    pub(crate) fn reclaim(&mut self) -> Option<Vec<u8>> {
+        match Arc::try_unwrap(self.kept.take()?) {
+            Ok(text) => {
+                let mut buf = text.into_bytes();
+                buf.clear();
+                Some(buf)
+            }
+            Err(shared) => {
+                self.kept = Some(shared);
+                None
+            }
+        }
     }
 
     /// The result `json` of a response whose event is about to be queued.
@@ -253,6 +281,29 @@ mod tests {
         batch.seal(&mut events);
         assert_eq!(text(&events[5]), "true");
         assert_eq!(&*shared(&events, 5), "true");
+    }
+
+    #[test]
+    fn a_large_result_shares_its_message_and_the_message_comes_back_once_dropped() {
+        let mut batch = ResultBatch::default();
+        let message = Arc::new(format!("{{\"result\":\"{}\"}}", "y".repeat(2 * BATCHED_MAX)));
+        batch.decoding(Arc::clone(&message));
+        let json = &message[10..message.len() - 1];
+        let large = batch.add(json);
+        assert!(std::ptr::eq(large.get(), json), "the message's own bytes");
+        // An equal text elsewhere is not the message's: a copy.
+        let elsewhere = json.to_owned();
+        assert!(!std::ptr::eq(batch.add(&elsewhere).get(), json));
+        drop(message);
+        assert_eq!(batch.done(), None, "a result keeps it");
+        assert_eq!(batch.reclaim(), None, "still held");
+        drop(large);
+        let buf = batch.reclaim().unwrap();
+        assert!(buf.is_empty() && buf.capacity() > 2 * BATCHED_MAX);
+        assert_eq!(batch.reclaim(), None, "given once");
+        // A message no result kept comes back at once.
+        batch.decoding(Arc::new("{}".to_owned()));
+        assert_eq!(batch.done().as_deref(), Some("{}"));
     }
 
     #[test]

@@ -108,3 +108,35 @@ fn a_whole_message_given_away_comes_back_unless_a_result_keeps_it() {
         events.iter().any(|e| matches!(e, Event::ProtocolViolation(ProtocolViolation::Oversized { .. })))
     );
 }
+
+#[test]
+fn a_dropped_large_result_lends_its_buffer_to_the_next_large_line_and_a_held_one_does_not() {
+    let mut h = Harness::ready_default("2025-11-25");
+    let feed_in_pieces = |h: &mut Harness, line: &str| {
+        for piece in format!("{line}\n").as_bytes().chunks(8192) {
+            h.feed(piece);
+        }
+    };
+    let (a, b, c) = (vendor(&mut h), vendor(&mut h), vendor(&mut h));
+    feed_in_pieces(&mut h, &large_line(&a, 200_000));
+    let first = h.events().pop().unwrap();
+    let Event::Response { result: Ok(raw), .. } = &first else { unreachable!() };
+    let first_at_inside = raw.get().as_ptr() as usize;
+    // Held: the next large line has a buffer of its own, and the first result is intact.
+    feed_in_pieces(&mut h, &large_line(&b, 200_000));
+    let second = h.events().pop().unwrap();
+    let Event::Response { result: Ok(second_raw), .. } = &second else { unreachable!() };
+    assert_ne!(second_raw.get().as_ptr() as usize, first_at_inside);
+    assert_eq!(result_of(&first).len(), result_of(&second).len());
+    let second_at = second_raw.get().as_ptr() as usize;
+    drop(first);
+    // Dropped: the next large line is read into its buffer (the same ids' length, the same place).
+    drop(second);
+    feed_in_pieces(&mut h, &large_line(&c, 200_000));
+    let third = h.events().pop().unwrap();
+    let Event::Response { result: Ok(third_raw), .. } = &third else { unreachable!() };
+    assert_eq!(third_raw.get().as_ptr() as usize, second_at, "the second's buffer, reused");
+    let whole =
+        serde_json::from_str::<serde_json::Value>(&large_line(&c, 200_000)).unwrap()["result"].to_string();
+    assert_eq!(third_raw.get(), whole);
+}

@@ -380,6 +380,11 @@ impl ClientConnection {
         self.stats.bytes_received += bytes.len() as u64;
         self.results.reading(bytes.len());
         let mut framer = std::mem::replace(&mut self.framer, LineFramer::new(0));
+        if framer.wants_spare() {
+            if let Some(spare) = self.results.reclaim() {
+                framer.give_spare(spare);
+            }
+        }
         framer.feed_owned(bytes, &mut |framed| match framed {
             Framed::Frame(frame) => {
                 self.on_frame(now, frame);
@@ -439,6 +444,18 @@ impl ClientConnection {
         };
         self.pending.check();
         back
+    }
+
+    /// A buffer for a whole message of `len` bytes (an HTTP body whose length is declared, or
+    /// 0): for a large one, the last large message's buffer once no result holds it any more.
+    #[cfg(feature = "http")]
+    pub(crate) fn message_buffer(&mut self, len: usize) -> Vec<u8> {
+        if len > framing::KEPT_CAPACITY {
+            if let Some(buf) = self.results.reclaim().filter(|buf| buf.capacity() >= len) {
+                return buf;
+            }
+        }
+        Vec::with_capacity(len)
     }
 
     /// One whole message, lent: dropped if too large, else decoded.

@@ -631,7 +631,7 @@ impl HttpSession {
                 // The body's room at once when its length is known (and allowed): no copies as
                 // it grows, and it is handed over whole to the connection.
                 let max = self.conn.config().max_message_size;
-                Body::Json(Vec::with_capacity(content_length.filter(|&len| len <= max).unwrap_or(0)))
+                Body::Json(self.conn.message_buffer(content_length.filter(|&len| len <= max).unwrap_or(0)))
             }
             _ => Body::Unexpected(content_type),
         };
