@@ -451,11 +451,17 @@ impl ClientConnection {
     #[cfg(feature = "http")]
     pub(crate) fn message_buffer(&mut self, len: usize) -> Vec<u8> {
         if len > framing::KEPT_CAPACITY {
-            if let Some(buf) = self.results.reclaim().filter(|buf| buf.capacity() >= len) {
+            if let Some(buf) = self.spare_buffer().filter(|buf| buf.capacity() >= len) {
                 return buf;
             }
         }
         Vec::with_capacity(len)
+    }
+
+    /// The last large message's buffer, empty, once no result holds it any more.
+    #[cfg(feature = "http")]
+    pub(crate) fn spare_buffer(&mut self) -> Option<Vec<u8>> {
+        self.results.reclaim()
     }
 
     /// One whole message, lent: dropped if too large, else decoded.

@@ -97,6 +97,12 @@ pub struct SseDecoder {
     retry: Option<Duration>,
     /// The current event crossed the size limit: it was reported and will not be dispatched.
     dropped: bool,
+    /// The length of the data of the last event dispatched with more than [`KEPT_LINE`] bytes:
+    /// the next event that long gets that much room at once rather than growing by doubling.
+    long_data: usize,
+    /// An empty buffer for the next long event's data ([`give_spare`](Self::give_spare)); let
+    /// go when a short event is dispatched.
+    spare: Vec<u8>,
 }
 
 impl SseDecoder {
@@ -121,6 +127,8 @@ impl SseDecoder {
             last_event_id: String::new(),
             retry: None,
             dropped: false,
+            long_data: 0,
+            spare: Vec::new(),
         }
     }
 
@@ -164,8 +172,9 @@ impl SseDecoder {
         self.bom_matched = Some(0);
         self.pending_cr = false;
         self.mode = LineMode::Normal;
-        self.line.clear();
-        self.data.clear();
+        self.line = keep_allocation(std::mem::take(&mut self.line));
+        // An event cut short may have grown large: its room is not kept.
+        self.data = keep_allocation(std::mem::take(&mut self.data));
         self.event_type.clear();
         self.id_buffer.clear();
         self.dropped = false;
@@ -240,6 +249,7 @@ impl SseDecoder {
                 // line's field name, plus this segment.
                 let total = self.data_prefix.saturating_add(self.data.len()).saturating_add(segment.len());
                 if total <= self.max_event_size {
+                    self.grow_data(segment.len());
                     self.data.extend_from_slice(segment);
                 } else {
                     // Dropped: the value has no use any more (an event too large has no data).
@@ -285,8 +295,40 @@ impl SseDecoder {
         self.mode = LineMode::Data;
         self.data_prefix = start.len() - value.len();
         self.data_line_start = self.data.len();
+        self.grow_data(value.len());
         self.data.extend_from_slice(value);
         true
+    }
+
+    /// Makes room for `more` bytes of data: a long event gets the length of the last long one
+    /// at once (within the maximum), in the spare buffer if it is large enough.
+    fn grow_data(&mut self, more: usize) {
+        let len = self.data.len().saturating_add(more);
+        let capacity = self.data.capacity();
+        if len > capacity && len > KEPT_LINE && self.long_data > capacity {
+            let room = self.long_data.saturating_add(64).min(self.max_event_size.saturating_add(1)).max(len);
+            if self.spare.capacity() >= room {
+                let mut spare = std::mem::take(&mut self.spare);
+                spare.extend_from_slice(&self.data);
+                self.data = spare;
+            } else {
+                self.spare = Vec::new();
+                self.data.reserve_exact(room - self.data.len());
+            }
+        }
+    }
+
+    /// Whether a spare buffer would be used: a long event came before, and none is held.
+    pub(crate) fn wants_spare(&self) -> bool {
+        self.long_data > 0 && self.spare.capacity() == 0
+    }
+
+    /// Gives the decoder an empty buffer (the last long event's, once nothing holds it any
+    /// more) for the next long event's data: kept until a short event is dispatched.
+    pub(crate) fn give_spare(&mut self, spare: Vec<u8>) {
+        if spare.capacity() > KEPT_LINE && spare.is_empty() {
+            self.spare = spare;
+        }
     }
 
     /// A line buffered across chunks ended.
@@ -377,6 +419,14 @@ impl SseDecoder {
         }
         let mut data = std::mem::take(&mut self.data);
         data.pop(); // The `\n` after the last value.
+        if data.len() > KEPT_LINE {
+            self.long_data = data.len();
+            if data.capacity() / 2 > data.len() {
+                data.shrink_to_fit();
+            }
+        } else {
+            self.spare = Vec::new();
+        }
         // Decoding the data as UTF-8 whole is decoding it line by line: the `\n`s between its
         // values end any sequence, as the line ends they replace did.
         let data = match String::from_utf8(data) {
@@ -715,6 +765,42 @@ mod tests {
         let got =
             run(&mut SseDecoder::new(1 << 20), &[b"data:ab", b"cd\r", b"\ndata: e", b"f\n", b"\n"], true);
         assert_eq!(got, vec![msg("abcd\nef")]);
+    }
+
+    #[test]
+    fn a_long_event_gets_the_room_of_the_last_long_one_or_the_spare_given() {
+        let value = "v".repeat(3 * KEPT_LINE);
+        let input = format!("data: {value}\n\n");
+        let mut d = SseDecoder::new(1 << 20);
+        let feed = |d: &mut SseDecoder| {
+            let mut got = Vec::new();
+            for chunk in input.as_bytes().chunks(4096) {
+                d.feed(chunk, &mut |item| got.push(item));
+            }
+            got
+        };
+        assert_eq!(feed(&mut d), vec![msg(&value)]);
+        assert!(d.wants_spare());
+        // A spare large enough is the next long event's data.
+        let spare = Vec::with_capacity(4 * KEPT_LINE);
+        let at = spare.as_ptr() as usize;
+        d.give_spare(spare);
+        assert!(!d.wants_spare());
+        let got = feed(&mut d);
+        let Some(Ok(event)) = got.first() else { panic!("{got:?}") };
+        assert_eq!((event.data.len(), event.data.as_ptr() as usize), (value.len(), at));
+        // Without one: the room of the last long event, at once.
+        d.feed(format!("data: {}", &value[..KEPT_LINE + 1]).as_bytes(), &mut |_| {});
+        assert!(d.data.capacity() >= value.len() && d.data.capacity() <= value.len() + 64);
+        // A short event lets a spare go; a buffer that is not empty or small is not taken.
+        d.finish(&mut |_| {});
+        assert_eq!(d.data.capacity(), 0, "an event cut short does not keep its room");
+        d.give_spare(vec![1; 2 * KEPT_LINE]);
+        d.give_spare(Vec::with_capacity(16));
+        assert!(d.wants_spare());
+        d.give_spare(Vec::with_capacity(2 * KEPT_LINE));
+        assert_eq!(run(&mut d, &[b"data: short\n\n"], false), vec![msg("short")]);
+        assert!(d.wants_spare());
     }
 
     #[test]

@@ -694,6 +694,11 @@ impl HttpSession {
             Body::Sse => {
                 let mut items = std::mem::take(&mut self.sse_items);
                 if let Some(decoder) = s.decoder.as_mut() {
+                    if decoder.wants_spare() {
+                        if let Some(spare) = self.conn.spare_buffer() {
+                            decoder.give_spare(spare);
+                        }
+                    }
                     decoder.feed(chunk, &mut |item| items.push(item));
                 }
                 for item in items.drain(..) {
