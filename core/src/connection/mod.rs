@@ -447,10 +447,11 @@ impl ClientConnection {
     }
 
     /// A buffer for a whole message of `len` bytes (an HTTP body whose length is declared, or
-    /// 0): for a large one, the last large message's buffer once no result holds it any more.
+    /// 0 when it is not): for a large one or one of unknown length, the last large message's
+    /// buffer once no result holds it any more.
     #[cfg(feature = "http")]
     pub(crate) fn message_buffer(&mut self, len: usize) -> Vec<u8> {
-        if len > framing::KEPT_CAPACITY {
+        if len > framing::KEPT_CAPACITY || len == 0 {
             if let Some(buf) = self.spare_buffer().filter(|buf| buf.capacity() >= len) {
                 return buf;
             }

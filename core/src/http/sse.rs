@@ -305,28 +305,34 @@ impl SseDecoder {
     fn grow_data(&mut self, more: usize) {
         let len = self.data.len().saturating_add(more);
         let capacity = self.data.capacity();
-        if len > capacity && len > KEPT_LINE && self.long_data > capacity {
-            let room = self.long_data.saturating_add(64).min(self.max_event_size.saturating_add(1)).max(len);
-            if self.spare.capacity() >= room {
-                let mut spare = std::mem::take(&mut self.spare);
-                spare.extend_from_slice(&self.data);
-                self.data = spare;
-            } else {
-                self.spare = Vec::new();
-                self.data.reserve_exact(room - self.data.len());
-            }
+        if len <= capacity || len <= KEPT_LINE {
+            return;
+        }
+        let hinted = self.long_data > capacity;
+        let room = match hinted {
+            true => self.long_data.saturating_add(64).min(self.max_event_size.saturating_add(1)).max(len),
+            false => len,
+        };
+        if self.spare.capacity() >= room {
+            let mut spare = std::mem::take(&mut self.spare);
+            spare.extend_from_slice(&self.data);
+            self.data = spare;
+        } else if hinted {
+            self.spare = Vec::new();
+            self.data.reserve_exact(room - self.data.len());
         }
     }
 
-    /// Whether a spare buffer would be used: a long event came before, and none is held.
+    /// Whether a spare buffer would be used: none is held. (The session makes a decoder per
+    /// response stream: a new one has no length of its own to go by, but a spare serves it.)
     pub(crate) fn wants_spare(&self) -> bool {
-        self.long_data > 0 && self.spare.capacity() == 0
+        self.spare.capacity() == 0
     }
 
     /// Gives the decoder an empty buffer (the last long event's, once nothing holds it any
     /// more) for the next long event's data: kept until a short event is dispatched.
     pub(crate) fn give_spare(&mut self, spare: Vec<u8>) {
-        if spare.capacity() > KEPT_LINE && spare.is_empty() {
+        if spare.capacity() > KEPT_LINE && spare.is_empty() && self.spare.capacity() == 0 {
             self.spare = spare;
         }
     }
@@ -781,6 +787,14 @@ mod tests {
         };
         assert_eq!(feed(&mut d), vec![msg(&value)]);
         assert!(d.wants_spare());
+        // A new decoder (a new response stream) takes one too, as long as it is large enough.
+        let mut fresh = SseDecoder::new(1 << 20);
+        let spare = Vec::with_capacity(4 * KEPT_LINE);
+        let at = spare.as_ptr() as usize;
+        fresh.give_spare(spare);
+        let got = feed(&mut fresh);
+        let Some(Ok(event)) = got.first() else { panic!("{got:?}") };
+        assert_eq!(event.data.as_ptr() as usize, at);
         // A spare large enough is the next long event's data.
         let spare = Vec::with_capacity(4 * KEPT_LINE);
         let at = spare.as_ptr() as usize;
