@@ -128,7 +128,9 @@ impl fmt::Display for RawResult {
 
 /// The small results that arrived since the last [`poll_event`](crate::ClientConnection::poll_event),
 /// gathered in one text, which becomes the shared buffer of all of them when the first is
-/// handed out: one allocation per batch instead of one per response.
+/// handed out: one allocation per batch instead of one per response, and none once the
+/// application dropped every result of the last batch (its buffer is filled again: calls one
+/// after another allocate nothing for their results).
 #[derive(Debug, Default)]
 pub(crate) struct ResultBatch {
     /// The message being decoded, when the transport handed it over whole: a large result
@@ -140,7 +142,9 @@ pub(crate) struct ResultBatch {
     /// gives it back to whichever thread asks next: glibc keeps it in the arena of the thread
     /// that allocated it, and the transports read on more than one thread.)
     kept: Option<Arc<String>>,
-    text: String,
+    /// The batch's text, in the buffer its results share once sealed; between batches, the
+    /// last batch's (shared with its results until they are dropped).
+    text: Arc<String>,
     /// Results of this batch in events not handed out yet.
     waiting: usize,
     /// How many bytes the input being read holds: a bound on what its results need.
@@ -195,16 +199,26 @@ impl ResultBatch {
                 return raw;
             }
         }
-        let start = u32::try_from(self.text.len()).ok();
-        let end = u32::try_from(self.text.len() + json.len()).ok();
-        let (Some(start), Some(end)) = (start, end) else { return RawResult::new(json) };
         if json.is_empty() || json.len() > BATCHED_MAX {
             return RawResult::new(json);
         }
-        if self.text.is_empty() {
-            self.text.reserve(self.input.min(MAX_RESERVED).max(json.len()));
+        if self.waiting == 0 {
+            // A new batch: in the last one's buffer if no result holds it any more (and it did
+            // not grow large), else in one of its own.
+            match Arc::get_mut(&mut self.text).filter(|text| text.capacity() <= MAX_RESERVED) {
+                Some(text) => text.clear(),
+                None => self.text = Arc::new(String::new()),
+            }
         }
-        self.text.push_str(json);
+        // Unique: the batch's results are not handed out before it is sealed.
+        let Some(text) = Arc::get_mut(&mut self.text) else { return RawResult::new(json) };
+        let start = u32::try_from(text.len()).ok();
+        let end = u32::try_from(text.len() + json.len()).ok();
+        let (Some(start), Some(end)) = (start, end) else { return RawResult::new(json) };
+        if text.is_empty() {
+            text.reserve(self.input.min(MAX_RESERVED).max(json.len()));
+        }
+        text.push_str(json);
         self.waiting += 1;
         RawResult { buf: None, start, end }
     }
@@ -215,18 +229,17 @@ impl ResultBatch {
         if self.waiting == 0 {
             return;
         }
-        // The text itself becomes the buffer (no copy); the next batch allocates its own. What
-        // was reserved for the input and not used goes first (it would live as long as the
-        // results).
-        let mut text = std::mem::take(&mut self.text);
-        if text.capacity() - text.len() > BATCHED_MAX {
-            text.shrink_to_fit();
+        // The text itself becomes the buffer (no copy). What was reserved for the input and not
+        // used goes first (it would live as long as the results).
+        if let Some(text) = Arc::get_mut(&mut self.text) {
+            if text.capacity() - text.len() > BATCHED_MAX {
+                text.shrink_to_fit();
+            }
         }
-        let buf = Arc::new(text);
         for event in events.iter_mut().rev() {
             let Event::Response { result: Ok(raw), .. } = event else { continue };
             if raw.buf.is_none() {
-                raw.buf = Some(Arc::clone(&buf));
+                raw.buf = Some(Arc::clone(&self.text));
                 self.waiting -= 1;
                 if self.waiting == 0 {
                     break;
@@ -276,11 +289,21 @@ mod tests {
         assert!(Arc::ptr_eq(&shared(&events, 1), &shared(&events, 3)), "one buffer for the batch");
         assert!(!Arc::ptr_eq(&shared(&events, 1), &shared(&events, 4)), "a large result has its own");
         assert_eq!(&*shared(&events, 1), "{}[1,2]", "the batch holds its results and nothing else");
-        // The next batch starts empty.
+        // The next batch starts empty, in a buffer of its own while the last one's is held.
         events.push_back(response(5, batch.add("true")));
         batch.seal(&mut events);
         assert_eq!(text(&events[5]), "true");
         assert_eq!(&*shared(&events, 5), "true");
+        assert_eq!(&*shared(&events, 1), "{}[1,2]", "a held batch is left alone");
+        // Once its results are dropped, a batch's buffer is filled again: no allocation.
+        let last = shared(&events, 5);
+        let at = last.as_ptr();
+        drop(last);
+        events.clear();
+        events.push_back(response(6, batch.add("false")));
+        batch.seal(&mut events);
+        assert_eq!(text(&events[0]), "false");
+        assert_eq!(shared(&events, 0).as_ptr(), at);
     }
 
     #[test]
