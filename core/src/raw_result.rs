@@ -16,9 +16,11 @@ use serde_json::value::RawValue;
 
 use crate::Event;
 
-/// A result up to this size waits in the batch; a larger one gets a buffer of its own at once
-/// (copying it twice would cost more than the allocation it saves).
-const BATCHED_MAX: usize = 1024;
+/// A result up to this size waits in the batch (copied once into it, as into a buffer of its
+/// own, without an allocation of its own); a larger one stays in the message it came in, if the
+/// transport handed that over whole, or gets a buffer of its own. The size of the smallest
+/// message handed over (`OWNED_MIN` in `connection/incoming.rs`).
+const BATCHED_MAX: usize = 4 * 1024;
 
 /// The most a batch reserves for its text up front (more than that grows as it comes).
 const MAX_RESERVED: usize = 16 * 1024;
@@ -53,7 +55,7 @@ const MAX_RESERVED: usize = 16 * 1024;
 /// allocated when the first of them is handed out: a result is a counted reference into it, so
 /// cloning one costs no allocation. Holding a result keeps that buffer alive (the other small
 /// results of its batch, never more); [`to_raw_value`](Self::to_raw_value) copies it out on its
-/// own. A result over 1 KiB has a buffer of its own: the message it came in when the transport
+/// own. A result over 4 KiB has a buffer of its own: the message it came in when the transport
 /// handed that over whole (a line read in several pieces, an HTTP body, an event-stream event),
 /// so that a large result is not copied out of it; otherwise a copy.
 #[derive(Clone)]

@@ -23,7 +23,7 @@ use crate::jsonrpc::{self, ErrorObject, Head, InvalidMessage, Message};
 use crate::schema::{self, CancelledNotificationParams};
 
 /// Messages up to this size are decoded as if lent: their results are copied out (see
-/// `raw_result.rs`, which batches those up to 1 KiB).
+/// `raw_result.rs`, which batches results up to the same size).
 const OWNED_MIN: usize = 4 * 1024;
 
 impl ClientConnection {
