@@ -1,11 +1,12 @@
 //! [`RawResult`]: the raw `result` of a response, as [`Event::Response`] hands it over, and the
 //! batch that lets the small results of one input share one allocation.
 
-// The results of a batch share one immutable buffer, which the application holds and drops; the
-// engine keeps no reference to it. So does a large result with the message it came in (the
-// framer's or the HTTP body's buffer, handed over rather than copied): the engine keeps that
-// reference only while it decodes the message. That is the one `Arc` of the engine, and no
-// state is shared.
+// The results of a batch share one immutable buffer, which the application holds and drops. So
+// does a large result with the message it came in (the framer's or the HTTP body's buffer,
+// handed over rather than copied). The engine keeps the last batch's buffer and the last such
+// message only to fill them again once no result holds them (`Arc::get_mut`,
+// `Arc::try_unwrap`, which fail while one does): nothing is read or written through a shared
+// reference. That is the one `Arc` of the engine, and no state is shared.
 #![allow(clippy::disallowed_types)]
 
 use std::collections::VecDeque;
@@ -128,6 +129,18 @@ impl fmt::Display for RawResult {
     }
 }
 
+/// A message handed over whole, being decoded ([`ResultBatch::decoding`]): its text, which
+/// the large results in it share.
+pub(crate) struct WholeMessage(Arc<String>);
+
+impl std::ops::Deref for WholeMessage {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
 /// The small results that arrived since the last [`poll_event`](crate::ClientConnection::poll_event),
 /// gathered in one text, which becomes the shared buffer of all of them when the first is
 /// handed out: one allocation per batch instead of one per response, and none once the
@@ -160,10 +173,12 @@ impl ResultBatch {
         self.input = len;
     }
 
-    /// The message `message` is being decoded: a large result of it may keep it. Returns it
-    /// with [`done`](Self::done).
-    pub(crate) fn decoding(&mut self, message: Arc<String>) {
-        self.message = Some(message);
+    /// The message `text` is being decoded: a large result of it may keep it. The connection
+    /// decodes it from what this returns, then calls [`done`](Self::done).
+    pub(crate) fn decoding(&mut self, text: String) -> WholeMessage {
+        let message = Arc::new(text);
+        self.message = Some(Arc::clone(&message));
+        WholeMessage(message)
     }
 
     /// The message given to [`decoding`](Self::decoding) was decoded: its buffer, unless a
@@ -311,8 +326,7 @@ mod tests {
     #[test]
     fn a_large_result_shares_its_message_and_the_message_comes_back_once_dropped() {
         let mut batch = ResultBatch::default();
-        let message = Arc::new(format!("{{\"result\":\"{}\"}}", "y".repeat(2 * BATCHED_MAX)));
-        batch.decoding(Arc::clone(&message));
+        let message = batch.decoding(format!("{{\"result\":\"{}\"}}", "y".repeat(2 * BATCHED_MAX)));
         let json = &message[10..message.len() - 1];
         let large = batch.add(json);
         assert!(std::ptr::eq(large.get(), json), "the message's own bytes");
@@ -327,7 +341,7 @@ mod tests {
         assert!(buf.is_empty() && buf.capacity() > 2 * BATCHED_MAX);
         assert_eq!(batch.reclaim(), None, "given once");
         // A message no result kept comes back at once.
-        batch.decoding(Arc::new("{}".to_owned()));
+        drop(batch.decoding("{}".to_owned()));
         assert_eq!(batch.done().as_deref(), Some("{}"));
     }
 

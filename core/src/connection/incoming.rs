@@ -3,10 +3,6 @@
 //! notifications (progress, cancellations, the listen stream's own) and server requests
 //! (`ping` answered here, undeclared capabilities refused) into events.
 
-// A message handed over whole is shared with the large result it holds (see `raw_result.rs`).
-#![allow(clippy::disallowed_types)]
-
-use std::sync::Arc;
 use std::time::Instant;
 
 use serde_json::value::RawValue;
@@ -113,8 +109,8 @@ impl ClientConnection {
             self.on_frame(now, Frame::Message(text.as_bytes()));
             return Some(text);
         }
-        let text = Arc::new(text);
-        self.results.decoding(Arc::clone(&text));
+        // Shared with the large results in it (see `raw_result.rs`).
+        let text = self.results.decoding(text);
         self.clock = self.clock.max(now);
         self.on_message(now, &text);
         drop(text);
