@@ -91,9 +91,11 @@ impl HttpSession {
         if let (Body::Json(buf), End::Complete) = (&mut s.body, &end) {
             let buf = std::mem::take(buf);
             if !buf.is_empty() {
-                // Its start is kept for the error message, should it not have been the
-                // response (when it was, a large result keeps the body itself).
-                let head = buf[..buf.len().min(EXCERPT_LIMIT)].to_vec();
+                // Kept for the error message, should it not have been the response: the body
+                // itself when it comes back (a small one always does), else its start (a
+                // large result keeps the body).
+                let large = buf.len() > EXCERPT_LIMIT;
+                let head = if large { buf[..EXCERPT_LIMIT].to_vec() } else { Vec::new() };
                 let back = self.deliver(now, &mut s, Whole::Bytes(buf));
                 s.body = Body::Json(back.unwrap_or(head));
             }
