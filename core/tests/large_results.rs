@@ -140,3 +140,28 @@ fn a_dropped_large_result_lends_its_buffer_to_the_next_large_line_and_a_held_one
         serde_json::from_str::<serde_json::Value>(&large_line(&c, 200_000)).unwrap()["result"].to_string();
     assert_eq!(third_raw.get(), whole);
 }
+
+#[test]
+fn a_spare_buffer_is_only_lent_once_the_result_is_dropped_and_never_twice() {
+    // Through the public surface: a held result is intact whatever comes after it, over
+    // whole messages as over lines.
+    let mut h = Harness::ready_default("2025-11-25");
+    let ids: Vec<RequestId> = (0..4).map(|_| vendor(&mut h)).collect();
+    let lines: Vec<String> = ids.iter().map(|id| large_line(id, 30_000 + 1000 * num(id) as usize)).collect();
+    let mut held = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        if i % 2 == 0 {
+            assert_eq!(h.conn.feed_owned_message(h.now, line.clone().into_bytes()), None);
+        } else {
+            for piece in format!("{line}\n").as_bytes().chunks(4096) {
+                h.feed(piece);
+            }
+        }
+        held.extend(h.events());
+    }
+    assert_eq!(held.len(), 4);
+    for (event, line) in held.iter().zip(&lines) {
+        let whole = serde_json::from_str::<serde_json::Value>(line).unwrap()["result"].to_string();
+        assert_eq!(result_of(event), whole);
+    }
+}

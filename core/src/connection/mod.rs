@@ -451,8 +451,11 @@ impl ClientConnection {
     /// buffer once no result holds it any more.
     #[cfg(feature = "http")]
     pub(crate) fn message_buffer(&mut self, len: usize) -> Vec<u8> {
+        // A small message lets the last large one's buffer go (as a short line does on stdio):
+        // a connection back to small messages does not hold a large result's worth.
+        let spare = self.spare_buffer();
         if len > framing::KEPT_CAPACITY || len == 0 {
-            if let Some(buf) = self.spare_buffer().filter(|buf| buf.capacity() >= len) {
+            if let Some(buf) = spare.filter(|buf| buf.capacity() >= len) {
                 return buf;
             }
         }
