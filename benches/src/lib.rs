@@ -9,6 +9,9 @@
 //! - `cargo run --release -p mcp-benches --bin stdio-throughput`: `tools/call` over stdio
 //!   (sequential, 32 in flight, 64 KiB results) with the smol client against a raw blocking
 //!   client, both talking to the `bench-echo` server; calls/s, CPU per call, peak RSS, ratios.
+//! - `cargo run --release -p mcp-benches --bin large-results`: one result of 1 KiB to 12 MiB at
+//!   a time over stdio, HTTP JSON and HTTP SSE, beside a raw client that parses it into a
+//!   `Value`: MiB/s, CPU per MiB, and peak RSS against the result's size (issue 37).
 //! - `cargo run --release -p mcp-benches --bin client-memory`: resident memory with one idle
 //!   connection, bytes per pending request, and time per request with 100 to 10 000 in flight.
 //! - `cargo run --release -p mcp-benches --bin curves`: how each cost grows with the work

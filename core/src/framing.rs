@@ -61,6 +61,25 @@ pub enum Frame<'a> {
     },
 }
 
+/// What [`LineFramer::feed_owned`] hands out: a frame that borrows the input, or a message
+/// that was assembled across chunks, given away whole so that it is not copied again.
+#[derive(Debug)]
+pub(crate) enum Framed<'a> {
+    /// A frame, as [`LineFramer::feed`] hands it out.
+    Frame(Frame<'a>),
+    /// A complete message (not blank, within the maximum, without its line terminator) that
+    /// came in more than one chunk: the framer's buffer itself. The callback returns it if it
+    /// did not keep it, so that a small allocation serves the next line.
+    Owned(Vec<u8>),
+}
+
+/// The callback of [`LineFramer::feed_owned`].
+type Sink<'s> = dyn FnMut(Framed<'_>) -> Option<Vec<u8>> + 's;
+
+/// The largest line buffer the framer keeps for the next line once its line was handed out;
+/// a larger one goes (a connection that once read a large result does not hold its size).
+pub(crate) const KEPT_CAPACITY: usize = 64 * 1024;
+
 /// Splits a byte stream into lines, with a hard size limit.
 ///
 /// A UTF-8 byte order mark at the very start of the stream (some servers born on Windows write
@@ -84,6 +103,13 @@ pub struct LineFramer {
     /// How many bytes of a byte order mark the stream started with so far; `None` once past
     /// the start.
     bom: Option<usize>,
+    /// The length of the last line longer than [`KEPT_CAPACITY`] that was handed over: the
+    /// next long line gets that much room at once, rather than growing by doubling (each step a
+    /// copy, and the old and the new buffer resident together).
+    long_line: usize,
+    /// An empty buffer to take for the next long line rather than allocating one
+    /// ([`give_spare`](Self::give_spare)); let go when a short line ends.
+    spare: Vec<u8>,
 }
 
 impl LineFramer {
@@ -98,6 +124,8 @@ impl LineFramer {
             tail: Vec::new(),
             head_reported: false,
             bom: Some(0),
+            long_line: 0,
+            spare: Vec::new(),
         }
     }
 
@@ -110,7 +138,13 @@ impl LineFramer {
     ///
     /// Complete lines inside `input` are handed out without copying; only an incomplete tail is
     /// buffered until the next call.
-    pub fn feed(&mut self, mut input: &[u8], on_frame: &mut dyn FnMut(Frame<'_>)) {
+    pub fn feed(&mut self, input: &[u8], on_frame: &mut dyn FnMut(Frame<'_>)) {
+        self.feed_owned(input, &mut |framed| lend(framed, on_frame));
+    }
+
+    /// [`feed`](Self::feed), but a message assembled from several chunks is handed over as
+    /// the buffer it was assembled in ([`Framed::Owned`]), to be kept rather than copied.
+    pub(crate) fn feed_owned(&mut self, mut input: &[u8], on_frame: &mut Sink<'_>) {
         if let Some(matched) = self.bom {
             input = self.skip_bom(matched, input);
         }
@@ -145,12 +179,10 @@ impl LineFramer {
                         self.start_discarding(line, on_frame);
                         self.end_discarding(len, on_frame);
                     } else {
+                        self.grow_for(self.partial.len() + line.len());
                         let mut partial = std::mem::take(&mut self.partial);
                         partial.extend_from_slice(line);
-                        self.emit(&partial, on_frame);
-                        // Keep the allocation for the next partial line.
-                        partial.clear();
-                        self.partial = partial;
+                        self.emit_owned(partial, on_frame);
                     }
                 }
                 None => {
@@ -162,6 +194,7 @@ impl LineFramer {
                         self.discarding = Some(len);
                         self.discarded_cr = input.last() == Some(&b'\r');
                     } else {
+                        self.grow_for(len);
                         self.partial.extend_from_slice(input);
                     }
                     return;
@@ -172,6 +205,12 @@ impl LineFramer {
 
     /// The input ended: hands out an unterminated last line, if any, as a message.
     pub fn finish(&mut self, on_frame: &mut dyn FnMut(Frame<'_>)) {
+        self.finish_owned(&mut |framed| lend(framed, on_frame));
+    }
+
+    /// [`finish`](Self::finish), handing over an unterminated last line as
+    /// [`feed_owned`](Self::feed_owned) does.
+    pub(crate) fn finish_owned(&mut self, on_frame: &mut Sink<'_>) {
         if let Some(matched) = self.bom.take() {
             // The stream was the start of a byte order mark and nothing else: that is data.
             self.partial.extend_from_slice(&BOM[..matched]);
@@ -180,7 +219,9 @@ impl LineFramer {
             self.end_discarding(seen - usize::from(self.discarded_cr), on_frame);
         }
         let partial = std::mem::take(&mut self.partial);
-        self.emit(&partial, on_frame);
+        if !partial.is_empty() {
+            self.emit_owned(partial, on_frame);
+        }
     }
 
     /// Skips what `input` holds of a byte order mark at the start of the stream, `matched`
@@ -204,7 +245,7 @@ impl LineFramer {
 
     /// The line in `partial` followed by `more` is too long: drops `partial` and keeps the
     /// ends of both.
-    fn start_discarding(&mut self, more: &[u8], on_frame: &mut dyn FnMut(Frame<'_>)) {
+    fn start_discarding(&mut self, more: &[u8], on_frame: &mut Sink<'_>) {
         self.head.clear();
         self.tail.clear();
         self.head_reported = false;
@@ -217,24 +258,24 @@ impl LineFramer {
 
     /// Keeps what `more`, the next bytes of the line being dropped, adds to its first and last
     /// bytes; reports the line once its first [`HEAD_LEN`] bytes are in.
-    fn keep_ends(&mut self, more: &[u8], on_frame: &mut dyn FnMut(Frame<'_>)) {
+    fn keep_ends(&mut self, more: &[u8], on_frame: &mut Sink<'_>) {
         if !self.head_reported {
             let room = HEAD_LEN - self.head.len();
             self.head.extend_from_slice(&more[..more.len().min(room)]);
             if self.head.len() == HEAD_LEN {
                 self.head_reported = true;
-                on_frame(Frame::TooLong { head: &self.head });
+                report(on_frame, Frame::TooLong { head: &self.head });
             }
         }
         keep_tail(&mut self.tail, more);
     }
 
     /// The dropped line ended after `len` bytes: reports it with the ends kept.
-    fn end_discarding(&mut self, len: usize, on_frame: &mut dyn FnMut(Frame<'_>)) {
+    fn end_discarding(&mut self, len: usize, on_frame: &mut Sink<'_>) {
         if !std::mem::replace(&mut self.head_reported, false) {
             // A line shorter than the head: all of it is in.
             let head = self.head.strip_suffix(b"\r").unwrap_or(&self.head);
-            on_frame(Frame::TooLong { head });
+            report(on_frame, Frame::TooLong { head });
         }
         let tail = self.tail.strip_suffix(b"\r").unwrap_or(&self.tail);
         let tail = &tail[tail.len() - tail.len().min(TAIL_LEN)..];
@@ -243,7 +284,7 @@ impl LineFramer {
         } else {
             &self.head
         };
-        on_frame(Frame::Oversized { len, head, tail });
+        report(on_frame, Frame::Oversized { len, head, tail });
         self.head.clear();
         self.tail.clear();
     }
@@ -254,15 +295,103 @@ impl LineFramer {
         self.partial.len() + tail.len() - usize::from(last == Some(&b'\r'))
     }
 
-    fn emit(&self, line: &[u8], on_frame: &mut dyn FnMut(Frame<'_>)) {
+    fn emit(&mut self, line: &[u8], on_frame: &mut Sink<'_>) {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         if line.len() > self.max_len {
             let head = &line[..line.len().min(HEAD_LEN)];
-            on_frame(Frame::TooLong { head });
+            report(on_frame, Frame::TooLong { head });
             let tail = &line[line.len() - line.len().min(TAIL_LEN)..];
-            on_frame(Frame::Oversized { len: line.len(), head, tail });
-        } else if !line.iter().all(u8::is_ascii_whitespace) {
-            on_frame(Frame::Message(line));
+            report(on_frame, Frame::Oversized { len: line.len(), head, tail });
+        } else if !is_blank(line) {
+            // A short line: the stream may be past its long ones; a spare is not kept for them.
+            self.spare = Vec::new();
+            report(on_frame, Frame::Message(line));
+        }
+    }
+
+    /// Makes room for a partial line of `len` bytes: a long line gets the length of the last
+    /// long line at once (within the maximum).
+    fn grow_for(&mut self, len: usize) {
+        let capacity = self.partial.capacity();
+        if len > capacity && len > KEPT_CAPACITY && self.long_line > capacity {
+            // Room for a line terminator too (CRLF) and a little more: lines of one kind of
+            // result differ in their ids.
+            let room = self.long_line.saturating_add(64).min(self.max_len.saturating_add(2)).max(len);
+            if self.spare.capacity() >= room {
+                let mut spare = std::mem::take(&mut self.spare);
+                spare.extend_from_slice(&self.partial);
+                self.partial = spare;
+            } else {
+                self.spare = Vec::new();
+                self.partial.reserve_exact(room - self.partial.len());
+            }
+        }
+    }
+
+    /// Whether a spare buffer would be used: a long line came before, and none is held.
+    pub(crate) fn wants_spare(&self) -> bool {
+        self.long_line > 0 && self.spare.capacity() == 0
+    }
+
+    /// Gives the framer an empty buffer (the last long line's, once nothing holds it any more)
+    /// for the next long line, which then needs no allocation: kept until a short line ends.
+    pub(crate) fn give_spare(&mut self, spare: Vec<u8>) {
+        if spare.capacity() > KEPT_CAPACITY && spare.is_empty() {
+            self.spare = spare;
+        }
+    }
+
+    /// [`emit`](Self::emit) for a line assembled in the framer's buffer: handed over whole.
+    fn emit_owned(&mut self, mut line: Vec<u8>, on_frame: &mut Sink<'_>) {
+        if line.last() == Some(&b'\r') {
+            line.pop();
+        }
+        if line.len() <= KEPT_CAPACITY {
+            self.spare = Vec::new();
+        } else {
+            self.long_line = line.len();
+            if line.capacity() / 2 > line.len() {
+                // Room reserved for a longer line is not kept with the result (shrinking a
+                // large buffer moves nothing).
+                line.shrink_to_fit();
+            }
+        }
+        let back = if line.len() > self.max_len || is_blank(&line) {
+            self.emit(&line, on_frame);
+            Some(line)
+        } else {
+            on_frame(Framed::Owned(line))
+        };
+        if let Some(mut buf) = back.filter(|buf| buf.capacity() <= KEPT_CAPACITY) {
+            if self.partial.capacity() == 0 {
+                buf.clear();
+                self.partial = buf;
+            }
+        }
+    }
+}
+
+/// Whether a line holds only whitespace (skipped, not a message).
+fn is_blank(line: &[u8]) -> bool {
+    line.iter().all(u8::is_ascii_whitespace)
+}
+
+/// Hands a borrowed frame to a [`feed_owned`](LineFramer::feed_owned) callback.
+fn report(on_frame: &mut Sink<'_>, frame: Frame<'_>) {
+    // Only `Framed::Owned` is ever given back.
+    let _ = on_frame(Framed::Frame(frame));
+}
+
+/// What [`LineFramer::feed`] makes of a [`Framed`]: every message lent as a [`Frame::Message`].
+fn lend(framed: Framed<'_>, on_frame: &mut dyn FnMut(Frame<'_>)) -> Option<Vec<u8>> {
+    match framed {
+        Framed::Frame(frame) => {
+            on_frame(frame);
+            None
+        }
+        Framed::Owned(line) => {
+            on_frame(Frame::Message(&line));
+            Some(line)
         }
     }
 }
@@ -406,6 +535,108 @@ mod tests {
         // A line too long but shorter than the head: reported whole when it ends.
         let got = frames(&mut LineFramer::new(8), &[b"0123456789\r", b"\n"], true);
         assert_eq!(got, ["<too long 0123456789>", "<oversized 10 0123456789..0123456789>"]);
+    }
+
+    /// What `feed_owned` hands out: `("lent" | "owned", text)`, giving back every owned buffer.
+    fn owned(framer: &mut LineFramer, chunks: &[&[u8]], finish: bool) -> Vec<(&'static str, String)> {
+        let mut out = Vec::new();
+        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        let mut push = |framed: Framed<'_>| match framed {
+            Framed::Frame(Frame::Message(m)) => {
+                out.push(("lent", text(m)));
+                None
+            }
+            Framed::Frame(other) => {
+                out.push(("other", format!("{other:?}")));
+                None
+            }
+            Framed::Owned(line) => {
+                out.push(("owned", text(&line)));
+                Some(line)
+            }
+        };
+        for c in chunks {
+            framer.feed_owned(c, &mut push);
+        }
+        if finish {
+            framer.finish_owned(&mut push);
+        }
+        out
+    }
+
+    #[test]
+    fn a_line_in_several_chunks_is_handed_over_in_its_buffer() {
+        let got = owned(
+            &mut LineFramer::new(64),
+            &[b"{\"a\":1}\n{\"b\"", b":2}\r\n{\"c\":3}\n{\"d\"", b":4}"],
+            true,
+        );
+        let want =
+            [("lent", "{\"a\":1}"), ("owned", "{\"b\":2}"), ("lent", "{\"c\":3}"), ("owned", "{\"d\":4}")];
+        assert_eq!(got, want.map(|(k, t)| (k, t.to_owned())));
+        // Blank, too long: never handed over.
+        let got = owned(&mut LineFramer::new(4), &[b"  ", b" \n", b"abc", b"de\n"], true);
+        assert_eq!(got.iter().filter(|(k, _)| *k == "owned").count(), 0, "{got:?}");
+    }
+
+    #[test]
+    fn a_large_line_buffer_is_not_kept_for_the_next_line() {
+        let big = vec![b'x'; 3 * KEPT_CAPACITY];
+        let mut f = LineFramer::new(4 * KEPT_CAPACITY);
+        // Handed back (as `feed` does) yet not kept: it is larger than what is worth keeping.
+        let got = collect(&mut f, &[&big, b"\n"], false);
+        assert_eq!(got.len(), 1);
+        assert_eq!(f.partial.capacity(), 0);
+        // A small one is kept and reused.
+        collect(&mut f, &[b"{\"a\"", b":1}\n"], false);
+        assert!(f.partial.capacity() > 0 && f.partial.capacity() <= KEPT_CAPACITY);
+        // Kept by the taker: the framer starts afresh.
+        let mut kept = Vec::new();
+        f.feed_owned(b"{\"b\"", &mut |_| None);
+        f.feed_owned(b":2}\n", &mut |framed| {
+            if let Framed::Owned(line) = framed {
+                kept.push(line);
+            }
+            None
+        });
+        assert_eq!(kept, [b"{\"b\":2}".to_vec()]);
+        assert_eq!((f.partial.capacity(), f.buffered()), (0, 0));
+    }
+
+    #[test]
+    fn a_long_line_gets_the_room_of_the_last_long_line_at_once() {
+        let line = vec![b'x'; 4 * KEPT_CAPACITY];
+        let mut f = LineFramer::new(8 * KEPT_CAPACITY);
+        let kept = std::cell::RefCell::new(Vec::new());
+        let mut keep = |framed: Framed<'_>| {
+            if let Framed::Owned(line) = framed {
+                kept.borrow_mut().push(line);
+            }
+            None
+        };
+        for piece in line.chunks(1000) {
+            f.feed_owned(piece, &mut keep);
+        }
+        f.feed_owned(b"\n", &mut keep);
+        assert_eq!(kept.borrow()[0].len(), line.len());
+        // The next long line: one allocation of the last one's size once it is long.
+        f.feed_owned(&line[..KEPT_CAPACITY + 1], &mut keep);
+        let room = f.partial.capacity();
+        assert!(room >= line.len() && room <= line.len() + 64, "{room}");
+        f.feed_owned(&line[KEPT_CAPACITY + 1..], &mut keep);
+        assert_eq!(f.partial.capacity(), room, "no growth for a line as long as the last");
+        // A shorter one does not keep the room it did not use.
+        f.feed_owned(b"\n", &mut keep);
+        f.feed_owned(&line[..KEPT_CAPACITY + 1], &mut keep);
+        f.feed_owned(b"\n", &mut keep);
+        let (len, capacity) = kept.borrow().last().map(|l| (l.len(), l.capacity())).unwrap();
+        assert_eq!(len, KEPT_CAPACITY + 1);
+        assert!(capacity < 2 * len, "{capacity}");
+        // Never more than the maximum allows.
+        let mut f = LineFramer::new(KEPT_CAPACITY + 10);
+        f.long_line = usize::MAX;
+        f.feed_owned(&line[..KEPT_CAPACITY + 5], &mut |_| None);
+        assert!(f.partial.capacity() <= KEPT_CAPACITY + 12 + 64);
     }
 
     #[test]

@@ -319,13 +319,13 @@ fn borrowed<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Cow<'de, str>>, D:
 ///
 /// A batch element that is invalid is reported on its own; the others still count.
 ///
-/// JSON text is UTF-8 (RFC 8259): the whole message is checked once, up front, which lets the
-/// parser take it as `str` and skip checking each string and raw member again.
-pub(crate) fn decode<'a>(bytes: &'a [u8], on_message: &mut dyn FnMut(Result<Message<'a>, InvalidMessage>)) {
-    let text = match std::str::from_utf8(bytes) {
-        Ok(text) => text,
-        Err(e) => return on_message(Err(InvalidMessage::Json(format!("not UTF-8: {e}")))),
-    };
+/// JSON text is UTF-8 (RFC 8259): the caller checks the whole message once, up front (or it
+/// came as a `String`), which lets the parser take it as `str` and skip checking each string
+/// and raw member again.
+pub(crate) fn decode_text<'a>(
+    text: &'a str,
+    on_message: &mut dyn FnMut(Result<Message<'a>, InvalidMessage>),
+) {
     let first = text.bytes().find(|b| !b.is_ascii_whitespace());
     if first == Some(b'[') {
         match serde_json::from_str::<Vec<&'a RawValue>>(text) {
@@ -686,6 +686,14 @@ mod tests {
             error(-32004, serde_json::json!({"supported": ["x"], "requested": "y"})).mcp_error(),
             None
         );
+    }
+
+    /// What the connection does with a frame: checks it as UTF-8, then decodes it.
+    fn decode<'a>(bytes: &'a [u8], on_message: &mut dyn FnMut(Result<Message<'a>, InvalidMessage>)) {
+        match std::str::from_utf8(bytes) {
+            Ok(text) => decode_text(text, on_message),
+            Err(e) => on_message(Err(InvalidMessage::Json(format!("not UTF-8: {e}")))),
+        }
     }
 
     fn one(s: &str) -> Result<Message<'_>, InvalidMessage> {

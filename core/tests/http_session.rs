@@ -8,7 +8,7 @@ mod common;
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
-use common::{config, epoch, full_server_capabilities, init_result, notification_line, result_line};
+use common::{config, epoch, full_server_capabilities, init_result, notification_line, num, result_line};
 use mcp_sansio::http::{HttpAction, HttpConfig, HttpMethod, HttpRequest, HttpSession, StreamId};
 use mcp_sansio::schema::{ListTools, PaginatedRequestParams};
 use mcp_sansio::{
@@ -784,6 +784,39 @@ fn oversized_json_body_fails_the_request() {
         "{events:?}"
     );
     assert_eq!(net.session.connection().stats().oversized_messages, 1);
+}
+
+#[test]
+fn large_results_over_json_and_sse_bodies_whatever_the_declared_length() {
+    let mut net = Net::ready(HttpConfig::new(URL).standalone_stream(false));
+    let text = "lorem \"ipsum\"\n".repeat(20_000);
+    let result = json!({"tools": [], "note": text});
+    // A declared length: honest, absurd (the body's room is not taken from it), or short of
+    // the body (it grows as it comes).
+    for declared in [None, Some(usize::MAX.to_string()), Some("10".to_owned()), Some("x".to_owned())] {
+        let id = net.list_tools();
+        let post = net.next();
+        let line = result_line(num(&id), result.clone());
+        let length = declared.unwrap_or_else(|| line.len().to_string());
+        let headers: Vec<(&str, &[u8])> =
+            vec![("Content-Type", b"application/json"), ("Content-Length", length.as_bytes())];
+        net.session.handle_response_head(net.now, post.stream(), 200, headers);
+        for piece in line.as_bytes().chunks(7000) {
+            net.session.handle_response_body(net.now, post.stream(), piece);
+        }
+        net.end(&post);
+        assert_eq!(responses(&net.events()), vec![(id, Ok(result.clone()))], "declared {length}");
+    }
+    // An event-stream event whose data line comes in many pieces.
+    let id = net.list_tools();
+    let post = net.next();
+    net.head(&post, 200, "text/event-stream", None);
+    let stream = sse(Some("message"), None, &result_line(num(&id), result.clone()));
+    for piece in stream.as_bytes().chunks(5000) {
+        net.session.handle_response_body(net.now, post.stream(), piece);
+    }
+    net.end(&post);
+    assert_eq!(responses(&net.events()), vec![(id, Ok(result))]);
 }
 
 #[test]

@@ -89,7 +89,8 @@ struct Opts {
 enum Op {
     /// The next `n` bytes of the pool, as one `feed` chunk.
     Feed(u16),
-    /// The next `n` bytes of the pool as one message (`feed_message`, the HTTP path).
+    /// The next `n` bytes of the pool as one message (`feed_message`, the HTTP path; for an odd
+    /// `n`, `feed_owned_message`).
     FeedMessage(u16),
     /// `now += ms`, then `handle_timeout(now)`.
     Advance(u32),
@@ -288,7 +289,15 @@ impl<'a> Run<'a> {
             }
             Op::FeedMessage(n) => {
                 let message = self.take(n);
-                self.conn.feed_message(self.now, message);
+                if n % 2 == 1 {
+                    // Given away (`feed_owned_message`): what comes back is the message itself.
+                    let given = message.to_vec();
+                    if let Some(back) = self.conn.feed_owned_message(self.now, given) {
+                        assert_eq!(back, message, "a buffer given back is the message, unchanged");
+                    }
+                } else {
+                    self.conn.feed_message(self.now, message);
+                }
             }
             Op::Advance(ms) => return self.handle_timeout(self.now + Duration::from_millis(ms.into())),
             Op::ToDeadline => {

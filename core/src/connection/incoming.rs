@@ -18,6 +18,10 @@ use crate::framing::Frame;
 use crate::jsonrpc::{self, ErrorObject, Head, InvalidMessage, Message};
 use crate::schema::{self, CancelledNotificationParams};
 
+/// Messages up to this size are decoded as if lent: their results are copied out (see
+/// `raw_result.rs`, which batches results up to the same size).
+const OWNED_MIN: usize = 4 * 1024;
+
 impl ClientConnection {
     /// A transport dropped a message of at least `len` bytes for its size, unread.
     pub(super) fn on_frame_oversized(&mut self, len: usize) {
@@ -70,42 +74,82 @@ impl ClientConnection {
                 }
                 Head::Other => self.oversized(len, None),
             },
-            Frame::Message(bytes) => {
-                self.last_received = now;
-                tracing::trace!(message = %String::from_utf8_lossy(bytes), "recv");
-                jsonrpc::decode(bytes, &mut |message| {
-                    if self.is_closed() {
-                        return;
-                    }
+            Frame::Message(bytes) => match std::str::from_utf8(bytes) {
+                Ok(text) => self.on_message(now, text),
+                Err(e) => {
+                    self.last_received = now;
                     self.stats.messages_received += 1;
-                    match message {
-                        Ok(Message::Response { id, result }) => self.on_response(now, id, result),
-                        Ok(Message::InvalidResponse { id, why }) => {
-                            let shown = ProtocolViolation::shown_id(id.clone());
-                            self.discarded(ProtocolViolation::InvalidResponse { id: shown, detail: why });
-                            self.fail_answer(now, &id, RequestError::InvalidResponse(why.to_owned()));
-                        }
-                        Ok(Message::Notification { method, params }) => {
-                            self.on_notification(now, &method, params)
-                        }
-                        Ok(Message::Request { id, method, params }) => self.on_request(id, &method, params),
-                        // An error without an id while the probe is the only request out: the
-                        // server could not read the probe, and says so now.
-                        Err(InvalidMessage::PeerError(error)) if self.probe_alone() => {
-                            let answer = ProbeAnswer::Error(error.clone());
-                            self.discarded(ProtocolViolation::invalid_in(
-                                InvalidMessage::PeerError(error),
-                                bytes,
-                            ));
-                            // Answered: the probe leaves the table (its deadline with it).
-                            self.take_probe();
-                            self.on_probe_answer(now, answer);
-                        }
-                        Err(error) => self.discarded(ProtocolViolation::invalid_in(error, bytes)),
-                    }
-                });
-            }
+                    let error = InvalidMessage::Json(format!("not UTF-8: {e}"));
+                    self.discarded(ProtocolViolation::invalid_in(error, bytes));
+                }
+            },
         }
+    }
+
+    /// A message that came whole in a buffer the transport gave away (a line read in several
+    /// pieces, an HTTP body, an event's data): decoded as [`on_frame`](Self::on_frame) does,
+    /// and a large result in it is handed out in that buffer rather than copied. Returns the
+    /// buffer unless a result keeps it.
+    pub(super) fn on_owned(&mut self, now: Instant, message: Vec<u8>) -> Option<Vec<u8>> {
+        let text = match String::from_utf8(message) {
+            Ok(text) => text,
+            Err(e) => {
+                let bytes = e.into_bytes();
+                self.on_frame(now, Frame::Message(&bytes));
+                return Some(bytes);
+            }
+        };
+        self.on_owned_text(now, text).map(String::into_bytes)
+    }
+
+    /// [`on_owned`](Self::on_owned) for a message known to be UTF-8.
+    pub(super) fn on_owned_text(&mut self, now: Instant, text: String) -> Option<String> {
+        if text.len() <= OWNED_MIN || self.is_closed() {
+            // Copying a small result out costs less than sharing the buffer would.
+            self.on_frame(now, Frame::Message(text.as_bytes()));
+            return Some(text);
+        }
+        // Shared with the large results in it (see `raw_result.rs`).
+        let text = self.results.decoding(text);
+        self.clock = self.clock.max(now);
+        self.on_message(now, &text);
+        drop(text);
+        self.results.done()
+    }
+
+    /// One message, UTF-8 checked, decoded and dispatched.
+    fn on_message(&mut self, now: Instant, text: &str) {
+        self.last_received = now;
+        tracing::trace!(message = text, "recv");
+        jsonrpc::decode_text(text, &mut |message| {
+            if self.is_closed() {
+                return;
+            }
+            self.stats.messages_received += 1;
+            match message {
+                Ok(Message::Response { id, result }) => self.on_response(now, id, result),
+                Ok(Message::InvalidResponse { id, why }) => {
+                    let shown = ProtocolViolation::shown_id(id.clone());
+                    self.discarded(ProtocolViolation::InvalidResponse { id: shown, detail: why });
+                    self.fail_answer(now, &id, RequestError::InvalidResponse(why.to_owned()));
+                }
+                Ok(Message::Notification { method, params }) => self.on_notification(now, &method, params),
+                Ok(Message::Request { id, method, params }) => self.on_request(id, &method, params),
+                // An error without an id while the probe is the only request out: the
+                // server could not read the probe, and says so now.
+                Err(InvalidMessage::PeerError(error)) if self.probe_alone() => {
+                    let answer = ProbeAnswer::Error(error.clone());
+                    self.discarded(ProtocolViolation::invalid_in(
+                        InvalidMessage::PeerError(error),
+                        text.as_bytes(),
+                    ));
+                    // Answered: the probe leaves the table (its deadline with it).
+                    self.take_probe();
+                    self.on_probe_answer(now, answer);
+                }
+                Err(error) => self.discarded(ProtocolViolation::invalid_in(error, text.as_bytes())),
+            }
+        });
     }
 
     fn too_large(&self) -> RequestError {

@@ -45,7 +45,7 @@ use crate::capability;
 use crate::config::{ClientConfig, RequestOptions};
 use crate::error::UsageError;
 use crate::event::{CloseReason, ConnectionRequest, Event, RequestError};
-use crate::framing::{self, Frame, LineFramer};
+use crate::framing::{self, Frame, Framed, LineFramer};
 use crate::jsonrpc::{self, ErrorObject};
 use crate::raw_result::ResultBatch;
 use crate::schema::{self, CancelledNotificationParams, InitializeResult, Request, ServerCapabilities};
@@ -380,7 +380,19 @@ impl ClientConnection {
         self.stats.bytes_received += bytes.len() as u64;
         self.results.reading(bytes.len());
         let mut framer = std::mem::replace(&mut self.framer, LineFramer::new(0));
-        framer.feed(bytes, &mut |frame| self.on_frame(now, frame));
+        if framer.wants_spare() {
+            if let Some(spare) = self.results.reclaim() {
+                framer.give_spare(spare);
+            }
+        }
+        framer.feed_owned(bytes, &mut |framed| match framed {
+            Framed::Frame(frame) => {
+                self.on_frame(now, frame);
+                None
+            }
+            // A line read in several pieces: its buffer may become a large result's.
+            Framed::Owned(line) => self.on_owned(now, line),
+        });
         self.framer = framer;
         self.pending.check();
     }
@@ -392,6 +404,72 @@ impl ClientConnection {
         }
         self.stats.bytes_received += message.len() as u64;
         self.results.reading(message.len());
+        self.message_in(now, message);
+        self.pending.check();
+    }
+
+    /// [`feed_message`](Self::feed_message) with a message the transport gives away (a whole
+    /// HTTP body, say): a large result is handed out in its buffer instead of a copy of it.
+    /// Returns the buffer when nothing kept it.
+    pub fn feed_owned_message(&mut self, now: Instant, message: Vec<u8>) -> Option<Vec<u8>> {
+        if self.is_closed() {
+            return Some(message);
+        }
+        self.stats.bytes_received += message.len() as u64;
+        self.results.reading(message.len());
+        let back = if message.len() > self.config.max_message_size {
+            self.message_in(now, &message);
+            Some(message)
+        } else {
+            self.on_owned(now, message)
+        };
+        self.pending.check();
+        back
+    }
+
+    /// [`feed_owned_message`](Self::feed_owned_message) with a message known to be UTF-8 (an
+    /// event's data): it is not checked again.
+    #[cfg(feature = "http")]
+    pub(crate) fn feed_owned_text(&mut self, now: Instant, message: String) -> Option<String> {
+        if self.is_closed() {
+            return Some(message);
+        }
+        self.stats.bytes_received += message.len() as u64;
+        self.results.reading(message.len());
+        let back = if message.len() > self.config.max_message_size {
+            self.message_in(now, message.as_bytes());
+            Some(message)
+        } else {
+            self.on_owned_text(now, message)
+        };
+        self.pending.check();
+        back
+    }
+
+    /// A buffer for a whole message of `len` bytes (an HTTP body whose length is declared, or
+    /// 0 when it is not): for a large one or one of unknown length, the last large message's
+    /// buffer once no result holds it any more.
+    #[cfg(feature = "http")]
+    pub(crate) fn message_buffer(&mut self, len: usize) -> Vec<u8> {
+        // A small message lets the last large one's buffer go (as a short line does on stdio):
+        // a connection back to small messages does not hold a large result's worth.
+        let spare = self.spare_buffer();
+        if len > framing::KEPT_CAPACITY || len == 0 {
+            if let Some(buf) = spare.filter(|buf| buf.capacity() >= len) {
+                return buf;
+            }
+        }
+        Vec::with_capacity(len)
+    }
+
+    /// The last large message's buffer, empty, once no result holds it any more.
+    #[cfg(feature = "http")]
+    pub(crate) fn spare_buffer(&mut self) -> Option<Vec<u8>> {
+        self.results.reclaim()
+    }
+
+    /// One whole message, lent: dropped if too large, else decoded.
+    fn message_in(&mut self, now: Instant, message: &[u8]) {
         if message.len() > self.config.max_message_size {
             let len = message.len();
             let head = &message[..len.min(framing::HEAD_LEN)];
@@ -401,7 +479,6 @@ impl ClientConnection {
         } else {
             self.on_frame(now, Frame::Message(message));
         }
-        self.pending.check();
     }
 
     /// The peer closed its output: an unterminated last line is still processed, then every
@@ -423,7 +500,13 @@ impl ClientConnection {
             return;
         }
         let mut framer = std::mem::replace(&mut self.framer, LineFramer::new(0));
-        framer.finish(&mut |frame| self.on_frame(now, frame));
+        framer.finish_owned(&mut |framed| match framed {
+            Framed::Frame(frame) => {
+                self.on_frame(now, frame);
+                None
+            }
+            Framed::Owned(line) => self.on_owned(now, line),
+        });
         self.framer = framer;
         self.transmits.clear();
         self.shut(reason);

@@ -48,7 +48,13 @@ enum LineMode {
     Comment,
     /// The line alone is longer than the maximum; its bytes are skipped.
     Skipping,
+    /// The line is a `data` field split across chunks: its value goes straight into the
+    /// event's data, not through the line buffer (a large event is copied once, not twice).
+    Data,
 }
+
+/// The largest line buffer kept for the next split line once its line is done.
+const KEPT_LINE: usize = 64 * 1024;
 
 /// Decodes a `text/event-stream` body into [`SseEvent`]s.
 ///
@@ -59,8 +65,10 @@ enum LineMode {
 /// server asked for) can be read at any time.
 ///
 /// The decoder never panics, reads no clock and performs no I/O. Whole lines inside a chunk are
-/// decoded without copying; only a line split across chunks and the data of the current event are
-/// buffered, both bounded by the maximum event size.
+/// decoded without copying; only the data of the current event is buffered, and the start of a
+/// line split across chunks, both bounded by the maximum event size. A `data` line split across
+/// chunks goes straight into the event's data, which the event then carries: an event's data is
+/// copied once from the body's chunks, whatever its size.
 #[derive(Debug, Clone)]
 pub struct SseDecoder {
     max_event_size: usize,
@@ -72,8 +80,14 @@ pub struct SseDecoder {
     mode: LineMode,
     /// The start of a line whose end has not arrived yet.
     line: Vec<u8>,
-    /// The current event's data, each value followed by `\n`.
-    data: String,
+    /// The current event's data, each value followed by `\n`: bytes, checked as UTF-8 once
+    /// when the event is dispatched.
+    data: Vec<u8>,
+    /// In [`LineMode::Data`]: the length of the line's `data:` or `data: ` (which counts
+    /// toward the size, as the whole line does for any other field), and where in `data` the
+    /// line's value starts.
+    data_prefix: usize,
+    data_line_start: usize,
     /// The current event's type; empty means `"message"`.
     event_type: String,
     /// The standard's "last event ID buffer": set by `id` fields, committed at dispatch.
@@ -83,6 +97,12 @@ pub struct SseDecoder {
     retry: Option<Duration>,
     /// The current event crossed the size limit: it was reported and will not be dispatched.
     dropped: bool,
+    /// The length of the data of the last event dispatched with more than [`KEPT_LINE`] bytes:
+    /// the next event that long gets that much room at once rather than growing by doubling.
+    long_data: usize,
+    /// An empty buffer for the next long event's data ([`give_spare`](Self::give_spare)); let
+    /// go when a short event is dispatched.
+    spare: Vec<u8>,
 }
 
 impl SseDecoder {
@@ -99,12 +119,16 @@ impl SseDecoder {
             pending_cr: false,
             mode: LineMode::Normal,
             line: Vec::new(),
-            data: String::new(),
+            data: Vec::new(),
+            data_prefix: 0,
+            data_line_start: 0,
             event_type: String::new(),
             id_buffer: String::new(),
             last_event_id: String::new(),
             retry: None,
             dropped: false,
+            long_data: 0,
+            spare: Vec::new(),
         }
     }
 
@@ -148,8 +172,9 @@ impl SseDecoder {
         self.bom_matched = Some(0);
         self.pending_cr = false;
         self.mode = LineMode::Normal;
-        self.line.clear();
-        self.data.clear();
+        self.line = keep_allocation(std::mem::take(&mut self.line));
+        // An event cut short may have grown large: its room is not kept.
+        self.data = keep_allocation(std::mem::take(&mut self.data));
         self.event_type.clear();
         self.id_buffer.clear();
         self.dropped = false;
@@ -214,32 +239,126 @@ impl SseDecoder {
 
     /// Takes in bytes of a line whose end is not in them.
     fn take_partial(&mut self, segment: &[u8], on_item: &mut dyn FnMut(Result<SseEvent, SseError>)) {
-        if segment.is_empty() || self.mode != LineMode::Normal {
+        if segment.is_empty() {
             return;
         }
-        if self.line.is_empty() && segment[0] == b':' {
-            self.mode = LineMode::Comment;
+        match self.mode {
+            LineMode::Comment | LineMode::Skipping => {}
+            LineMode::Data => {
+                // The data holds the line's value so far: the event's size is that, plus the
+                // line's field name, plus this segment.
+                let total = self.data_prefix.saturating_add(self.data.len()).saturating_add(segment.len());
+                if total <= self.max_event_size {
+                    self.grow_data(segment.len());
+                    self.data.extend_from_slice(segment);
+                } else {
+                    // Dropped: the value has no use any more (an event too large has no data).
+                    self.drop_event(total, on_item);
+                    self.mode = LineMode::Skipping;
+                }
+            }
+            LineMode::Normal => {
+                if self.line.is_empty() && segment[0] == b':' {
+                    self.mode = LineMode::Comment;
+                    return;
+                }
+                let len = self.line.len() + segment.len();
+                if !self.admit(len, on_item) {
+                    self.line.clear();
+                    self.mode = LineMode::Skipping;
+                    return;
+                }
+                if self.line.is_empty() && self.start_data(segment) {
+                    return;
+                }
+                self.line.extend_from_slice(segment);
+                if self.line.len() >= DATA_PREFIX_LEN {
+                    let line = std::mem::take(&mut self.line);
+                    if !self.start_data(&line) {
+                        self.line = line;
+                    } else {
+                        self.line = keep_allocation(line);
+                    }
+                }
+            }
+        }
+    }
+
+    /// If `start` is the start of a `data` line that goes on in the next chunks, and one byte
+    /// of its value at least is in (which tells whether a space follows the colon), takes its
+    /// value in and the rest of the line in [`LineMode::Data`].
+    fn start_data(&mut self, start: &[u8]) -> bool {
+        let Some(value) = start.strip_prefix(b"data:").filter(|v| !v.is_empty() && !self.dropped) else {
+            return false;
+        };
+        let value = value.strip_prefix(b" ").unwrap_or(value);
+        self.mode = LineMode::Data;
+        self.data_prefix = start.len() - value.len();
+        self.data_line_start = self.data.len();
+        self.grow_data(value.len());
+        self.data.extend_from_slice(value);
+        true
+    }
+
+    /// Makes room for `more` bytes of data: a long event gets the length of the last long one
+    /// at once (within the maximum), in the spare buffer if it is large enough.
+    fn grow_data(&mut self, more: usize) {
+        let len = self.data.len().saturating_add(more);
+        let capacity = self.data.capacity();
+        if len <= capacity || len <= KEPT_LINE {
             return;
         }
-        let len = self.line.len() + segment.len();
-        if self.admit(len, on_item) {
-            self.line.extend_from_slice(segment);
-        } else {
-            self.line.clear();
-            self.mode = LineMode::Skipping;
+        let hinted = self.long_data > capacity;
+        let room = match hinted {
+            true => self.long_data.saturating_add(64).min(self.max_event_size.saturating_add(1)).max(len),
+            false => len,
+        };
+        if self.spare.capacity() >= room {
+            let mut spare = std::mem::take(&mut self.spare);
+            spare.extend_from_slice(&self.data);
+            self.data = spare;
+        } else if hinted {
+            self.spare = Vec::new();
+            self.data.reserve_exact(room - self.data.len());
+        }
+    }
+
+    /// Whether a spare buffer would be used: none is held. (The session makes a decoder per
+    /// response stream: a new one has no length of its own to go by, but a spare serves it.)
+    pub(crate) fn wants_spare(&self) -> bool {
+        self.spare.capacity() == 0
+    }
+
+    /// Gives the decoder an empty buffer (the last long event's, once nothing holds it any
+    /// more) for the next long event's data: kept until a short event is dispatched.
+    pub(crate) fn give_spare(&mut self, spare: Vec<u8>) {
+        if spare.capacity() > KEPT_LINE && spare.is_empty() && self.spare.capacity() == 0 {
+            self.spare = spare;
         }
     }
 
     /// A line buffered across chunks ended.
     fn end_line(&mut self, on_item: &mut dyn FnMut(Result<SseEvent, SseError>)) {
-        if std::mem::replace(&mut self.mode, LineMode::Normal) != LineMode::Normal {
-            return;
+        match std::mem::replace(&mut self.mode, LineMode::Normal) {
+            LineMode::Normal => {}
+            LineMode::Data => {
+                self.data.push(b'\n');
+                return;
+            }
+            LineMode::Comment | LineMode::Skipping => return,
         }
-        let mut line = std::mem::take(&mut self.line);
+        let line = std::mem::take(&mut self.line);
         self.process_line(&line, on_item);
-        // Keep the allocation for the next split line.
-        line.clear();
-        self.line = line;
+        self.line = keep_allocation(line);
+    }
+
+    /// The current event crossed the limit with `total` bytes: it is dropped and reported, once.
+    fn drop_event(&mut self, total: usize, on_item: &mut dyn FnMut(Result<SseEvent, SseError>)) {
+        if !self.dropped {
+            self.dropped = true;
+            self.data.clear();
+            on_item(Err(SseError::EventTooLarge { len_at_least: total, max: self.max_event_size }));
+        }
     }
 
     /// Checks the size limit for a line of `len` bytes so far; false if the line must be skipped.
@@ -251,11 +370,7 @@ impl SseDecoder {
         if total <= self.max_event_size {
             return true;
         }
-        if !self.dropped {
-            self.dropped = true;
-            self.data.clear();
-            on_item(Err(SseError::EventTooLarge { len_at_least: total, max: self.max_event_size }));
-        }
+        self.drop_event(total, on_item);
         len <= self.max_event_size
     }
 
@@ -282,8 +397,8 @@ impl SseDecoder {
             }
             // A dropped event's data is not kept, but its other fields still take effect.
             b"data" if !self.dropped => {
-                push_lossy(&mut self.data, value);
-                self.data.push('\n');
+                self.data.extend_from_slice(value);
+                self.data.push(b'\n');
             }
             b"id" if !value.contains(&0) => {
                 self.id_buffer.clear();
@@ -310,6 +425,20 @@ impl SseDecoder {
         }
         let mut data = std::mem::take(&mut self.data);
         data.pop(); // The `\n` after the last value.
+        if data.len() > KEPT_LINE {
+            self.long_data = data.len();
+            if data.capacity() / 2 > data.len() {
+                data.shrink_to_fit();
+            }
+        } else {
+            self.spare = Vec::new();
+        }
+        // Decoding the data as UTF-8 whole is decoding it line by line: the `\n`s between its
+        // values end any sequence, as the line ends they replace did.
+        let data = match String::from_utf8(data) {
+            Ok(data) => data,
+            Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+        };
         let event = match std::mem::take(&mut self.event_type) {
             t if t.is_empty() => "message".to_owned(),
             t => t,
@@ -317,6 +446,18 @@ impl SseDecoder {
         let id = self.last_event_id().map(str::to_owned);
         on_item(Ok(SseEvent { event, data, id }));
     }
+}
+
+/// `data:` and the space that may follow it.
+const DATA_PREFIX_LEN: usize = 6;
+
+/// `buf` emptied, to be kept for the next line, unless it grew large.
+fn keep_allocation(mut buf: Vec<u8>) -> Vec<u8> {
+    if buf.capacity() > KEPT_LINE {
+        return Vec::new();
+    }
+    buf.clear();
+    buf
 }
 
 /// Appends `bytes` decoded as UTF-8, invalid sequences replaced by U+FFFD. Checks with
@@ -610,6 +751,83 @@ mod tests {
         }
         got.extend(run(&mut d, &[b"\ndata: z\n\n"], true));
         assert_eq!(got, vec![too_large(1004, max), msg("z")]);
+    }
+
+    #[test]
+    fn a_data_line_in_many_chunks_goes_straight_to_the_data() {
+        let value = "v".repeat(100_000);
+        let input = format!("event: message\ndata: {value}\r\n\n");
+        for first in [1, 5, 6, 7, 20, 21, 22] {
+            let mut d = SseDecoder::new(1 << 20);
+            let mut got = run(&mut d, &[&input.as_bytes()[..first]], false);
+            for chunk in input.as_bytes()[first..].chunks(4096) {
+                got.extend(run(&mut d, &[chunk], false));
+                assert!(d.line.len() <= DATA_PREFIX_LEN, "the value is not buffered as a line ({first})");
+            }
+            assert_eq!(got, vec![msg(&value)], "first chunk {first}");
+            assert!(d.line.capacity() <= KEPT_LINE);
+        }
+        // With a second value and a CR line end split from its LF.
+        let got =
+            run(&mut SseDecoder::new(1 << 20), &[b"data:ab", b"cd\r", b"\ndata: e", b"f\n", b"\n"], true);
+        assert_eq!(got, vec![msg("abcd\nef")]);
+    }
+
+    #[test]
+    fn a_long_event_gets_the_room_of_the_last_long_one_or_the_spare_given() {
+        let value = "v".repeat(3 * KEPT_LINE);
+        let input = format!("data: {value}\n\n");
+        let mut d = SseDecoder::new(1 << 20);
+        let feed = |d: &mut SseDecoder| {
+            let mut got = Vec::new();
+            for chunk in input.as_bytes().chunks(4096) {
+                d.feed(chunk, &mut |item| got.push(item));
+            }
+            got
+        };
+        assert_eq!(feed(&mut d), vec![msg(&value)]);
+        assert!(d.wants_spare());
+        // A new decoder (a new response stream) takes one too, as long as it is large enough.
+        let mut fresh = SseDecoder::new(1 << 20);
+        let spare = Vec::with_capacity(4 * KEPT_LINE);
+        let at = spare.as_ptr() as usize;
+        fresh.give_spare(spare);
+        let got = feed(&mut fresh);
+        let Some(Ok(event)) = got.first() else { panic!("{got:?}") };
+        assert_eq!(event.data.as_ptr() as usize, at);
+        // A spare large enough is the next long event's data.
+        let spare = Vec::with_capacity(4 * KEPT_LINE);
+        let at = spare.as_ptr() as usize;
+        d.give_spare(spare);
+        assert!(!d.wants_spare());
+        let got = feed(&mut d);
+        let Some(Ok(event)) = got.first() else { panic!("{got:?}") };
+        assert_eq!((event.data.len(), event.data.as_ptr() as usize), (value.len(), at));
+        // Without one: the room of the last long event, at once.
+        d.feed(format!("data: {}", &value[..KEPT_LINE + 1]).as_bytes(), &mut |_| {});
+        assert!(d.data.capacity() >= value.len() && d.data.capacity() <= value.len() + 64);
+        // A short event lets a spare go; a buffer that is not empty or small is not taken.
+        d.finish(&mut |_| {});
+        assert_eq!(d.data.capacity(), 0, "an event cut short does not keep its room");
+        d.give_spare(vec![1; 2 * KEPT_LINE]);
+        d.give_spare(Vec::with_capacity(16));
+        assert!(d.wants_spare());
+        d.give_spare(Vec::with_capacity(2 * KEPT_LINE));
+        assert_eq!(run(&mut d, &[b"data: short\n\n"], false), vec![msg("short")]);
+        assert!(d.wants_spare());
+    }
+
+    #[test]
+    fn a_data_line_split_across_chunks_meets_the_limit_as_a_whole_line_does() {
+        // "data: " (6) + 14 = 20 bytes: at the limit; one more is too many.
+        for (max, want) in [(20, vec![msg("01234567890123")]), (19, vec![too_large(20, 19)])] {
+            for split in 0..=20 {
+                let input: &[u8] = b"data: 01234567890123\n\n";
+                let (a, b) = input.split_at(split);
+                let got = run(&mut SseDecoder::new(max), &[a, b], true);
+                assert_eq!(got, want, "max {max}, split at {split}");
+            }
+        }
     }
 
     #[test]

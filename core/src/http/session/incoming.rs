@@ -5,6 +5,28 @@ use std::time::Instant;
 
 use super::*;
 
+/// A message as it came whole: an HTTP body, or an event's data (UTF-8 already).
+pub(super) enum Whole {
+    Bytes(Vec<u8>),
+    Text(String),
+}
+
+impl Whole {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Whole::Bytes(bytes) => bytes,
+            Whole::Text(text) => text.as_bytes(),
+        }
+    }
+
+    fn into_bytes(self) -> Vec<u8> {
+        match self {
+            Whole::Bytes(bytes) => bytes,
+            Whole::Text(text) => text.into_bytes(),
+        }
+    }
+}
+
 impl HttpSession {
     pub(super) fn on_sse_item(&mut self, now: Instant, s: &mut Stream, item: Result<SseEvent, SseError>) {
         match item {
@@ -22,18 +44,25 @@ impl HttpSession {
                     // Priming events (an id and `retry`, no data) and other event types.
                     return;
                 }
-                self.deliver(now, s, event.data.as_bytes());
+                self.deliver(now, s, Whole::Text(event.data));
             }
         }
     }
 
-    /// A JSON-RPC message arrived on stream `s`.
-    pub(super) fn deliver(&mut self, now: Instant, s: &mut Stream, message: &[u8]) {
+    /// A JSON-RPC message arrived on stream `s`, whole: its buffer goes to the connection,
+    /// where a large result stays in it (no copy). Returns the buffer unless a result kept it.
+    pub(super) fn deliver(&mut self, now: Instant, s: &mut Stream, message: Whole) -> Option<Vec<u8>> {
         let init_id = self.initialize.as_ref().map(|(id, _)| *id);
-        if matches!(s.role, Role::Reinitialize) && init_id.is_some_and(|id| is_response_to(message, id)) {
-            return self.on_reinitialize_result(now, message);
+        if matches!(s.role, Role::Reinitialize)
+            && init_id.is_some_and(|id| is_response_to(message.bytes(), id))
+        {
+            self.on_reinitialize_result(now, message.bytes());
+            return Some(message.into_bytes());
         }
-        self.conn.feed_message(now, message);
+        let back = match message {
+            Whole::Bytes(body) => self.conn.feed_owned_message(now, body),
+            Whole::Text(data) => self.conn.feed_owned_text(now, data).map(String::into_bytes),
+        };
         let connect_timeout = self.config.connect_timeout;
         let awaits = |id: i64| self.conn.awaits(&RequestId::Number(id));
         match &mut s.role {
@@ -53,6 +82,7 @@ impl HttpSession {
             }
             _ => {}
         }
+        back
     }
 
     /// An exchange is over (removed from the table already): act on how it ended.
@@ -61,10 +91,14 @@ impl HttpSession {
         if let (Body::Json(buf), End::Complete) = (&mut s.body, &end) {
             let buf = std::mem::take(buf);
             if !buf.is_empty() {
-                self.deliver(now, &mut s, &buf);
+                // Kept for the error message, should it not have been the response: the body
+                // itself when it comes back (a small one always does), else its start (a
+                // large result keeps the body).
+                let large = buf.len() > EXCERPT_LIMIT;
+                let head = if large { buf[..EXCERPT_LIMIT].to_vec() } else { Vec::new() };
+                let back = self.deliver(now, &mut s, Whole::Bytes(buf));
+                s.body = Body::Json(back.unwrap_or(head));
             }
-            // Kept for the error message, should it not have been the response.
-            s.body = Body::Json(buf);
         }
         if let Some(decoder) = s.decoder.as_mut() {
             decoder.finish(&mut |_| {});

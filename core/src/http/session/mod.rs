@@ -598,6 +598,7 @@ impl HttpSession {
         let mut www_authenticate = None;
         let mut dpop_nonce = None;
         let mut location = None;
+        let mut content_length = None;
         let auth_exchange = matches!(s.role, Role::Auth);
         let mut auth_headers = Vec::new();
         for (name, value) in headers {
@@ -620,6 +621,8 @@ impl HttpSession {
                 session_id = std::str::from_utf8(value).ok().map(str::trim).filter(|v| is_visible_ascii(v));
             } else if name.eq_ignore_ascii_case("location") {
                 location = Some(String::from_utf8_lossy(value).trim().to_owned());
+            } else if name.eq_ignore_ascii_case("content-length") {
+                content_length = std::str::from_utf8(value).ok().and_then(|v| v.trim().parse::<usize>().ok());
             }
         }
         s.status = Some(status);
@@ -662,7 +665,10 @@ impl HttpSession {
                 Body::Sse
             }
             Role::Post { .. } | Role::Reinitialize if content_type == "application/json" => {
-                Body::Json(Vec::new())
+                // The body's room at once when its length is known (and allowed): no copies as
+                // it grows, and it is handed over whole to the connection.
+                let max = self.conn.config().max_message_size;
+                Body::Json(self.conn.message_buffer(content_length.filter(|&len| len <= max).unwrap_or(0)))
             }
             _ => Body::Unexpected(content_type),
         };
@@ -725,6 +731,11 @@ impl HttpSession {
             Body::Sse => {
                 let mut items = std::mem::take(&mut self.sse_items);
                 if let Some(decoder) = s.decoder.as_mut() {
+                    if decoder.wants_spare() {
+                        if let Some(spare) = self.conn.spare_buffer() {
+                            decoder.give_spare(spare);
+                        }
+                    }
                     decoder.feed(chunk, &mut |item| items.push(item));
                 }
                 for item in items.drain(..) {
