@@ -160,11 +160,12 @@ pub struct ServeProcess {
 }
 
 impl ServeProcess {
-    /// Starts `--serve mode` and reads the URL it prints.
-    pub fn start(mode: &str) -> Self {
+    /// Starts `--serve` with `args` and reads the URL it prints.
+    pub fn start(args: &[&str]) -> Self {
         use std::io::BufRead;
         let mut child = std::process::Command::new(std::env::current_exe().expect("own path"))
-            .args(["--serve", mode])
+            .arg("--serve")
+            .args(args)
             .stdout(std::process::Stdio::piped())
             .spawn()
             .expect("start the bench server");
@@ -186,4 +187,12 @@ impl Drop for ServeProcess {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// The `bench-echo` server beside this binary (built with it: `cargo build --release -p
+/// mcp-benches` builds both).
+pub fn bench_echo() -> std::path::PathBuf {
+    let path = std::env::current_exe().expect("own path").with_file_name("bench-echo");
+    assert!(path.exists(), "{} is missing: build the bin `bench-echo` too", path.display());
+    path
 }

@@ -19,16 +19,6 @@ use mcp_smol::ClientApi;
 use mcp_smol::{CallOptions, Client, ClientBuilder, ServerCommand, StderrSink};
 use serde_json::value::RawValue;
 
-fn echo_server() -> std::path::PathBuf {
-    let path = std::env::current_exe().expect("own path").with_file_name("bench-echo");
-    assert!(
-        path.exists(),
-        "{} is missing: build with `cargo build --release -p mcp-benches`",
-        path.display()
-    );
-    path
-}
-
 fn kib(bytes: u64) -> f64 {
     bytes as f64 / 1024.0
 }
@@ -62,7 +52,7 @@ fn main() {
         args.iter().position(|a| a == "--rounds").and_then(|i| args.get(i + 1)?.parse().ok()).unwrap_or(9);
     smol::block_on(async {
         let before = rss();
-        let command = ServerCommand::new(echo_server()).stderr(StderrSink::Discard);
+        let command = ServerCommand::new(mcp_benches::workers::bench_echo()).stderr(StderrSink::Discard);
         let client = ClientBuilder::new(Implementation::new("client-memory", "0.1.0"))
             .spawn_stdio(&command)
             .await

@@ -60,12 +60,6 @@ type Sample = BTreeMap<String, f64>;
 /// The three clients, in the order they run and print.
 const KINDS: &[&str] = if cfg!(feature = "rmcp") { &["raw", "rmcp", "ours"] } else { &["raw", "ours"] };
 
-fn bench_echo() -> PathBuf {
-    let path = std::env::current_exe().expect("own path").with_file_name("bench-echo");
-    assert!(path.exists(), "{} is missing: build the bin `bench-echo` too", path.display());
-    path
-}
-
 /// Wall and CPU time of a stretch of a worker (CPU of every live thread of the process).
 struct Meter {
     start: Instant,
@@ -101,7 +95,7 @@ struct RawStdio {
 
 impl RawStdio {
     fn start(tools: Option<usize>, buffer: usize) -> Self {
-        let mut command = Command::new(bench_echo());
+        let mut command = Command::new(mcp_benches::workers::bench_echo());
         if let Some(n) = tools {
             command.env("BENCH_ECHO_TOOLS", n.to_string());
         }
@@ -264,7 +258,7 @@ fn size_worker(kind: &str, transport: &str, url: &str, size: usize, calls: usize
             let call = ToolCall { name: "blob", arguments: arguments.clone(), expected_len: size };
             let load = Load { warmup, calls, lanes: 1 };
             let elapsed = if transport == "stdio" {
-                stdio_run(Runtime::CurrentThread, &bench_echo(), &call, load)
+                stdio_run(Runtime::CurrentThread, &mcp_benches::workers::bench_echo(), &call, load)
             } else {
                 http_run(Runtime::CurrentThread, false, url, &call, load)
             };
@@ -306,7 +300,7 @@ fn drivers_on_executor() -> bool {
 async fn ours_connect(transport: &str, url: &str, tools: Option<usize>) -> Client {
     let builder = ClientBuilder::new(Implementation::new("curves", "0.1.0"));
     if transport == "stdio" {
-        let mut command = ServerCommand::new(bench_echo()).stderr(StderrSink::Discard);
+        let mut command = ServerCommand::new(mcp_benches::workers::bench_echo()).stderr(StderrSink::Discard);
         if let Some(n) = tools {
             command = command.env("BENCH_ECHO_TOOLS", n.to_string());
         }
@@ -373,8 +367,13 @@ fn inflight_worker(kind: &str, lanes: usize, calls: usize) {
         "rmcp" => {
             use mcp_benches::rmcp_clients::{Load, Runtime, ToolCall, stdio_run};
             let call = ToolCall { name: "echo", arguments: arguments.clone(), expected_len: 2 };
-            stdio_run(Runtime::CurrentThread, &bench_echo(), &call, Load { warmup: WARMUP, calls, lanes })
-                .as_secs_f64()
+            stdio_run(
+                Runtime::CurrentThread,
+                &mcp_benches::workers::bench_echo(),
+                &call,
+                Load { warmup: WARMUP, calls, lanes },
+            )
+            .as_secs_f64()
         }
         _ => panic!("unknown client {kind}"),
     };
@@ -645,7 +644,7 @@ mod rmcp {
     }
 
     async fn stdio(tools: Option<usize>) -> Service {
-        let mut command = tokio::process::Command::new(bench_echo());
+        let mut command = tokio::process::Command::new(mcp_benches::workers::bench_echo());
         if let Some(n) = tools {
             command.env("BENCH_ECHO_TOOLS", n.to_string());
         }
@@ -961,7 +960,7 @@ fn size_label(size: usize) -> String {
 fn size_curve(options: &Options) {
     let sizes: &[usize] =
         if options.quick { &[KIB, 256 * KIB] } else { &[KIB, 64 * KIB, 1 << 20, 4 << 20, 12 << 20] };
-    let servers = [ServeProcess::start(Mode::Json.name()), ServeProcess::start(Mode::Sse.name())];
+    let servers = [ServeProcess::start(&[Mode::Json.name()]), ServeProcess::start(&[Mode::Sse.name()])];
     for (transport, url, name) in [
         ("stdio", "", "stdio"),
         ("json", servers[0].url(), "HTTP JSON"),
@@ -1119,7 +1118,7 @@ fn tools_curve(options: &Options) {
 }
 
 fn connections_curve(options: &Options) {
-    let server = ServeProcess::start(Mode::Json.name());
+    let server = ServeProcess::start(&[Mode::Json.name()]);
     let http: &[usize] = if options.quick { &[1, 10] } else { &[1, 100, 1000] };
     let stdio: &[usize] = if options.quick { &[1, 4] } else { &[1, 100] };
     for (transport, counts, name) in [("http", http, "HTTP"), ("stdio", stdio, "stdio")] {

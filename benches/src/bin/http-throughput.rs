@@ -201,7 +201,7 @@ fn worker_args(kind: &str, lanes: usize, calls: usize, url: &str, pin: bool) -> 
 /// with a quick ACK after every read against the split one; then the control row.
 fn sse_rows(pinning: &str, pin: bool, calls: usize, rounds: usize) {
     let modes = [Mode::SseOnePiece, Mode::SseSplit];
-    let servers = modes.map(|mode| ServeProcess::start(mode.name()));
+    let servers = modes.map(|mode| ServeProcess::start(&[mode.name()]));
     let [one_piece_url, split_url] = [servers[0].url(), servers[1].url()];
     for (name, lanes) in [("sequential", 1), ("32-in-flight", IN_FLIGHT)] {
         let runs =
@@ -282,7 +282,7 @@ fn main() {
             // The server and the workers are started from here: they inherit the placement.
             process_stats::pin_to_cpu(0).expect("pin to CPU 0");
         }
-        let server = ServeProcess::start(Mode::Json.name());
+        let server = ServeProcess::start(&[Mode::Json.name()]);
         for (name, lanes) in [("sequential", 1), ("32-in-flight", IN_FLIGHT)] {
             let worker = |kind: &str| {
                 let mut args: Vec<String> =

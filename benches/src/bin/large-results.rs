@@ -26,7 +26,7 @@ use std::collections::{HashMap, VecDeque};
 use std::convert::Infallible;
 use std::io::{BufRead, BufReader, Write};
 use std::pin::Pin;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll};
@@ -81,16 +81,6 @@ fn size_name(size: usize) -> String {
     if size >= 1024 * 1024 { format!("{} MiB", size / (1024 * 1024)) } else { format!("{} KiB", size / 1024) }
 }
 
-fn echo_server() -> std::path::PathBuf {
-    let path = std::env::current_exe().expect("own path").with_file_name("bench-echo");
-    assert!(
-        path.exists(),
-        "{} is missing: build with `cargo build --release -p mcp-benches`",
-        path.display()
-    );
-    path
-}
-
 /// The text of a `CallToolResult` parsed into a `Value`, checked to be `size` bytes.
 fn check_value(message: &Value, size: usize) {
     let text = message.pointer("/result/content/0/text").and_then(Value::as_str).expect("a text result");
@@ -100,7 +90,7 @@ fn check_value(message: &Value, size: usize) {
 // ----- stdio -----
 
 fn raw_stdio(size: usize, warmup: usize, calls: usize) -> Duration {
-    let mut child = Command::new(echo_server())
+    let mut child = Command::new(mcp_benches::workers::bench_echo())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -139,7 +129,7 @@ fn raw_stdio(size: usize, warmup: usize, calls: usize) -> Duration {
 
 fn stdio(size: usize, warmup: usize, calls: usize) -> Duration {
     smol::block_on(async {
-        let command = ServerCommand::new(echo_server()).stderr(StderrSink::Discard);
+        let command = ServerCommand::new(mcp_benches::workers::bench_echo()).stderr(StderrSink::Discard);
         let client = ClientBuilder::new(Implementation::new("large-results", "0.1.0"))
             .spawn_stdio(&command)
             .await
@@ -334,30 +324,6 @@ fn run_server() {
     }));
 }
 
-/// The server in a process of its own, killed when dropped.
-struct ServerProcess {
-    child: Child,
-    url: String,
-}
-
-impl ServerProcess {
-    fn start() -> Self {
-        let exe = std::env::current_exe().expect("own path");
-        let mut child =
-            Command::new(exe).arg("--serve").stdout(Stdio::piped()).spawn().expect("start server");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().expect("stdout")).read_line(&mut line).expect("server URL");
-        Self { child, url: line.trim().to_owned() }
-    }
-}
-
-impl Drop for ServerProcess {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 // ----- workers and the report -----
 
 fn worker(args: &[String]) {
@@ -400,7 +366,7 @@ fn main() {
         // The server and the workers inherit the placement.
         process_stats::pin_to_cpu(0).expect("pin to CPU 0");
     }
-    let server = ServerProcess::start();
+    let server = mcp_benches::workers::ServeProcess::start(&[]);
     println!(
         "# one tools/call result at a time, {}; median of {rounds} alternating rounds of about {mib} MiB each",
         if pin { "pinned to CPU 0" } else { "unpinned" }
@@ -420,7 +386,7 @@ fn main() {
                     (*kind).to_owned(),
                     size.to_string(),
                     calls.to_string(),
-                    server.url.clone(),
+                    server.url().to_owned(),
                 ];
                 if pin {
                     args.push("--pin".to_owned());

@@ -14,7 +14,6 @@
 //! server on CPU 0: on two shared vCPUs a cross-CPU wake-up costs more than a whole round trip.
 
 use std::io::{BufRead, BufReader, Write};
-use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -70,17 +69,6 @@ impl Workload {
     }
 }
 
-fn echo_server() -> PathBuf {
-    let exe = std::env::current_exe().expect("own path");
-    let path = exe.with_file_name("bench-echo");
-    assert!(
-        path.exists(),
-        "{} is missing: build with `cargo build --release -p mcp-benches`",
-        path.display()
-    );
-    path
-}
-
 // ----- the raw baseline -----
 
 struct RawServer {
@@ -91,7 +79,7 @@ struct RawServer {
 
 impl RawServer {
     fn start() -> Self {
-        let mut child = Command::new(echo_server())
+        let mut child = Command::new(mcp_benches::workers::bench_echo())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -228,7 +216,7 @@ fn mcp_run(workload: Workload, calls: usize, placement: Placement) -> Duration {
         _ => smol::spawn(future),
     };
     let work = async move {
-        let command = ServerCommand::new(echo_server()).stderr(StderrSink::Discard);
+        let command = ServerCommand::new(mcp_benches::workers::bench_echo()).stderr(StderrSink::Discard);
         let builder = ClientBuilder::new(Implementation::new("stdio-throughput", "0.1.0"));
         let client = if placement == Placement::OneExecutor {
             let (client, driver) = builder.stdio(&command).expect("spawn");
@@ -298,7 +286,7 @@ fn rmcp_run(workload: Workload, calls: usize, runtime: &str) -> Duration {
     let lanes = if workload == Workload::InFlight { IN_FLIGHT } else { 1 };
     rmcp_clients::stdio_run(
         Runtime::parse(runtime).expect("rmcp runtime"),
-        &echo_server(),
+        &mcp_benches::workers::bench_echo(),
         &ToolCall { name, arguments, expected_len },
         Load { warmup: WARMUP, calls, lanes },
     )
