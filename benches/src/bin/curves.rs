@@ -83,6 +83,17 @@ fn report(sample: &[(&str, f64)]) {
     println!("RESULT {}", fields.join(" "));
 }
 
+/// Reports `calls` timed calls that took `secs`, and `cpu` seconds of CPU for the whole worker:
+/// the connection and the `warmup` calls too, so it is divided by every call made.
+fn report_calls(calls: usize, warmup: usize, secs: f64, cpu: f64) {
+    report(&[
+        ("units", calls as f64),
+        ("secs", secs),
+        ("cpu_per_unit", cpu / (calls + warmup) as f64),
+        ("peak", process_stats::peak_rss() as f64),
+    ]);
+}
+
 // ----- the raw clients -----
 
 /// A raw stdio client: `bench-echo` as a child, lines written and read by hand.
@@ -266,14 +277,7 @@ fn size_worker(kind: &str, transport: &str, url: &str, size: usize, calls: usize
         }
         _ => panic!("unknown client {kind}"),
     };
-    let (_, cpu) = meter.stop();
-    // CPU covers the connection and the warm-up too, so it is divided by every call made.
-    report(&[
-        ("units", calls as f64),
-        ("secs", secs),
-        ("cpu_per_unit", cpu / (calls + warmup) as f64),
-        ("peak", process_stats::peak_rss() as f64),
-    ]);
+    report_calls(calls, warmup, secs, meter.stop().1);
 }
 
 async fn blob_call(client: &Client, arguments: &Value, size: usize) {
@@ -377,13 +381,7 @@ fn inflight_worker(kind: &str, lanes: usize, calls: usize) {
         }
         _ => panic!("unknown client {kind}"),
     };
-    let (_, cpu) = meter.stop();
-    report(&[
-        ("units", calls as f64),
-        ("secs", secs),
-        ("cpu_per_unit", cpu / (calls + WARMUP) as f64),
-        ("peak", process_stats::peak_rss() as f64),
-    ]);
+    report_calls(calls, WARMUP, secs, meter.stop().1);
 }
 
 /// The raw client with `lanes` requests outstanding. One at a time is a plain loop. More take a
