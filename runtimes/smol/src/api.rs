@@ -155,7 +155,8 @@ pub trait ClientApi: Send + Sync {
     /// [`UsageError::InvalidParams`](mcp_sansio::UsageError::InvalidParams), nothing sent.
     ///
     /// The arguments are serialized when this is called, once, straight into the request (on
-    /// a [`Client`](crate::Client) and a [`Pool`](crate::Pool); this provided method goes
+    /// a [`Client`](crate::Client) and a [`Pool`](crate::Pool); this provided method calls
+    /// [`call_tool_with_options`](Self::call_tool_with_options), whose provided version goes
     /// through [`call_tool_with`](Self::call_tool_with) and `serde_json::to_value`).
     ///
     /// A tool that fails reports it in the result ([`CallToolResult::is_error`]), not as an
@@ -184,10 +185,9 @@ pub trait ClientApi: Send + Sync {
         name: &str,
         arguments: A,
     ) -> impl Future<Output = Result<CallToolResult, Error>> + Send {
-        // Sent now, as every method's request is.
-        let call =
-            tool_params(name, &arguments).map(|params| self.call_tool_with(&params, CallOptions::default()));
-        async move { call?.await }
+        // Sent now, as every method's request is; without an `async` block of its own, so the
+        // future is the one `call_tool_with_options` makes.
+        self.call_tool_with_options(name, arguments, CallOptions::default())
     }
 
     /// [`call_tool`](Self::call_tool) with per-call options (timeout, progress, `_meta`, trace

@@ -526,17 +526,6 @@ impl ClientApi for Client {
     }
 
     /// Serializes the arguments once, into the request (no `serde_json::to_value`).
-    fn call_tool<A: Serialize>(
-        &self,
-        name: &str,
-        arguments: A,
-    ) -> impl Future<Output = Result<CallToolResult, Error>> + Send {
-        // Without an `async` block around the call: this is the shape the README shows, and its
-        // future stays as small as the call itself.
-        self.call_tool_with_options(name, arguments, CallOptions::default())
-    }
-
-    /// Serializes the arguments once, into the request (no `serde_json::to_value`).
     fn call_tool_with_options<A: Serialize>(
         &self,
         name: &str,

@@ -110,16 +110,6 @@ impl ClientApi for Pool {
 
     /// Serializes the arguments once, into the request; arguments that are not an object are
     /// refused before any member is chosen.
-    fn call_tool<A: Serialize>(
-        &self,
-        name: &str,
-        arguments: A,
-    ) -> impl Future<Output = Result<CallToolResult, Error>> + Send {
-        self.call_tool_with_options(name, arguments, CallOptions::default())
-    }
-
-    /// Serializes the arguments once, into the request; arguments that are not an object are
-    /// refused before any member is chosen.
     fn call_tool_with_options<A: Serialize>(
         &self,
         name: &str,
