@@ -50,12 +50,20 @@
 //!     pixels and the same 98 bytes, compressed at another zlib level, so its base64 `data`
 //!     differs.
 //!
+//! One name is not a bug but a behaviour of the official Python SDK's 2025-era HTTP transport,
+//! which answers a cancelled request with error `-32800` instead of staying silent:
+//!
+//! - `cancel-answer`: a `tools/call` followed within 100 ms by a `notifications/cancelled` that
+//!   names it is not run: it is answered with error `-32800` (`Request cancelled`), as when the
+//!   cancellation overtakes the call before its arguments are validated. Every other
+//!   `tools/call` is run as usual, at most 100 ms later.
+//!
 //! Everything else is the demo server over stdio, unchanged. An unknown name prints the usage on
 //! stderr and exits with code 2.
 
 use std::io::{self, BufRead, Read, Write};
 use std::process::ExitCode;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, mpsc};
 use std::time::Duration;
 
 use serde_json::Value;
@@ -65,7 +73,14 @@ usage: planted_bug_server BUG[,BUG...]
 bugs: wrong-id, crash, blocking-sleep, deaf-after-cancel, dies-after-cancel,
       silent-parse-error, internal-error-for-unknown-method, pattern-mismatch,
       pattern-tool (not a bug: one more tool, whose outputSchema has a pattern),
-      next-version (not a bug: the demo server's next release)";
+      next-version (not a bug: the demo server's next release),
+      cancel-answer (not a bug: a call cancelled at once is answered -32800)";
+
+/// How long `cancel-answer` waits, after a `tools/call`, for a cancellation of it.
+const CANCEL_WINDOW: Duration = Duration::from_millis(100);
+
+/// The error `cancel-answer` answers a cancelled call with.
+const REQUEST_CANCELLED: i64 = -32800;
 
 /// The longest inline sleep of `blocking-sleep`.
 const MAX_INLINE_SLEEP: Duration = Duration::from_secs(3600);
@@ -99,6 +114,7 @@ struct Bugs {
     pattern_mismatch: bool,
     pattern_tool: bool,
     next_version: bool,
+    cancel_answer: bool,
 }
 
 impl Bugs {
@@ -120,6 +136,7 @@ impl Bugs {
                 }
                 "pattern-tool" => &mut bugs.pattern_tool,
                 "next-version" => &mut bugs.next_version,
+                "cancel-answer" => &mut bugs.cancel_answer,
                 _ => return Err(format!("unknown bug {name:?}")),
             };
             *flag = true;
@@ -148,6 +165,8 @@ struct State {
     deaf: bool,
     /// `pattern-tool`: ids of `version` calls passed on as `echo` calls.
     version_calls: Vec<Value>,
+    /// `cancel-answer`: ids of calls passed on as `ping`s, whose answer becomes `-32800`.
+    cancelled_calls: Vec<Value>,
 }
 
 fn lock(shared: &Shared) -> MutexGuard<'_, State> {
@@ -183,14 +202,45 @@ fn error_code(message: &Value) -> Option<i64> {
     message.pointer("/error/code").and_then(Value::as_i64)
 }
 
-/// Reads stdin for the server, watching each line for the bugs' triggers.
-struct Watch<R> {
-    inner: R,
-    bugs: Bugs,
-    state: Arc<Shared>,
+/// The server's input: stdin as it comes, or (`cancel-answer`) read ahead by a thread, so that
+/// the line after a call can be looked at with a time limit.
+trait Input: BufRead {
+    /// The next line, left unread, if one comes within `wait`.
+    fn peek_line(&mut self, wait: Duration) -> Option<&[u8]>;
 }
 
-impl<R: BufRead> Read for Watch<R> {
+impl Input for io::StdinLock<'_> {
+    fn peek_line(&mut self, _: Duration) -> Option<&[u8]> {
+        None
+    }
+}
+
+/// Stdin's lines, each read by a thread as it comes.
+struct Lines {
+    receiver: mpsc::Receiver<Vec<u8>>,
+    line: Vec<u8>,
+    at: usize,
+}
+
+impl Lines {
+    fn stdin() -> Self {
+        let (sender, receiver) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut stdin = io::stdin().lock();
+            loop {
+                let mut line = Vec::new();
+                match stdin.read_until(b'\n', &mut line) {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) if sender.send(line).is_err() => break,
+                    Ok(_) => {}
+                }
+            }
+        });
+        Self { receiver, line: Vec::new(), at: 0 }
+    }
+}
+
+impl Read for Lines {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let available = self.fill_buf()?;
         let n = available.len().min(buf.len());
@@ -200,7 +250,49 @@ impl<R: BufRead> Read for Watch<R> {
     }
 }
 
-impl<R: BufRead> BufRead for Watch<R> {
+impl BufRead for Lines {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        if self.at == self.line.len() {
+            // A closed channel is the end of stdin: an empty buffer.
+            self.line = self.receiver.recv().unwrap_or_default();
+            self.at = 0;
+        }
+        Ok(&self.line[self.at..])
+    }
+
+    fn consume(&mut self, amount: usize) {
+        self.at = (self.at + amount).min(self.line.len());
+    }
+}
+
+impl Input for Lines {
+    fn peek_line(&mut self, wait: Duration) -> Option<&[u8]> {
+        if self.at == self.line.len() {
+            self.line = self.receiver.recv_timeout(wait).ok()?;
+            self.at = 0;
+        }
+        Some(&self.line[self.at..])
+    }
+}
+
+/// Reads stdin for the server, watching each line for the bugs' triggers.
+struct Watch<R> {
+    inner: R,
+    bugs: Bugs,
+    state: Arc<Shared>,
+}
+
+impl<R: Input> Read for Watch<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let available = self.fill_buf()?;
+        let n = available.len().min(buf.len());
+        buf[..n].copy_from_slice(&available[..n]);
+        self.consume(n);
+        Ok(n)
+    }
+}
+
+impl<R: Input> BufRead for Watch<R> {
     fn fill_buf(&mut self) -> io::Result<&[u8]> {
         self.inner.fill_buf()
     }
@@ -216,13 +308,36 @@ impl<R: BufRead> BufRead for Watch<R> {
         let start = line.len();
         let n = self.inner.read_until(byte, line)?;
         if let Ok(mut value) = serde_json::from_slice::<Value>(&line[start..])
-            && self.inspect(&mut value)
+            && (self.inspect(&mut value) | self.cancel_answer(&mut value))
         {
             line.truncate(start);
             serde_json::to_writer(&mut *line, &value).map_err(io::Error::other)?;
             line.push(b'\n');
         }
         Ok(n)
+    }
+}
+
+impl<R: Input> Watch<R> {
+    /// `cancel-answer`: a call whose cancellation is the next line, within [`CANCEL_WINDOW`],
+    /// goes on as a `ping` whose answer [`Rewrite`] turns into `-32800`. Returns whether the
+    /// call changed.
+    fn cancel_answer(&mut self, call: &mut Value) -> bool {
+        if !self.bugs.cancel_answer || call.get("method").and_then(Value::as_str) != Some("tools/call") {
+            return false;
+        }
+        let Some(id) = call.get("id").cloned() else { return false };
+        let Some(next) = self.inner.peek_line(CANCEL_WINDOW) else { return false };
+        let cancels = serde_json::from_slice::<Value>(next).is_ok_and(|next| {
+            next.get("method").and_then(Value::as_str) == Some("notifications/cancelled")
+                && next.pointer("/params/requestId") == Some(&id)
+        });
+        if !cancels {
+            return false;
+        }
+        *call = serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "ping"});
+        lock(&self.state).cancelled_calls.push(id);
+        true
     }
 }
 
@@ -382,6 +497,15 @@ impl Rewrite {
         }
         if is_response(&value) {
             let id = value["id"].clone();
+            if let Some(at) = state.cancelled_calls.iter().position(|c| *c == id) {
+                state.cancelled_calls.remove(at);
+                value = serde_json::json!({
+                    "jsonrpc": "2.0",
+                    "id": id,
+                    "error": {"code": REQUEST_CANCELLED, "message": "Request cancelled"},
+                });
+                changed = true;
+            }
             if state.marked.contains(&id) {
                 state.marked.retain(|m| *m != id);
                 value["id"] = Value::from(id.as_i64().unwrap_or(0) + 1000);
@@ -495,9 +619,15 @@ fn main() -> ExitCode {
         }
     };
     let state = Arc::new(Shared::default());
-    let input = Watch { inner: io::stdin().lock(), bugs, state: Arc::clone(&state) };
-    let output = Rewrite { inner: io::stdout(), bugs, state, line: Vec::new() };
-    match mcp_demo_server::serve(input, Box::new(output), mcp_demo_server::Options::default()) {
+    let output = Rewrite { inner: io::stdout(), bugs, state: Arc::clone(&state), line: Vec::new() };
+    let served = if bugs.cancel_answer {
+        let input = Watch { inner: Lines::stdin(), bugs, state };
+        mcp_demo_server::serve(input, Box::new(output), mcp_demo_server::Options::default())
+    } else {
+        let input = Watch { inner: io::stdin().lock(), bugs, state };
+        mcp_demo_server::serve(input, Box::new(output), mcp_demo_server::Options::default())
+    };
+    match served {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("planted_bug_server: {e}");

@@ -298,6 +298,19 @@ fn a_server_that_stops_answering_after_a_timeout_is_not_responsive() {
     }
 }
 
+/// A server that answers a call cancelled at once with `-32800`, before it looks at the
+/// arguments, as the Python SDK's 2025-era HTTP transport does. That answers the cancellation,
+/// so an invalid call answered so breaks nothing. Seed 2 draws such a call: this run failed
+/// `invalid-params` before the check knew `-32800`, as CI's run against the Python peer did.
+#[test]
+fn a_cancelled_invalid_call_answered_32800_breaks_no_property() {
+    let options = ["--tool", "echo", "--cases", "16", "--seed", "2"];
+    let output = check(&options, &planted("cancel-answer"));
+    let report = stdout(&output);
+    assert_eq!(output.status.code(), Some(0), "{report}\n{}", stderr(&output));
+    assert_eq!(row(&report, "invalid-params")[1], "pass", "{report}");
+}
+
 #[test]
 fn a_server_that_dies_after_a_cancellation_does_not_survive() {
     let options = ["--tool", "sleep", "--cases", "6", "--seed", "1", "--timeout", "1", "--shrink-time", "20"];

@@ -192,6 +192,21 @@ fn blocking_sleep_blocks_the_reader() {
 }
 
 #[test]
+fn cancel_answer_answers_a_call_cancelled_at_once_with_32800_and_runs_the_others() {
+    let mut server = Server::planted("cancel-answer");
+    server.handshake();
+    let invalid =
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":null}}"#;
+    server.send(&[invalid, &cancel(2)]);
+    let answer = server.answer();
+    assert_eq!((&answer["id"], &answer["error"]["code"]), (&json!(2), &json!(-32800)), "{answer}");
+    // The same call, not cancelled, is refused as the demo refuses it.
+    server.send(&[&invalid.replace(r#""id":2"#, r#""id":3"#)]);
+    let answer = server.answer();
+    assert_eq!((&answer["id"], &answer["error"]["code"]), (&json!(3), &json!(-32602)), "{answer}");
+}
+
+#[test]
 fn deaf_after_cancel_stops_writing_but_stays_alive() {
     let mut server = Server::planted("deaf-after-cancel");
     server.handshake();

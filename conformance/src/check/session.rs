@@ -432,6 +432,15 @@ fn describe(response: &Value) -> String {
     }
 }
 
+/// The error code JSON-RPC peers (LSP, and the Python SDK's 2025-era HTTP transport) answer a
+/// cancelled request with.
+const REQUEST_CANCELLED: i64 = -32800;
+
+/// Whether `response` is the answer to a cancellation rather than to the request's content.
+fn answers_the_cancellation(response: &Value) -> bool {
+    response.pointer("/error/code").and_then(Value::as_i64) == Some(REQUEST_CANCELLED)
+}
+
 /// Whether a request of `method` may take as long as it likes (until cancelled): the ones
 /// that do the server's work. The others must be answered within the verdict budget.
 fn may_take_long(method: &str) -> bool {
@@ -896,7 +905,11 @@ impl<'a> Session<'a> {
                 let glance = self.plan.budgets.glance;
                 self.pump_until(glance, |s| s.responses.contains_key(&id)).await;
                 if let Some(received) = self.responses.get(&id).and_then(|r| r.first()).cloned() {
-                    self.judge(inner, &method, &received, out);
+                    // `-32800` answers the cancellation, not the request: the Python SDK's
+                    // 2025-era HTTP transport ends a cancelled request with it, before or
+                    // instead of checking its params. Only its shape is judged then.
+                    let judged = if answers_the_cancellation(&received.message) { action } else { inner };
+                    self.judge(judged, &method, &received, out);
                 }
                 let what = format!("{} was cancelled", action_line(inner));
                 self.probe(&what, out).await;
