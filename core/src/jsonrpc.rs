@@ -1,16 +1,17 @@
 //! JSON-RPC 2.0 envelopes: strict decoding with borrowed payloads, and encoding.
 //!
-//! Decoding keeps `params`, `result` and `error.data` as borrowed [`RawValue`]s: the envelope is
-//! parsed once, and a payload is only decoded when, and into the type, its consumer chooses.
+//! Decoding keeps `params`, `result` and `error` as borrowed, checked JSON text
+//! ([`JsonText`]): the envelope is read once, by a scan of our own (`json_scan`), and a payload
+//! is only decoded when, and into the type, its consumer chooses.
 
 use std::borrow::Cow;
 use std::fmt;
 
-use serde::de::{self, Visitor};
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 use crate::RequestId;
+use crate::json_scan::{self, JsonText, ScanError};
 
 /// Standard JSON-RPC and MCP error codes.
 pub mod error_codes {
@@ -236,15 +237,15 @@ pub(crate) enum Message<'a> {
     Request {
         id: RequestId,
         method: Cow<'a, str>,
-        params: Option<&'a RawValue>,
+        params: Option<JsonText<'a>>,
     },
     Notification {
         method: Cow<'a, str>,
-        params: Option<&'a RawValue>,
+        params: Option<JsonText<'a>>,
     },
     Response {
         id: RequestId,
-        result: Result<&'a RawValue, ErrorObject>,
+        result: Result<JsonText<'a>, ErrorObject>,
     },
     /// A response with a readable id that is not a valid response: both `result` and `error`,
     /// neither, or an `error` that is not an error object. The request it names cannot get a
@@ -255,64 +256,147 @@ pub(crate) enum Message<'a> {
     },
 }
 
-#[derive(Deserialize)]
+/// The members of a JSON-RPC object that matter; the others are ignored.
+#[derive(Default)]
 struct Envelope<'a> {
-    #[serde(borrow, default, deserialize_with = "borrowed")]
     jsonrpc: Option<Cow<'a, str>>,
-    #[serde(borrow, default, deserialize_with = "present")]
-    id: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "borrowed")]
+    id: Option<JsonText<'a>>,
     method: Option<Cow<'a, str>>,
-    #[serde(borrow, default, deserialize_with = "present")]
-    params: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present")]
-    result: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present")]
-    error: Option<&'a RawValue>,
+    params: Option<JsonText<'a>>,
+    result: Option<JsonText<'a>>,
+    error: Option<JsonText<'a>>,
+    /// The members above that were present (one bit each, in their order), `null` or not.
+    seen: u8,
 }
 
-/// Maps a present member (even `null`) to `Some`, so that absent and `null` stay distinct.
-fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
-    <&RawValue>::deserialize(d).map(Some)
+/// Why a text is no envelope.
+enum NotEnvelope {
+    /// Not JSON.
+    Json(ScanError),
+    /// JSON, but not an object with the members' types, or with a member twice.
+    Shape,
 }
 
-/// An optional string borrowed from the input unless it has escapes (`null` is `None`). Serde's
-/// own `Option<Cow<str>>` always allocates: `borrow` only reaches a `Cow` that is not inside an
-/// `Option`, and this runs for every message.
-fn borrowed<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Cow<'de, str>>, D::Error> {
-    struct Text;
-    impl<'de> Visitor<'de> for Text {
-        type Value = Option<Cow<'de, str>>;
+impl From<ScanError> for NotEnvelope {
+    fn from(e: ScanError) -> Self {
+        NotEnvelope::Json(e)
+    }
+}
 
-        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.write_str("a string")
-        }
-
-        fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
-            Ok(None)
-        }
-
-        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-            Ok(None)
-        }
-
-        fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-            d.deserialize_str(self)
-        }
-
-        fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
-            Ok(Some(Cow::Borrowed(v)))
-        }
-
-        fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-            Ok(Some(Cow::Owned(v.to_owned())))
-        }
-
-        fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
-            Ok(Some(Cow::Owned(v)))
+impl From<NotEnvelope> for InvalidMessage {
+    fn from(e: NotEnvelope) -> Self {
+        match e {
+            NotEnvelope::Json(e) => InvalidMessage::Json(e.to_string()),
+            NotEnvelope::Shape => InvalidMessage::Envelope("not an object with the JSON-RPC members"),
         }
     }
-    d.deserialize_option(Text)
+}
+
+impl<'a> Envelope<'a> {
+    /// Reads `text`, one JSON object: what [`read`](Self::read) says, except that text which is
+    /// not JSON is always [`NotEnvelope::Json`], even where a member's type was wrong before
+    /// the fault (that case reads the rest once more).
+    fn parse(text: &'a str) -> Result<Self, NotEnvelope> {
+        Self::read(text).map_err(|e| match e {
+            NotEnvelope::Shape => {
+                JsonText::parse(text).map_or_else(NotEnvelope::Json, |_| NotEnvelope::Shape)
+            }
+            json => json,
+        })
+    }
+
+    /// Reads `text`, one JSON object, in one pass: each member's value is checked as it is
+    /// passed, and the ones that matter are kept as the text they are.
+    fn read(text: &'a str) -> Result<Self, NotEnvelope> {
+        let bytes = text.as_bytes();
+        let mut at = json_scan::skip_space(bytes, 0);
+        if bytes.get(at) != Some(&b'{') {
+            // JSON that is not an object is not an envelope; anything else is not JSON.
+            return Err(JsonText::parse(text).map_or_else(NotEnvelope::Json, |_| NotEnvelope::Shape));
+        }
+        let mut envelope = Envelope::default();
+        at = json_scan::skip_space(bytes, at + 1);
+        if bytes.get(at) == Some(&b'}') {
+            at += 1;
+        } else {
+            loop {
+                if bytes.get(at) != Some(&b'"') {
+                    return Err(ScanError::at(at, "key must be a string").into());
+                }
+                let name_end = json_scan::string_end(bytes, at + 1)?;
+                let name = member_name(&text[at..name_end])?;
+                at = json_scan::skip_space(bytes, name_end);
+                if bytes.get(at) != Some(&b':') {
+                    return Err(ScanError::at(at, "expected `:`").into());
+                }
+                let start = json_scan::skip_space(bytes, at + 1);
+                let end = json_scan::value_end(bytes, start)?;
+                let value = JsonText::within(text, start, end);
+                envelope.set(&name, value)?;
+                at = json_scan::skip_space(bytes, end);
+                match bytes.get(at) {
+                    Some(b',') => at = json_scan::skip_space(bytes, at + 1),
+                    Some(b'}') => {
+                        at += 1;
+                        break;
+                    }
+                    None => return Err(ScanError::at(at, "EOF while parsing an object").into()),
+                    Some(_) => return Err(ScanError::at(at, "expected `,` or `}`").into()),
+                }
+            }
+        }
+        if json_scan::skip_space(bytes, at) != bytes.len() {
+            return Err(ScanError::at(at, "trailing characters").into());
+        }
+        Ok(envelope)
+    }
+
+    /// Keeps member `name`'s `value` if it is one that matters; a member twice, or a
+    /// `jsonrpc` or `method` that is not a string (or `null`), is no envelope.
+    fn set(&mut self, name: &str, value: JsonText<'a>) -> Result<(), NotEnvelope> {
+        let bit = match name {
+            "jsonrpc" => 0,
+            "id" => 1,
+            "method" => 2,
+            "params" => 3,
+            "result" => 4,
+            "error" => 5,
+            _ => return Ok(()),
+        };
+        if self.seen & 1 << bit != 0 {
+            return Err(NotEnvelope::Shape);
+        }
+        self.seen |= 1 << bit;
+        match bit {
+            0 => self.jsonrpc = text_member(value)?,
+            1 => self.id = Some(value),
+            2 => self.method = text_member(value)?,
+            3 => self.params = Some(value),
+            4 => self.result = Some(value),
+            _ => self.error = Some(value),
+        }
+        Ok(())
+    }
+}
+
+/// A member's name, its escapes (if any) decoded; `quoted` is the string with its quotes.
+fn member_name(quoted: &str) -> Result<Cow<'_, str>, NotEnvelope> {
+    let inner = &quoted[1..quoted.len() - 1];
+    if !inner.contains('\\') {
+        return Ok(Cow::Borrowed(inner));
+    }
+    // A checked string only fails to decode on a lone surrogate escape.
+    serde_json::from_str::<String>(quoted).map(Cow::Owned).map_err(|_| NotEnvelope::Shape)
+}
+
+/// A string member (`null` is none), borrowed from the text unless it has escapes.
+fn text_member(value: JsonText<'_>) -> Result<Option<Cow<'_, str>>, NotEnvelope> {
+    let text = value.get();
+    match text.as_bytes().first() {
+        Some(b'"') => member_name(text).map(Some),
+        _ if text == "null" => Ok(None),
+        _ => Err(NotEnvelope::Shape),
+    }
 }
 
 /// Decodes one message or a batch, calling `on_message` for each element.
@@ -328,7 +412,7 @@ pub(crate) fn decode_text<'a>(
 ) {
     let first = text.bytes().find(|b| !b.is_ascii_whitespace());
     if first == Some(b'[') {
-        match serde_json::from_str::<Vec<&'a RawValue>>(text) {
+        match batch_items(text) {
             Ok(items) if items.is_empty() => on_message(Err(InvalidMessage::Envelope("empty batch"))),
             Ok(items) => {
                 for item in items {
@@ -340,6 +424,35 @@ pub(crate) fn decode_text<'a>(
     } else {
         on_message(decode_one(text));
     }
+}
+
+/// The elements of a batch, each checked; the whole text must be the one array.
+fn batch_items(text: &str) -> Result<Vec<JsonText<'_>>, ScanError> {
+    let bytes = text.as_bytes();
+    let mut at = json_scan::skip_space(bytes, json_scan::skip_space(bytes, 0) + 1);
+    let mut items = Vec::new();
+    if bytes.get(at) == Some(&b']') {
+        at += 1;
+    } else {
+        loop {
+            let end = json_scan::value_end(bytes, at)?;
+            items.push(JsonText::within(text, at, end));
+            at = json_scan::skip_space(bytes, end);
+            match bytes.get(at) {
+                Some(b',') => at = json_scan::skip_space(bytes, at + 1),
+                Some(b']') => {
+                    at += 1;
+                    break;
+                }
+                None => return Err(ScanError::at(at, "EOF while parsing a list")),
+                Some(_) => return Err(ScanError::at(at, "expected `,` or `]`")),
+            }
+        }
+    }
+    if json_scan::skip_space(bytes, at) != bytes.len() {
+        return Err(ScanError::at(at, "trailing characters"));
+    }
+    Ok(items)
 }
 
 /// Decodes one message that is not a batch (an HTTP body the transport reads before the
@@ -363,20 +476,14 @@ impl Message<'_> {
 
 /// The method and params of a request as a 2026-07-28 `input_required` result carries it
 /// (`{"method": …, "params": …}`, without `jsonrpc` or an id), read with the envelope's rules.
-pub(crate) fn decode_call(text: &str) -> Result<(Cow<'_, str>, Option<&RawValue>), InvalidMessage> {
-    let env: Envelope<'_> = serde_json::from_str(text).map_err(|e| InvalidMessage::Json(e.to_string()))?;
+pub(crate) fn decode_call(text: &str) -> Result<(Cow<'_, str>, Option<JsonText<'_>>), InvalidMessage> {
+    let env = Envelope::parse(text)?;
     let method = env.method.ok_or(InvalidMessage::Envelope("no method"))?;
     Ok((method, env.params))
 }
 
 fn decode_one(text: &str) -> Result<Message<'_>, InvalidMessage> {
-    let env: Envelope<'_> = serde_json::from_str(text).map_err(|e| {
-        if e.is_data() {
-            InvalidMessage::Envelope("not an object with the JSON-RPC members")
-        } else {
-            InvalidMessage::Json(e.to_string())
-        }
-    })?;
+    let env = Envelope::parse(text)?;
     if env.jsonrpc.as_deref() != Some("2.0") {
         return Err(InvalidMessage::Envelope("\"jsonrpc\" must be \"2.0\""));
     }
@@ -418,7 +525,7 @@ fn decode_one(text: &str) -> Result<Message<'_>, InvalidMessage> {
 }
 
 /// `Ok(None)` for `null`; integers and strings are ids; anything else is invalid.
-fn parse_id(raw: &RawValue) -> Result<Option<RequestId>, InvalidMessage> {
+fn parse_id(raw: JsonText<'_>) -> Result<Option<RequestId>, InvalidMessage> {
     let text = raw.get();
     match text.as_bytes().first() {
         Some(b'n') => Ok(None),
@@ -470,7 +577,7 @@ pub(crate) fn scan_head(head: &[u8]) -> Head {
             let Some(end) = scan.value_end() else { break };
             id = std::str::from_utf8(&head[start..end])
                 .ok()
-                .and_then(|raw| serde_json::from_str::<&RawValue>(raw).ok())
+                .and_then(|raw| JsonText::parse(raw).ok())
                 .and_then(|raw| parse_id(raw).ok().flatten());
         }
         if response.is_some() && (id.is_some() || key == b"id") {
@@ -507,7 +614,7 @@ pub(crate) fn id_at_end(tail: &[u8]) -> Option<RequestId> {
     if !matches!(before.last(), Some(b',' | b'{')) || value.first() == Some(&b'\\') {
         return None;
     }
-    let raw = serde_json::from_slice::<&RawValue>(value).ok()?;
+    let raw = JsonText::parse(std::str::from_utf8(value).ok()?).ok()?;
     parse_id(raw).ok().flatten()
 }
 
@@ -848,6 +955,63 @@ mod tests {
             one(r#"{"jsonrpc":"2.0","id":1,"result":null}"#),
             Ok(Message::Response { result: Ok(_), .. })
         ));
+    }
+
+    /// The envelope is read by our own scan: a member twice (even `null` first), a `jsonrpc` or
+    /// `method` that is no string, and an array in place of the object are no envelope; text
+    /// that is not JSON is a JSON error, wherever the fault is.
+    #[test]
+    fn the_envelope_is_an_object_with_each_member_once() {
+        for bad in [
+            r#"{"jsonrpc":"2.0","id":1,"id":2,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{},"result":{}}"#,
+            r#"{"jsonrpc":null,"jsonrpc":"2.0","id":1,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","jsonrpc":"2.0","id":1,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","method":5}"#,
+            r#"{"jsonrpc":"2.0","me\u0074hod":"a","method":"b"}"#,
+            r#""{}""#,
+        ] {
+            assert!(matches!(one(bad), Err(InvalidMessage::Envelope(_))), "{bad}: {:?}", one(bad));
+        }
+        // serde would have read an array as the struct's members in order.
+        let mut got = Vec::new();
+        decode(br#"[["2.0",1,"ping"]]"#, &mut |m| got.push(m));
+        assert!(matches!(got[..], [Err(InvalidMessage::Envelope(_))]), "{got:?}");
+        for bad in [
+            r#"{"jsonrpc":"2.0","id":1,"result":{"text":"a\qb"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":[1,]}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{}} x"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":01}"#,
+            r#"{"jsonrpc":"2.0","id":1 "result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{}"#,
+            r#"{"jsonrpc":"2.0",}"#,
+            "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":\"\u{1}\"}",
+            "x",
+            "[1,",
+        ] {
+            assert!(matches!(one(bad), Err(InvalidMessage::Json(_))), "{bad}: {:?}", one(bad));
+        }
+        // Members that do not matter are checked too, and otherwise ignored.
+        match one(r#" { "extra" : [ {"a": "\"}"} ] , "jsonrpc" : "2.0" , "result" : null , "id" : 3 } "#) {
+            Ok(Message::Response { id, result: Ok(result) }) => {
+                assert_eq!((id, result.get()), (RequestId::Number(3), "null"));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    proptest::proptest! {
+        /// A message is a JSON error exactly when serde_json finds its text no JSON.
+        #[test]
+        fn json_errors_are_what_serde_json_calls_no_json(
+            text in r#"\{("(jsonrpc|id|method|params|result|error|x)":(1|"2\.0"|null|\{\}|\[1,2\]|"a\\"b"|tru|01)[,}]){1,5}"#
+        ) {
+            let serde_says_json = serde_json::from_str::<serde_json::Value>(&text).is_ok();
+            let mut got = Vec::new();
+            decode(text.as_bytes(), &mut |m| got.push(m));
+            let ours_says_json = !matches!(got[..], [Err(InvalidMessage::Json(_))]);
+            proptest::prop_assert_eq!(ours_says_json, serde_says_json, "{}: {:?}", text, got);
+        }
     }
 
     #[test]

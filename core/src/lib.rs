@@ -146,6 +146,7 @@ pub mod framing;
 #[cfg(feature = "http")]
 pub mod http;
 mod ids;
+mod json_scan;
 pub mod jsonrpc;
 mod params;
 mod raw_result;

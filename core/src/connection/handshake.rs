@@ -13,7 +13,7 @@
 use std::borrow::Cow;
 use std::time::{Duration, Instant};
 
-use serde_json::value::RawValue;
+use crate::json_scan::JsonText;
 
 use super::ClientConnection;
 use super::meta::empty_object;
@@ -63,7 +63,7 @@ pub(super) enum Phase {
 #[derive(Debug)]
 pub(super) enum ProbeAnswer<'a> {
     /// A result with the probe's id.
-    Result(&'a RawValue),
+    Result(JsonText<'a>),
     /// A JSON-RPC error with the probe's id, or with a `null` id while the probe was the only
     /// request out.
     Error(ErrorObject),
@@ -223,7 +223,7 @@ impl ClientConnection {
         self.shut(CloseReason::HandshakeTimeout(timeout));
     }
 
-    pub(super) fn on_discover_result(&mut self, now: Instant, result: Result<&RawValue, ErrorObject>) {
+    pub(super) fn on_discover_result(&mut self, now: Instant, result: Result<JsonText<'_>, ErrorObject>) {
         let answer = match result {
             Ok(raw) => ProbeAnswer::Result(raw),
             Err(error) => ProbeAnswer::Error(error),
@@ -439,7 +439,7 @@ impl ClientConnection {
 
     /// The answer to a `server/discover` the application sent on a ready modern connection: it
     /// replaces what the connection knows of the server.
-    pub(super) fn on_rediscover(&mut self, now: Instant, raw: &RawValue) {
+    pub(super) fn on_rediscover(&mut self, now: Instant, raw: JsonText<'_>) {
         let Ok(discover) = serde_json::from_str::<schema::DiscoverResult>(raw.get()) else { return };
         let Phase::Ready(session) = &mut self.phase else { return };
         session.capabilities = discover.capabilities.clone();
@@ -466,7 +466,7 @@ impl ClientConnection {
         Some(version)
     }
 
-    pub(super) fn on_initialize_result(&mut self, result: Result<&RawValue, ErrorObject>) {
+    pub(super) fn on_initialize_result(&mut self, result: Result<JsonText<'_>, ErrorObject>) {
         let Phase::Initializing { requested } = self.phase else { return };
         let init = match result {
             Err(error) => return self.shut(CloseReason::InitializeRefused(error)),

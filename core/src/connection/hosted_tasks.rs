@@ -25,7 +25,7 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use serde_json::value::RawValue;
+use crate::json_scan::JsonText;
 use serde_json::{Value, json};
 
 use super::ClientConnection;
@@ -153,7 +153,7 @@ impl ClientConnection {
     }
 
     /// Whether the client hosts a task for server request `method` with these params.
-    fn hosts(&self, method: &str, params: Option<&RawValue>) -> bool {
+    fn hosts(&self, method: &str, params: Option<JsonText<'_>>) -> bool {
         let declared =
             schema::TaskRequest::of(method).is_some_and(|r| self.config.capabilities.hosts_task(r));
         declared
@@ -167,7 +167,7 @@ impl ClientConnection {
         &mut self,
         id: &RequestId,
         method: &str,
-        params: Option<&RawValue>,
+        params: Option<JsonText<'_>>,
     ) -> bool {
         if method.starts_with("tasks/") && self.config.capabilities.tasks.is_some() {
             self.on_task_request(id, method, params);
@@ -214,7 +214,7 @@ impl ClientConnection {
     }
 
     /// `tasks/get`, `tasks/result`, `tasks/list` or `tasks/cancel` from the server.
-    fn on_task_request(&mut self, id: &RequestId, method: &str, params: Option<&RawValue>) {
+    fn on_task_request(&mut self, id: &RequestId, method: &str, params: Option<JsonText<'_>>) {
         let now = self.clock;
         self.hosted.prune(now, usize::MAX);
         if method == "tasks/list" {

@@ -5,7 +5,7 @@
 
 use std::time::Instant;
 
-use serde_json::value::RawValue;
+use crate::json_scan::JsonText;
 
 use super::handshake::ProbeAnswer;
 use super::meta::{decode_params, empty_object};
@@ -179,7 +179,7 @@ impl ClientConnection {
         &mut self,
         now: Instant,
         id: RequestId,
-        result: Result<&RawValue, ErrorObject>,
+        result: Result<JsonText<'_>, ErrorObject>,
     ) {
         let wire = match id {
             RequestId::Number(n) => n,
@@ -208,7 +208,7 @@ impl ClientConnection {
             PendingKind::User | PendingKind::Transport => {
                 // A 2026-07-28 request may go on: more input wanted, another version to use.
                 let Some(pending) = self.before_answer(now, id, pending, &result) else { return };
-                let result = result.map(RawValue::get).map_err(RequestError::Server);
+                let result = result.map(JsonText::get).map_err(RequestError::Server);
                 self.finish(id, pending, result);
             }
             PendingKind::KeepAlive => self.keep_alive_ping = None,
@@ -219,7 +219,7 @@ impl ClientConnection {
         }
     }
 
-    pub(super) fn on_notification(&mut self, now: Instant, method: &str, params: Option<&RawValue>) {
+    pub(super) fn on_notification(&mut self, now: Instant, method: &str, params: Option<JsonText<'_>>) {
         use ServerNotification as N;
         if self.session().is_some_and(|s| s.version.is_modern())
             && !self.modern_notification(now, method, params)
@@ -265,7 +265,7 @@ impl ClientConnection {
             "notifications/tools/list_changed" => N::ToolListChanged,
             "notifications/resources/list_changed" => N::ResourceListChanged,
             "notifications/prompts/list_changed" => N::PromptListChanged,
-            _ => N::Other { method: method.to_owned(), params: params.map(RawValue::to_owned) },
+            _ => N::Other { method: method.to_owned(), params: params.map(JsonText::to_raw_value) },
         };
         self.events.push_back(Event::Notification(notification));
     }
@@ -285,7 +285,7 @@ impl ClientConnection {
         }
     }
 
-    pub(super) fn on_request(&mut self, id: RequestId, method: &str, params: Option<&RawValue>) {
+    pub(super) fn on_request(&mut self, id: RequestId, method: &str, params: Option<JsonText<'_>>) {
         if self.id_in_use(&id) {
             return self.invalid(InvalidMessage::Envelope("the server reused the id of an open request"));
         }
@@ -343,7 +343,7 @@ impl ClientConnection {
 /// Decodes a server→client request the client can serve (`None`: not one of them).
 pub(super) fn server_request(
     method: &str,
-    params: Option<&RawValue>,
+    params: Option<JsonText<'_>>,
 ) -> Option<Result<ServerRequest, InvalidMessage>> {
     Some(match method {
         "roots/list" => Ok(ServerRequest::ListRoots),

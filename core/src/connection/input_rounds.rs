@@ -10,6 +10,8 @@ use std::time::Instant;
 
 use serde_json::value::RawValue;
 
+use crate::json_scan::JsonText;
+
 use super::handshake::offered_versions;
 use super::pending::{CallId, Pending, WireId};
 use super::retry::Gathering;
@@ -43,7 +45,7 @@ impl ClientConnection {
         now: Instant,
         id: CallId,
         pending: Pending,
-        result: &Result<&RawValue, ErrorObject>,
+        result: &Result<JsonText<'_>, ErrorObject>,
     ) -> Option<Pending> {
         if self.tasks.asked_for_task(id) {
             return self.on_experimental_answer(now, id, pending, result);
@@ -53,16 +55,16 @@ impl ClientConnection {
         };
         // What the answer is, from its parsed `resultType` (an escaped name reads the same).
         let kind = match result {
-            Ok(raw) if retry.method == "tools/call" || retry.takes_input() => task_peek::result_kind(raw),
+            Ok(raw) if retry.method == "tools/call" || retry.takes_input() => task_peek::result_kind(*raw),
             _ => ResultKind::Other,
         };
         match result {
             Ok(raw) if retry.method == "tools/call" && kind == ResultKind::Task => {
                 let terms = retry.task;
-                self.on_task_answer(now, id, pending, raw, terms)
+                self.on_task_answer(now, id, pending, *raw, terms)
             }
             Ok(raw) if retry.takes_input() && kind == ResultKind::InputRequired => {
-                self.on_input_required(id, pending, raw)
+                self.on_input_required(id, pending, *raw)
             }
             Err(error)
                 if error.code == error_codes::UNSUPPORTED_PROTOCOL_VERSION && pending.reissues == 0 =>
@@ -70,7 +72,7 @@ impl ClientConnection {
                 self.after_version_refusal(id, pending, error)
             }
             Ok(raw) if retry.method == "server/discover" => {
-                self.on_rediscover(now, raw);
+                self.on_rediscover(now, *raw);
                 Some(pending)
             }
             _ => Some(pending),
@@ -81,7 +83,7 @@ impl ClientConnection {
     /// application (as [`Event::Request`](crate::Event::Request)s) and retries once they are all
     /// answered. Returns the pending request back when the result is not `input_required` after
     /// all.
-    fn on_input_required(&mut self, n: CallId, mut pending: Pending, raw: &RawValue) -> Option<Pending> {
+    fn on_input_required(&mut self, n: CallId, mut pending: Pending, raw: JsonText<'_>) -> Option<Pending> {
         let parsed = match serde_json::from_str::<schema::InputRequired<'_>>(raw.get()) {
             Ok(parsed) if parsed.result_type.as_deref() == Some("input_required") => parsed,
             _ => return Some(pending),

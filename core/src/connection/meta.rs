@@ -3,6 +3,8 @@
 
 use serde_json::value::RawValue;
 
+use crate::json_scan::JsonText;
+
 use crate::error::UsageError;
 use crate::jsonrpc::InvalidMessage;
 use crate::schema;
@@ -84,9 +86,9 @@ pub(super) fn empty_object() -> &'static RawValue {
 
 pub(super) fn decode_params<T: serde::de::DeserializeOwned>(
     method: &str,
-    params: Option<&RawValue>,
+    params: Option<JsonText<'_>>,
 ) -> Result<T, InvalidMessage> {
-    let text = params.map_or("{}", RawValue::get);
+    let text = params.map_or("{}", JsonText::get);
     serde_json::from_str(text).map_err(|e| {
         // serde quotes the offending value whole, and a server may send megabytes of it.
         let mut detail = e.to_string();

@@ -12,7 +12,7 @@ use std::borrow::Cow;
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
-use serde_json::value::RawValue;
+use crate::json_scan::JsonText;
 
 use super::ClientConnection;
 use super::meta::{decode_params, empty_object};
@@ -261,7 +261,7 @@ impl ClientConnection {
         &mut self,
         now: Instant,
         id: CallId,
-        result: Result<&RawValue, RequestError>,
+        result: Result<JsonText<'_>, RequestError>,
     ) {
         let current = self.listen.current.as_ref().is_some_and(|s| s.id == id);
         match result {
@@ -307,7 +307,7 @@ impl ClientConnection {
         &mut self,
         now: Instant,
         method: &str,
-        params: Option<&RawValue>,
+        params: Option<JsonText<'_>>,
     ) -> bool {
         match method {
             "notifications/subscriptions/acknowledged" => {

@@ -47,7 +47,7 @@ use std::collections::{BTreeMap, BTreeSet, HashSet, VecDeque};
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::time::{Duration, Instant};
 
-use serde_json::value::RawValue;
+use crate::json_scan::JsonText;
 
 use super::ClientConnection;
 use super::pending::{CallId, Pending, PendingKind, Timing};
@@ -369,7 +369,7 @@ impl ClientConnection {
         now: Instant,
         id: CallId,
         pending: Pending,
-        raw: &RawValue,
+        raw: JsonText<'_>,
         terms: TaskTerms,
     ) -> Option<Pending> {
         if !self.config.capabilities.has_extension(schema::TASKS_EXTENSION) {
@@ -458,11 +458,11 @@ impl ClientConnection {
         now: Instant,
         id: CallId,
         pending: Pending,
-        result: &Result<&RawValue, ErrorObject>,
+        result: &Result<JsonText<'_>, ErrorObject>,
     ) -> Option<Pending> {
         let Ok(raw) = result else { return Some(pending) };
         if !self.config.capabilities.has_extension(schema::TASKS_EXTENSION)
-            || task_peek::result_kind(raw) != task_peek::ResultKind::Task
+            || task_peek::result_kind(*raw) != task_peek::ResultKind::Task
         {
             return Some(pending);
         }
@@ -498,11 +498,11 @@ impl ClientConnection {
         now: Instant,
         id: CallId,
         pending: Pending,
-        result: &Result<&RawValue, ErrorObject>,
+        result: &Result<JsonText<'_>, ErrorObject>,
     ) -> Option<Pending> {
         let Some(terms) = self.tasks.augmented.remove(&id) else { return Some(pending) };
         let Ok(raw) = result else { return Some(pending) };
-        match task_peek::created_task(raw) {
+        match task_peek::created_task(*raw) {
             // A server may answer at once, without a task.
             Ok(None) => Some(pending),
             Ok(Some(task)) => self.become_task(now, id, pending, task, Shape::Experimental, terms),
@@ -672,7 +672,7 @@ impl ClientConnection {
         &mut self,
         now: Instant,
         errand_id: CallId,
-        result: Result<&RawValue, RequestError>,
+        result: Result<JsonText<'_>, RequestError>,
     ) {
         let Some((task, errand)) = self.tasks.errands.get(&errand_id).cloned() else { return };
         let Some(owner) = self.tasks.follows.get(&task).map(|f| f.owner) else { return };
@@ -741,7 +741,7 @@ impl ClientConnection {
 
     /// `notifications/tasks`: an answer for the followed task it names. Returns whether it was
     /// one (otherwise the application gets it as a notification).
-    pub(super) fn on_task_notification(&mut self, now: Instant, params: Option<&RawValue>) -> bool {
+    pub(super) fn on_task_notification(&mut self, now: Instant, params: Option<JsonText<'_>>) -> bool {
         if self.tasks.follows.is_empty() {
             return false;
         }

@@ -12,6 +12,8 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use crate::json_scan::JsonText;
+
 use super::{ClientCapabilities, JsonObject, ServerCapabilities, TaskSnapshot};
 
 /// Whether JSON text `json` may have a member or string `name` (given with its quotes, as in
@@ -37,7 +39,7 @@ pub(crate) enum ResultKind {
 /// of the two values that matter: without `"task"`, `"input_required"` and any backslash (an
 /// escape), neither value can be written, so a plain result (every result of 2026-07-28 names
 /// its `resultType`, `"complete"`) costs a byte search, not a second parse.
-pub(crate) fn result_kind(raw: &RawValue) -> ResultKind {
+pub(crate) fn result_kind(raw: JsonText<'_>) -> ResultKind {
     static TASK: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
         std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"task\""));
     static INPUT: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
@@ -90,7 +92,7 @@ pub(crate) fn readable_task_id(raw: &str) -> Option<String> {
 
 /// 2025-11-25: the `ttl` a task-augmented request asks for (`params.task.ttl`), when it has one
 /// that reads as a number of milliseconds.
-pub(crate) fn requested_ttl(params: &RawValue) -> Option<u64> {
+pub(crate) fn requested_ttl(params: JsonText<'_>) -> Option<u64> {
     #[derive(Deserialize)]
     struct Augmented {
         #[serde(default)]
@@ -102,7 +104,7 @@ pub(crate) fn requested_ttl(params: &RawValue) -> Option<u64> {
 /// 2025-11-25: the answer to a task-augmented request, `{"task": {...}}`
 /// (`CreateTaskResult`). `Ok(None)` when the answer has no `task` member (the server answered
 /// at once); an error when it has one that does not decode.
-pub(crate) fn created_task(raw: &RawValue) -> Result<Option<TaskSnapshot>, serde_json::Error> {
+pub(crate) fn created_task(raw: JsonText<'_>) -> Result<Option<TaskSnapshot>, serde_json::Error> {
     #[derive(Deserialize)]
     struct Created<'a> {
         #[serde(borrow, default)]
@@ -185,19 +187,19 @@ mod tests {
 
     use super::*;
 
-    fn raw(json: &str) -> Box<RawValue> {
-        RawValue::from_string(json.to_owned()).unwrap()
+    fn raw(json: &str) -> JsonText<'_> {
+        JsonText::parse(json).unwrap()
     }
 
     #[test]
     fn an_escaped_member_name_reads_as_the_plain_one() {
-        assert_eq!(result_kind(&raw(r#"{"resultType":"task"}"#)), ResultKind::Task);
-        assert_eq!(result_kind(&raw(r#"{"result\u0054ype":"ta\u0073k"}"#)), ResultKind::Task);
-        assert_eq!(result_kind(&raw(r#"{"resultType":"input\u005frequired"}"#)), ResultKind::InputRequired);
-        assert_eq!(result_kind(&raw(r#"{"resultType":"input_required"}"#)), ResultKind::InputRequired);
-        assert_eq!(result_kind(&raw(r#"{"resultType":"complete","text":"task"}"#)), ResultKind::Other);
-        assert_eq!(result_kind(&raw(r#"{"content":[]}"#)), ResultKind::Other);
-        assert_eq!(result_kind(&raw(r#"[1]"#)), ResultKind::Other);
+        assert_eq!(result_kind(raw(r#"{"resultType":"task"}"#)), ResultKind::Task);
+        assert_eq!(result_kind(raw(r#"{"result\u0054ype":"ta\u0073k"}"#)), ResultKind::Task);
+        assert_eq!(result_kind(raw(r#"{"resultType":"input\u005frequired"}"#)), ResultKind::InputRequired);
+        assert_eq!(result_kind(raw(r#"{"resultType":"input_required"}"#)), ResultKind::InputRequired);
+        assert_eq!(result_kind(raw(r#"{"resultType":"complete","text":"task"}"#)), ResultKind::Other);
+        assert_eq!(result_kind(raw(r#"{"content":[]}"#)), ResultKind::Other);
+        assert_eq!(result_kind(raw(r#"[1]"#)), ResultKind::Other);
         assert!(asks_for_task(br#"{"name":"x","task":{}}"#));
         assert!(asks_for_task(br#"{"name":"x","\u0074ask":{}}"#));
         assert!(!asks_for_task(br#"{"name":"x","arguments":{"task":1}}"#));
