@@ -633,7 +633,7 @@ mod rmcp {
     use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
     use serde_json::Value;
 
-    use super::{ConnectionMeter, Meter, bench_echo};
+    use super::{ConnectionMeter, Meter};
 
     type Service = RunningService<RoleClient, ()>;
 
