@@ -1,7 +1,7 @@
 //! JSON-RPC 2.0 envelopes: strict decoding with borrowed payloads, and encoding.
 //!
 //! Decoding keeps `params`, `result` and `error` as borrowed, checked JSON text
-//! ([`JsonText`]): the envelope is read once, by a scan of our own (`json_scan`), and a payload
+//! (`JsonText`): the envelope is read once, by a scan of our own (`json_scan`), and a payload
 //! is only decoded when, and into the type, its consumer chooses.
 
 use std::borrow::Cow;
