@@ -3,7 +3,8 @@
 //! does once another branch wins) holds back neither the other calls nor the dispatch of
 //! notifications and server requests. There is no timer behind this (the driver's 100 ms
 //! watch is gone): over a stdio child's pipes the news is pumped where it lands, and elsewhere
-//! it goes to the driver's task.
+//! it goes to the driver's task. And the other way round: a call waiting on a large result is
+//! woken while the result streams in, so that its thread keeps a hand on the reactor.
 
 mod common;
 
@@ -13,7 +14,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use common::{all_capabilities, builder, demo_server};
+use common::{all_capabilities, builder, demo_server, sh_server, xs};
 use mcp_smol::mcp_sansio::schema::{CallTool, CallToolRequestParams, CallToolResult, ListRootsResult, Root};
 use mcp_smol::{CallOptions, Client, ClientApi, ClientHandler, Driver, Error, HandlerFuture};
 use serde_json::json;
@@ -158,6 +159,56 @@ fn a_call_set_aside_holds_back_no_dispatch() {
         assert_eq!(logged.load(Ordering::SeqCst), CALLS / 10, "every log line reached the handler");
         assert_prompt(slowest, "server requests and notifications");
         drop(stuck);
+        within(client.close()).await;
+    });
+}
+
+/// Counts the polls of the future it wraps.
+struct Polls<F> {
+    inner: Pin<Box<F>>,
+    polls: Arc<AtomicUsize>,
+}
+
+impl<F: Future> Future for Polls<F> {
+    type Output = F::Output;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<F::Output> {
+        self.polls.fetch_add(1, Ordering::Relaxed);
+        self.inner.as_mut().poll(cx)
+    }
+}
+
+/// Pieces of the large result below, and their size: 1 MiB in all.
+const PIECES: usize = 8;
+const PIECE: usize = 128 * 1024;
+
+/// A call waiting on a large result is woken while the result streams in, so that under
+/// `block_on` its thread keeps waiting on the reactor instead of parking until the result is
+/// whole (then, on one CPU, the server sat blocked on a full pipe while async-io's thread
+/// napped: issue 37). The server writes the result in pieces 50 ms apart, so the client has read
+/// all there is each time and waits with a part of the message: without the wake the call is
+/// polled only when it starts and when its answer is whole.
+#[test]
+fn a_call_waiting_on_a_large_result_is_woken_while_it_streams_in() {
+    let answer = format!(
+        r#"printf '{{"jsonrpc":"2.0","id":%s,"result":{{"content":[{{"type":"text","text":"' "$id"
+      for _ in $(seq {PIECES}); do {}; sleep 0.05; done
+      printf '"}}]}}}}\n'"#,
+        xs(PIECE)
+    );
+    smol::block_on(async {
+        let client = within(builder().spawn_stdio(&sh_server("", &answer))).await.unwrap();
+        let polls = Arc::new(AtomicUsize::new(0));
+        let call = Polls {
+            inner: Box::pin(
+                client.call_tool_with(&CallToolRequestParams::new("large"), CallOptions::default()),
+            ),
+            polls: polls.clone(),
+        };
+        let result = within(call).await.unwrap();
+        assert_eq!(result.content[0].as_text().map(str::len), Some(PIECES * PIECE));
+        let polls = polls.load(Ordering::Relaxed);
+        assert!(polls >= PIECES / 2, "the call was polled {polls} times while {PIECES} pieces came");
         within(client.close()).await;
     });
 }

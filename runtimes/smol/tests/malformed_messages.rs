@@ -7,7 +7,7 @@ mod common;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::{builder, process_gone, wait_until};
+use common::{builder, process_gone, sh_server as server, wait_until, xs};
 use mcp_smol::mcp_sansio::schema::CallToolRequestParams;
 use mcp_smol::mcp_sansio::{InvalidMessage, ProtocolViolation, RequestError, RequestId};
 use mcp_smol::{CallOptions, Client, ClientApi, ClientBuilder, Error, ServerCommand};
@@ -17,34 +17,6 @@ const LONG: Duration = Duration::from_secs(30);
 
 /// How soon "at once" is, on a busy 2-core machine running a debug build.
 const PROMPT: Duration = Duration::from_secs(3);
-
-/// A stdio server in `sh`: `prelude` runs first (it may write to stdout); then it answers
-/// `initialize` (2025-11-25, tools), `ping`, the tool `echo` (with the text "echo"), and any
-/// other `tools/call` with `call`, a shell snippet in which `$id` is the request's id.
-fn server(prelude: &str, call: &str) -> ServerCommand {
-    let script = format!(
-        r#"{prelude}
-while IFS= read -r line; do
-  id=${{line#*\"id\":}}; id=${{id%%,*}}
-  case "$line" in
-    *'"method":"initialize"'*)
-      printf '%s\n' "{{\"jsonrpc\":\"2.0\",\"id\":$id,\"result\":{{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{{\"tools\":{{}}}},\"serverInfo\":{{\"name\":\"sh\",\"version\":\"0\"}}}}}}" ;;
-    *'"method":"ping"'*)
-      printf '%s\n' "{{\"jsonrpc\":\"2.0\",\"id\":$id,\"result\":{{}}}}" ;;
-    *'"name":"echo"'*)
-      printf '%s\n' "{{\"jsonrpc\":\"2.0\",\"id\":$id,\"result\":{{\"content\":[{{\"type\":\"text\",\"text\":\"echo\"}}]}}}}" ;;
-    *'"method":"tools/call"'*)
-      {call} ;;
-  esac
-done"#
-    );
-    ServerCommand::new("sh").args(["-c", &script]).shutdown_step(Duration::from_millis(300))
-}
-
-/// `n` bytes of `x`, written by the shell (no newline).
-fn xs(n: usize) -> String {
-    format!("head -c {n} /dev/zero | tr '\\0' x")
-}
 
 /// Calls the misbehaving tool with a long timeout; returns the outcome and how long it took.
 async fn call_bad(

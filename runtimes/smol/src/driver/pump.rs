@@ -79,6 +79,8 @@ pub(crate) struct Pumped {
     pub(crate) dispatch: bool,
     /// The connection is over and its transport shut: the driver's task has the rest.
     pub(crate) over: bool,
+    /// A large message was still arriving when it stopped (see [`Pump::run`]).
+    pub(crate) streaming: bool,
 }
 
 impl Pump {
@@ -194,6 +196,17 @@ impl Pump {
         if pumped.more {
             let mut wake = Vec::new();
             shared.lock().waiting_calls(BACKLOG_HELPERS, &mut wake);
+            crate::shared::wake_all(&mut wake);
+        } else if pumped.streaming && by == Pumper::News {
+            // A large message is arriving, read where its news landed: the reactor's thread,
+            // often. One waiting call is woken so that its thread comes back and waits on the
+            // reactor too. Otherwise, under `block_on`, the caller gives the reactor up after
+            // async-io's 500 µs and parks until the message is whole, and async-io's own thread
+            // naps 50 µs or more after each wake-up while a `block_on` runs: a server blocked on
+            // a full pipe then waits for nobody (issue 37: 14 % of a pinned 1 MiB call idle).
+            // The woken call only polls its slot; small messages never get here.
+            let mut wake = Vec::new();
+            shared.lock().waiting_calls(1, &mut wake);
             crate::shared::wake_all(&mut wake);
         }
         Some(pumped)
@@ -411,6 +424,9 @@ impl Core {
         // Reading never waits for user code (see `MAX_INBOX`) nor for the server to read (see
         // `StreamIo::read`): a server blocked on its writes must never wait for us.
         let mut progressed = self.io.receive(cx, shared, now);
+        if let Io::Stream(io) = &self.io {
+            pumped.streaming = io.streaming();
+        }
         progressed |= self.report_end(cx, shared, now);
         let (engine, events) = self.exchange(shared, now, pumped, wake);
         progressed |= events;

@@ -107,7 +107,13 @@ pub(super) struct StreamIo {
     ended: Option<(Instant, End)>,
     /// The engine was told of the end.
     end_reported: bool,
+    /// After the last read, the engine held at least [`STREAMING`] bytes of a message not yet
+    /// complete: a large message is arriving (see `Pumped::streaming`).
+    streaming: bool,
 }
+
+/// A message this far in and not complete is a large one still arriving.
+const STREAMING: usize = 64 * 1024;
 
 impl StreamIo {
     pub(super) fn new(
@@ -128,6 +134,7 @@ impl StreamIo {
             needs_flush: false,
             flush_limit: FINAL_FLUSH_LIMIT,
             closed_at: None,
+            streaming: false,
             ended: None,
             end_reported: false,
         }
@@ -189,12 +196,16 @@ impl StreamIo {
             return false;
         }
         let key = &self.key;
+        let streaming = &mut self.streaming;
         let read = with_read_buffer(|buffer| {
             let read = reader.as_mut().poll_read(&mut self.reader_news.context(), buffer);
             if let Poll::Ready(Ok(n)) = read {
                 // Fed before the buffer goes back to the thread.
                 if n > 0 {
-                    shared.lock().engine.stream(key).feed(now, &buffer[..n]);
+                    let mut state = shared.lock();
+                    let conn = state.engine.stream(key);
+                    conn.feed(now, &buffer[..n]);
+                    *streaming = conn.buffered_bytes() >= STREAMING;
                 }
             }
             read
@@ -220,6 +231,11 @@ impl StreamIo {
                 true
             }
         }
+    }
+
+    /// Whether a large message was still arriving after the last read.
+    pub(super) fn streaming(&self) -> bool {
+        self.streaming
     }
 
     /// Past [`MAX_QUEUED_ANSWERS`] of answers behind the one being written, the server does

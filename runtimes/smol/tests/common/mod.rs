@@ -142,3 +142,31 @@ impl AsyncTimer for ManualTimer {
         Poll::Pending
     }
 }
+
+/// A stdio server in `sh`: `prelude` runs first (it may write to stdout); then it answers
+/// `initialize` (2025-11-25, tools), `ping`, the tool `echo` (with the text "echo"), and any
+/// other `tools/call` with `call`, a shell snippet in which `$id` is the request's id.
+pub(crate) fn sh_server(prelude: &str, call: &str) -> ServerCommand {
+    let script = format!(
+        r#"{prelude}
+while IFS= read -r line; do
+  id=${{line#*\"id\":}}; id=${{id%%,*}}
+  case "$line" in
+    *'"method":"initialize"'*)
+      printf '%s\n' "{{\"jsonrpc\":\"2.0\",\"id\":$id,\"result\":{{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{{\"tools\":{{}}}},\"serverInfo\":{{\"name\":\"sh\",\"version\":\"0\"}}}}}}" ;;
+    *'"method":"ping"'*)
+      printf '%s\n' "{{\"jsonrpc\":\"2.0\",\"id\":$id,\"result\":{{}}}}" ;;
+    *'"name":"echo"'*)
+      printf '%s\n' "{{\"jsonrpc\":\"2.0\",\"id\":$id,\"result\":{{\"content\":[{{\"type\":\"text\",\"text\":\"echo\"}}]}}}}" ;;
+    *'"method":"tools/call"'*)
+      {call} ;;
+  esac
+done"#
+    );
+    ServerCommand::new("sh").args(["-c", &script]).shutdown_step(Duration::from_millis(300))
+}
+
+/// `n` bytes of `x`, written by the shell (no newline).
+pub(crate) fn xs(n: usize) -> String {
+    format!("head -c {n} /dev/zero | tr '\\0' x")
+}
