@@ -215,7 +215,9 @@ impl Input for io::StdinLock<'_> {
     }
 }
 
-/// Stdin's lines, each read by a thread as it comes.
+/// Stdin's lines, each read by a thread as it comes, at most one line ahead (the thread waits
+/// for the server to take it, so a client that writes faster than the server reads fills the
+/// pipe, as with stdin read directly).
 struct Lines {
     receiver: mpsc::Receiver<Vec<u8>>,
     line: Vec<u8>,
@@ -224,7 +226,7 @@ struct Lines {
 
 impl Lines {
     fn stdin() -> Self {
-        let (sender, receiver) = mpsc::channel();
+        let (sender, receiver) = mpsc::sync_channel(1);
         std::thread::spawn(move || {
             let mut stdin = io::stdin().lock();
             loop {
@@ -240,13 +242,18 @@ impl Lines {
     }
 }
 
+/// `Read` for a reader that is read through its `BufRead` side.
+fn read_buffered(reader: &mut impl BufRead, buf: &mut [u8]) -> io::Result<usize> {
+    let available = reader.fill_buf()?;
+    let n = available.len().min(buf.len());
+    buf[..n].copy_from_slice(&available[..n]);
+    reader.consume(n);
+    Ok(n)
+}
+
 impl Read for Lines {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let available = self.fill_buf()?;
-        let n = available.len().min(buf.len());
-        buf[..n].copy_from_slice(&available[..n]);
-        self.consume(n);
-        Ok(n)
+        read_buffered(self, buf)
     }
 }
 
@@ -284,11 +291,7 @@ struct Watch<R> {
 
 impl<R: Input> Read for Watch<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let available = self.fill_buf()?;
-        let n = available.len().min(buf.len());
-        buf[..n].copy_from_slice(&available[..n]);
-        self.consume(n);
-        Ok(n)
+        read_buffered(self, buf)
     }
 }
 
