@@ -134,22 +134,27 @@ fn stdio(size: usize, warmup: usize, calls: usize) -> Duration {
             .spawn_stdio(&command)
             .await
             .expect("connect");
-        connected();
-        let call = || async {
-            let result = client.call_tool("blob", json!({ "size": size })).await.expect("call");
-            assert_eq!(result.content[0].as_text().map(str::len), Some(size));
-        };
-        for _ in 0..warmup {
-            call().await;
-        }
-        let start = Instant::now();
-        for _ in 0..calls {
-            call().await;
-        }
-        let elapsed = start.elapsed();
-        client.close().await;
-        elapsed
+        mcp_calls(client, size, warmup, calls).await
     })
+}
+
+/// Ours, connected: `warmup` calls of `blob`, then the time of `calls` more; closes the client.
+async fn mcp_calls(client: mcp_smol::Client, size: usize, warmup: usize, calls: usize) -> Duration {
+    connected();
+    let call = || async {
+        let result = client.call_tool("blob", json!({ "size": size })).await.expect("call");
+        assert_eq!(result.content[0].as_text().map(str::len), Some(size));
+    };
+    for _ in 0..warmup {
+        call().await;
+    }
+    let start = Instant::now();
+    for _ in 0..calls {
+        call().await;
+    }
+    let elapsed = start.elapsed();
+    client.close().await;
+    elapsed
 }
 
 // ----- HTTP -----
@@ -198,21 +203,7 @@ fn mcp_http(url: &str, size: usize, warmup: usize, calls: usize) -> Duration {
             .spawn_http(HttpConfig::new(url), HyperTransport::new())
             .await
             .expect("connect");
-        connected();
-        let call = || async {
-            let result = client.call_tool("blob", json!({ "size": size })).await.expect("call");
-            assert_eq!(result.content[0].as_text().map(str::len), Some(size));
-        };
-        for _ in 0..warmup {
-            call().await;
-        }
-        let start = Instant::now();
-        for _ in 0..calls {
-            call().await;
-        }
-        let elapsed = start.elapsed();
-        client.close().await;
-        elapsed
+        mcp_calls(client, size, warmup, calls).await
     })
 }
 
