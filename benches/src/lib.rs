@@ -35,7 +35,8 @@ pub mod http_server;
 /// to any other offer (such as rmcp's default, 2026-07-28) they answer 2025-11-25, as a server
 /// that predates 2026-07-28 does, so that every client runs the same protocol version.
 pub const INITIALIZE_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
-pub mod process_stats;
+/// What a worker process measures of itself (in mcp-bench-worker, which has no driver in it).
+pub use mcp_bench_worker::process_stats;
 #[cfg(feature = "rmcp")]
 pub mod rmcp_clients;
 pub mod workers;

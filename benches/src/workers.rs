@@ -4,9 +4,8 @@
 //! collection and summary.
 
 use std::process::{Command, Stdio};
-use std::time::Duration;
 
-use crate::process_stats;
+pub use mcp_bench_worker::{bench_echo, report};
 
 /// The options both end-to-end benches take: `--calls N`, `--rounds R`, and `--pinned-only` or
 /// `--unpinned-only` (both placements by default).
@@ -68,21 +67,6 @@ fn median(mut values: Vec<f64>) -> f64 {
     values[values.len() / 2]
 }
 
-/// Worker side: runs `work` (which returns the duration of its `calls` measured calls, after
-/// `warmup` unmeasured ones), then prints the result line the parent reads. CPU time covers
-/// the warm-up too, so it is divided by all calls.
-pub fn report(calls: usize, warmup: usize, work: impl FnOnce() -> Duration) {
-    let cpu_before = process_stats::cpu_time();
-    let elapsed = work();
-    let cpu = process_stats::cpu_time() - cpu_before;
-    println!(
-        "RESULT {} {} {}",
-        calls as f64 / elapsed.as_secs_f64(),
-        cpu.as_secs_f64() * 1e6 / (calls + warmup) as f64,
-        process_stats::peak_rss()
-    );
-}
-
 /// Parent side: runs this binary with `args` and reads the worker's figures.
 pub fn run(args: &[String]) -> Figures {
     run_with_notes(args).0
@@ -90,8 +74,13 @@ pub fn run(args: &[String]) -> Figures {
 
 /// [`run`], also returning the lines the worker printed after `NOTE ` (remarks for the report).
 pub fn run_with_notes(args: &[String]) -> (Figures, Vec<String>) {
-    let exe = std::env::current_exe().expect("own path");
-    let output = Command::new(exe).args(args).stderr(Stdio::inherit()).output().expect("run worker");
+    run_program(&std::env::current_exe().expect("own path"), args)
+}
+
+/// Runs the worker `program` with `args` and reads its figures and `NOTE ` lines: this binary
+/// re-executed, or another worker binary such as mcp-bench-worker's `stdio-only`.
+pub fn run_program(program: &std::path::Path, args: &[String]) -> (Figures, Vec<String>) {
+    let output = Command::new(program).args(args).stderr(Stdio::inherit()).output().expect("run worker");
     assert!(output.status.success(), "worker {args:?} failed");
     let stdout = String::from_utf8_lossy(&output.stdout);
     let line = stdout.lines().find_map(|l| l.strip_prefix("RESULT ")).expect("worker result line");
@@ -187,12 +176,4 @@ impl Drop for ServeProcess {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-/// The `bench-echo` server beside this binary (built with it: `cargo build --release -p
-/// mcp-benches` builds both).
-pub fn bench_echo() -> std::path::PathBuf {
-    let path = std::env::current_exe().expect("own path").with_file_name("bench-echo");
-    assert!(path.exists(), "{} is missing: build the bin `bench-echo` too", path.display());
-    path
 }

@@ -6,14 +6,22 @@
 //! (`base`) and how many results' worth the calls added to it at the peak (`copies`).
 //!
 //! Usage: `large-results [--sizes 1K,64K,1M,4M,12M] [--rounds R] [--mib M] [--pin]
-//! [--kinds raw-stdio,stdio,raw-http,http-json,http-sse]`.
+//! [--kinds raw-stdio,stdio,stdio-linked,raw-http,http-json,http-sse]` (the default kinds; also
+//! `http-json-linked` and `http-sse-linked`).
 //!
 //! - `raw-stdio`: a blocking `std::process` client of `bench-echo` (tool `blob`): writes the
 //!   request, reads the line (`read_until`, the line's buffer reused), `from_slice::<Value>`.
-//! - `stdio`: the README's shape: `smol::block_on`, `spawn_stdio`, `call_tool`.
+//! - `stdio`: the README's shape (`smol::block_on`, `spawn_stdio`, `call_tool`) as a stdio-only
+//!   program is built: mcp-bench-worker's `stdio-only`, mcp-smol with its default features. Build
+//!   it on its own beside this one: `cargo build --release -p mcp-bench-worker`.
+//! - `stdio-linked`: the same client run inside this binary, which links HTTP, OAuth and hyper
+//!   too; its peak RSS holds that much more resident code.
 //! - `raw-http`: raw hyper, one connection, the body collected and parsed into a `Value`.
 //! - `http-json` and `http-sse`: mcp-hyper against the same server answering with an
-//!   `application/json` body or a `text/event-stream` of one event.
+//!   `application/json` body or a `text/event-stream` of one event, as an HTTP program is built:
+//!   mcp-bench-worker's `http-only`, built beside this one with `cargo build --release -p
+//!   mcp-bench-worker --features http --bin http-only` (after the `stdio-only` build).
+//! - `http-json-linked` and `http-sse-linked`: the same client run inside this binary.
 //!
 //! The HTTP server runs in a process of its own and sends prebuilt bodies (only the id is
 //! written per response), so that its cost is small beside the client's. Every measurement runs
@@ -41,7 +49,7 @@ use mcp_benches::workers::{self, Figures};
 use mcp_hyper::HyperTransport;
 use mcp_sansio::http::HttpConfig;
 use mcp_sansio::schema::Implementation;
-use mcp_smol::{ClientApi, ClientBuilder, ServerCommand, StderrSink};
+use mcp_smol::{ClientBuilder, ServerCommand, StderrSink};
 use serde_json::{Value, json};
 use smol_hyper::rt::FuturesIo;
 
@@ -54,7 +62,31 @@ static CONNECTED_RSS: AtomicU64 = AtomicU64::new(0);
 fn connected() {
     CONNECTED_RSS.store(process_stats::rss(), Ordering::Relaxed);
 }
-const KINDS: [&str; 5] = ["raw-stdio", "stdio", "raw-http", "http-json", "http-sse"];
+/// Every kind; the first six run by default.
+const KINDS: [&str; 8] = [
+    "raw-stdio",
+    "stdio",
+    "stdio-linked",
+    "raw-http",
+    "http-json",
+    "http-sse",
+    "http-json-linked",
+    "http-sse-linked",
+];
+
+/// The kinds run by mcp-bench-worker's programs, which link only what their transport needs:
+/// the program, the command that builds it, and the arguments it takes after `SIZE WARMUP
+/// CALLS`.
+fn separate_program(kind: &str, url: &str) -> Option<(&'static str, &'static str, Vec<String>)> {
+    const STDIO: &str = "cargo build --release -p mcp-bench-worker";
+    const HTTP: &str = "cargo build --release -p mcp-bench-worker --features http --bin http-only";
+    match kind {
+        "stdio" => Some(("stdio-only", STDIO, Vec::new())),
+        "http-json" => Some(("http-only", HTTP, vec![format!("{url}/json")])),
+        "http-sse" => Some(("http-only", HTTP, vec![format!("{url}/sse")])),
+        _ => None,
+    }
+}
 
 /// Calls for one measurement of results of `size` bytes: about `mib` MiB in all, at least 10.
 fn calls_for(size: usize, mib: usize) -> usize {
@@ -138,23 +170,10 @@ fn stdio(size: usize, warmup: usize, calls: usize) -> Duration {
     })
 }
 
-/// Ours, connected: `warmup` calls of `blob`, then the time of `calls` more; closes the client.
+/// Ours, connected: notes the RSS, then [`mcp_bench_worker::blob_calls`].
 async fn mcp_calls(client: mcp_smol::Client, size: usize, warmup: usize, calls: usize) -> Duration {
     connected();
-    let call = || async {
-        let result = client.call_tool("blob", json!({ "size": size })).await.expect("call");
-        assert_eq!(result.content[0].as_text().map(str::len), Some(size));
-    };
-    for _ in 0..warmup {
-        call().await;
-    }
-    let start = Instant::now();
-    for _ in 0..calls {
-        call().await;
-    }
-    let elapsed = start.elapsed();
-    client.close().await;
-    elapsed
+    mcp_bench_worker::blob_calls(client, size, warmup, calls).await
 }
 
 // ----- HTTP -----
@@ -326,10 +345,10 @@ fn worker(args: &[String]) {
     let warmup = warmup_for(calls);
     workers::report(calls, warmup, || match kind.as_str() {
         "raw-stdio" => raw_stdio(size, warmup, calls),
-        "stdio" => stdio(size, warmup, calls),
+        "stdio-linked" => stdio(size, warmup, calls),
         "raw-http" => raw_http(&format!("{base}/json"), size, warmup, calls),
-        "http-json" => mcp_http(&format!("{base}/json"), size, warmup, calls),
-        "http-sse" => mcp_http(&format!("{base}/sse"), size, warmup, calls),
+        "http-json-linked" => mcp_http(&format!("{base}/json"), size, warmup, calls),
+        "http-sse-linked" => mcp_http(&format!("{base}/sse"), size, warmup, calls),
         other => panic!("unknown kind {other}"),
     });
     println!("NOTE {}", CONNECTED_RSS.load(Ordering::Relaxed));
@@ -346,7 +365,7 @@ fn main() {
     let sizes: Vec<usize> =
         value("--sizes").map_or("1K,64K,1M,4M,12M", String::as_str).split(',').map(parse_size).collect();
     let kinds: Vec<&str> = value("--kinds")
-        .map_or(KINDS.join(","), String::clone)
+        .map_or(KINDS[..6].join(","), String::clone)
         .split(',')
         .map(|k| KINDS.into_iter().find(|known| *known == k).unwrap_or_else(|| panic!("unknown kind {k}")))
         .collect();
@@ -363,7 +382,7 @@ fn main() {
         if pin { "pinned to CPU 0" } else { "unpinned" }
     );
     println!(
-        "# {:<10} {:<8} {:>9} {:>9} {:>11} {:>10} {:>9} {:>9} {:>13}",
+        "# {:<14} {:<8} {:>9} {:>9} {:>11} {:>10} {:>9} {:>9} {:>13}",
         "kind", "result", "MiB/s", "to raw", "CPU ms/MiB", "peak MiB", "base MiB", "copies", "target MiB"
     );
     for size in sizes {
@@ -382,7 +401,16 @@ fn main() {
                 if pin {
                     args.push("--pin".to_owned());
                 }
-                let (figures, notes) = workers::run_with_notes(&args);
+                let (figures, notes) = match separate_program(kind, server.url()) {
+                    Some((program, build, extra)) => {
+                        let mut args =
+                            vec![size.to_string(), warmup_for(calls).to_string(), calls.to_string()];
+                        args.extend(extra);
+                        args.extend(pin.then(|| "--pin".to_owned()));
+                        workers::run_program(&mcp_bench_worker::beside_me(program, build), &args)
+                    }
+                    None => workers::run_with_notes(&args),
+                };
                 let base = notes.first().and_then(|n| n.parse().ok()).unwrap_or(0);
                 bases.push(Figures { peak_rss: base, ..figures });
                 runs.push(figures);
@@ -400,7 +428,7 @@ fn main() {
             let cpu_ms_per_mib = figures.cpu_us_per_call / 1000.0 / (size as f64 / MIB);
             let target = 2.5 * size as f64 / MIB + 4.0;
             println!(
-                "{:<12} {:<8} {:>9.1} {:>9} {:>11.3} {:>10.1} {:>9.1} {:>9.2} {:>13.1}",
+                "{:<16} {:<8} {:>9.1} {:>9} {:>11.3} {:>10.1} {:>9.1} {:>9.2} {:>13.1}",
                 kind,
                 size_name(size),
                 mib_per_sec,
