@@ -11,7 +11,9 @@
 //!   client, both talking to the `bench-echo` server; calls/s, CPU per call, peak RSS, ratios.
 //! - `cargo run --release -p mcp-benches --bin large-results`: one result of 1 KiB to 12 MiB at
 //!   a time over stdio, HTTP JSON and HTTP SSE, beside a raw client that parses it into a
-//!   `Value`: MiB/s, CPU per MiB, and peak RSS against the result's size (issue 37).
+//!   `Value`: MiB/s, CPU per MiB, and peak RSS against the result's size (issue 37). Our
+//!   client runs in `mcp-bench-worker`'s programs, which link only their transport (build them
+//!   as that crate's docs say), and inside this binary as the `*-linked` kinds.
 //! - `cargo run --release -p mcp-benches --bin client-memory`: resident memory with one idle
 //!   connection, bytes per pending request, and time per request with 100 to 10 000 in flight.
 //! - `cargo run --release -p mcp-benches --bin curves`: how each cost grows with the work
