@@ -254,7 +254,8 @@ impl ClientBuilder {
     /// Where the connection gets the time and its timers: [`AsyncIoClock`] by default. The
     /// driver, the deadlines of calls, the list cache and the server process's shutdown all
     /// follow it, so a manual clock runs the connection on simulated time (see [`Clock`] for
-    /// one, with an example).
+    /// one, with an example). The [`EraCache`], shared between builders, ages its entries on a
+    /// clock of its own ([`EraCache::with_clock`]).
     ///
     /// A clock of your own is a source the crate does not control (its timers may wake under
     /// a lock of their own), so its connection's news always goes through the driver's task

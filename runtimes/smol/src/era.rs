@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use mcp_sansio::{ClientConfig, ProtocolVersion};
 
+use crate::clock::{AsyncIoClock, Clock};
 use crate::locks::{self, OrderedGuard, OrderedMutex};
 
 /// Remembers, per server, that it speaks only the `initialize` era, so that the next dual-era
@@ -34,7 +35,9 @@ use crate::locks::{self, OrderedGuard, OrderedMutex};
 /// [`with_ttl`](Self::with_ttl)), so that a server upgraded to 2026-07-28 is found within the
 /// hour; at once when a connection that skipped the probe fails its handshake (perhaps the
 /// server is no longer legacy), or turns out modern; and with [`forget`](Self::forget) and
-/// [`clear`](Self::clear). Nothing is kept across processes.
+/// [`clear`](Self::clear). Nothing is kept across processes. The hour is on the cache's own
+/// [`Clock`] ([`AsyncIoClock`] unless [`with_clock`](Self::with_clock) says otherwise): a
+/// cache is shared by builders, which may each have another clock.
 ///
 /// Every [`ClientBuilder`](crate::ClientBuilder) uses [`EraCache::global`] unless given another
 /// one (or none) with [`ClientBuilder::era_cache`](crate::ClientBuilder::era_cache).
@@ -49,13 +52,15 @@ use crate::locks::{self, OrderedGuard, OrderedMutex};
 /// ```
 #[derive(Clone, Debug)]
 pub struct EraCache {
+    /// Per server: the legacy version it spoke, and when (on `clock`) that was learnt.
     known: Arc<OrderedMutex<HashMap<String, (ProtocolVersion, Instant)>, { locks::LEAF }>>,
     ttl: Duration,
+    clock: Arc<dyn Clock>,
 }
 
 impl Default for EraCache {
     fn default() -> Self {
-        Self { known: Arc::default(), ttl: Self::DEFAULT_TTL }
+        Self::with_ttl(Self::DEFAULT_TTL)
     }
 }
 
@@ -72,7 +77,22 @@ impl EraCache {
 
     /// An empty cache whose entries last `ttl` (`Duration::ZERO` keeps nothing).
     pub fn with_ttl(ttl: Duration) -> Self {
-        Self { known: Arc::default(), ttl }
+        Self { known: Arc::default(), ttl, clock: Arc::new(AsyncIoClock) }
+    }
+
+    /// This cache, its entries aged by `clock` instead of [`AsyncIoClock`]: the clock of a
+    /// [`ClientBuilder::clock`](crate::ClientBuilder::clock) running on simulated time, for
+    /// one. Its clones share the clock.
+    ///
+    /// ```
+    /// use mcp_smol::{AsyncIoClock, EraCache};
+    ///
+    /// let cache = EraCache::new().with_clock(AsyncIoClock);
+    /// assert_eq!(cache.get("stdio:mcp-demo-server"), None);
+    /// ```
+    pub fn with_clock(mut self, clock: impl Clock) -> Self {
+        self.clock = Arc::new(clock);
+        self
     }
 
     /// How long an entry lasts.
@@ -92,7 +112,9 @@ impl EraCache {
     pub fn get(&self, key: &str) -> Option<ProtocolVersion> {
         let mut known = self.lock();
         match known.get(key) {
-            Some(&(version, since)) if since.elapsed() < self.ttl => Some(version),
+            Some(&(version, since)) if self.clock.now().saturating_duration_since(since) < self.ttl => {
+                Some(version)
+            }
             Some(_) => {
                 known.remove(key);
                 None
@@ -113,7 +135,8 @@ impl EraCache {
 
     /// Remembers `key` as legacy, speaking `version`.
     pub(crate) fn remember(&self, key: &str, version: ProtocolVersion) {
-        self.lock().insert(key.to_owned(), (version, Instant::now()));
+        let now = self.clock.now();
+        self.lock().insert(key.to_owned(), (version, now));
     }
 
     fn lock(&self) -> OrderedGuard<'_, HashMap<String, (ProtocolVersion, Instant)>, { locks::LEAF }> {
@@ -183,9 +206,39 @@ impl EraMemo {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Mutex;
+
     use mcp_sansio::schema::Implementation;
 
     use super::*;
+    use crate::clock::AsyncTimer;
+
+    /// A clock that moves only when told.
+    #[derive(Clone, Debug)]
+    struct Stepped(Arc<Mutex<Instant>>);
+
+    impl Default for Stepped {
+        fn default() -> Self {
+            Self(Arc::new(Mutex::new(Instant::now())))
+        }
+    }
+
+    impl Stepped {
+        fn advance(&self, by: Duration) {
+            *self.0.lock().unwrap() += by;
+        }
+    }
+
+    impl Clock for Stepped {
+        fn now(&self) -> Instant {
+            *self.0.lock().unwrap()
+        }
+
+        fn timer(&self, at: Instant) -> std::pin::Pin<Box<dyn AsyncTimer>> {
+            // The cache sets no timer; a real one is enough for the trait.
+            AsyncIoClock.timer(at)
+        }
+    }
 
     #[test]
     fn legacy_servers_are_remembered_and_a_failed_assumption_is_forgotten() {
@@ -234,11 +287,13 @@ mod tests {
         memo.closed(false);
         assert_eq!(cache.get("k"), None);
 
-        let short = EraCache::with_ttl(Duration::from_millis(50));
+        let clock = Stepped::default();
+        let short = EraCache::with_ttl(Duration::from_secs(60)).with_clock(clock.clone());
         EraMemo::apply(short.clone(), "k".into(), &mut dual()).unwrap().ready(ProtocolVersion::V2025_06_18);
-        assert_eq!(short.get("k"), Some(ProtocolVersion::V2025_06_18));
-        std::thread::sleep(Duration::from_millis(60));
-        assert_eq!(short.get("k"), None, "expired");
+        clock.advance(Duration::from_secs(59));
+        assert_eq!(short.get("k"), Some(ProtocolVersion::V2025_06_18), "59 s on the cache's clock");
+        clock.advance(Duration::from_secs(1));
+        assert_eq!(short.get("k"), None, "expired at 60 s on the cache's clock, not the wall's");
         let mut config = dual();
         EraMemo::apply(short, "k".into(), &mut config).unwrap();
         assert_eq!(config.versions, ProtocolVersion::DUAL_ERA, "expired: probe again");
