@@ -9,43 +9,22 @@ mod tasks_common;
 use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::AtomicUsize;
-use std::time::Duration;
 
 use common::HttpServer as Server;
-use common::{Resources, peak_rss_bytes, reset_peak_rss, rss_bytes};
 use mcp_hyper::HyperTransport;
 use mcp_smol::Client;
 use mcp_smol::mcp_sansio::http::HttpConfig;
-use tasks_common::{Asker, RSS_LIMIT, answers, builder, still_answers};
+use tasks_common::{Asker, builder, run_scenario};
 
 async fn connect(mode: &str, url: &str, asker: Asker) -> Client {
     builder(mode, asker).spawn_http(HttpConfig::new(url), HyperTransport::new()).await.expect("connecting")
 }
 
-/// Runs `scenario` against `mcp-adversary http <mode>`, after a warm-up connection, and checks
-/// collateral calls, memory and leaks around it.
+/// Runs `scenario` against `mcp-adversary http <mode>` (`tasks_common::run_scenario`).
 fn run<F: Future<Output = ()>>(mode: &str, scenario: impl FnOnce(Client, Arc<AtomicUsize>) -> F) {
     let _guard = common::serial();
     let server = Server::start(mode);
-    smol::block_on(async {
-        let client = connect(mode, &server.url, Asker::new(true)).await;
-        still_answers(&client, "warm-up").await;
-        client.close().await;
-    });
-    let before = Resources::settled(Duration::from_millis(100), Duration::from_secs(2));
-    smol::block_on(async {
-        let asker = Asker::new(answers(mode));
-        let client = connect(mode, &server.url, asker.clone()).await;
-        let rss = rss_bytes();
-        assert!(reset_peak_rss(), "the kernel refused to reset the peak RSS");
-        scenario(client.clone(), asker.asked.clone()).await;
-        still_answers(&client, &format!("after {mode}")).await;
-        let growth = peak_rss_bytes().saturating_sub(rss);
-        assert!(growth < RSS_LIMIT, "{mode}: resident memory grew by {} KiB", growth / 1024);
-        client.close().await;
-    });
-    before.assert_nothing_leaked(mode);
-    drop(server);
+    run_scenario(mode, |asker| connect(mode, &server.url, asker), scenario);
 }
 
 #[test]

@@ -11,9 +11,8 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicUsize;
 use std::time::Duration;
 
-use common::{Resources, peak_rss_bytes, reset_peak_rss, rss_bytes};
 use mcp_smol::{Client, ServerCommand};
-use tasks_common::{Asker, RSS_LIMIT, answers, builder, still_answers};
+use tasks_common::{Asker, builder, run_scenario};
 
 fn command(mode: &str) -> ServerCommand {
     ServerCommand::new(common::adversary_path())
@@ -25,29 +24,10 @@ async fn connect(mode: &str, asker: Asker) -> Client {
     builder(mode, asker).spawn_stdio(&command(mode)).await.expect("the handshake succeeds")
 }
 
-/// Runs `scenario` against `mcp-adversary stdio <mode>`, after a warm-up connection, and checks
-/// collateral calls, memory and leaks around it.
+/// Runs `scenario` against `mcp-adversary stdio <mode>` (`tasks_common::run_scenario`).
 fn run<F: Future<Output = ()>>(mode: &str, scenario: impl FnOnce(Client, Arc<AtomicUsize>) -> F) {
     let _guard = common::serial();
-    smol::block_on(async {
-        let client = connect(mode, Asker::new(true)).await;
-        still_answers(&client, "warm-up").await;
-        client.close().await;
-        smol::spawn(async {}).await;
-    });
-    let before = Resources::settled(Duration::from_millis(100), Duration::from_secs(2));
-    smol::block_on(async {
-        let asker = Asker::new(answers(mode));
-        let client = connect(mode, asker.clone()).await;
-        let rss = rss_bytes();
-        assert!(reset_peak_rss(), "the kernel refused to reset the peak RSS");
-        scenario(client.clone(), asker.asked.clone()).await;
-        still_answers(&client, &format!("after {mode}")).await;
-        let growth = peak_rss_bytes().saturating_sub(rss);
-        assert!(growth < RSS_LIMIT, "{mode}: resident memory grew by {} KiB", growth / 1024);
-        client.close().await;
-    });
-    before.assert_nothing_leaked(mode);
+    run_scenario(mode, |asker| connect(mode, asker), scenario);
 }
 
 #[test]

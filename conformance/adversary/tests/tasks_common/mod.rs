@@ -19,6 +19,8 @@ use mcp_smol::mcp_sansio::{ProtocolVersion, RequestError};
 use mcp_smol::{CallOptions, Client, ClientApi, ClientBuilder, ClientHandler, Error, HandlerFuture};
 use serde_json::{Value, json};
 
+use crate::common::{Resources, peak_rss_bytes, reset_peak_rss, rss_bytes};
+
 /// How soon a failure that needs no deadline must come (a debug build on a busy 2-core machine).
 pub(crate) const PROMPT: Duration = Duration::from_secs(2);
 /// The idle timeout of the calls: none of them should run into it.
@@ -244,4 +246,38 @@ pub(crate) async fn result_flood(client: Client, asked: Arc<AtomicUsize>) {
     assert_eq!(report["hosted"], json!(["client-task-0"]), "{report}");
     assert_eq!(client.stats().server_requests_refused - refused, expected);
     assert_eq!(asked.load(Ordering::SeqCst), 1, "the hosted task's elicitation reached the handler once");
+}
+
+/// The transports' harness: a warm-up connection made by `connect` (answering input), then
+/// `scenario` on a fresh connection whose asker answers as `mode` wants, a collateral `echo`
+/// after it, its peak memory, and nothing left behind (descriptors, threads, processes) once
+/// that client is closed.
+pub(crate) fn run_scenario<C, F>(
+    mode: &str,
+    connect: impl Fn(Asker) -> C,
+    scenario: impl FnOnce(Client, Arc<AtomicUsize>) -> F,
+) where
+    C: Future<Output = Client>,
+    F: Future<Output = ()>,
+{
+    smol::block_on(async {
+        let client = connect(Asker::new(true)).await;
+        still_answers(&client, "warm-up").await;
+        client.close().await;
+        // Smol's executor thread, started now if nobody started it, belongs to the baseline.
+        smol::spawn(async {}).await;
+    });
+    let before = Resources::settled(Duration::from_millis(100), Duration::from_secs(2));
+    smol::block_on(async {
+        let asker = Asker::new(answers(mode));
+        let client = connect(asker.clone()).await;
+        let rss = rss_bytes();
+        assert!(reset_peak_rss(), "the kernel refused to reset the peak RSS");
+        scenario(client.clone(), asker.asked.clone()).await;
+        still_answers(&client, &format!("after {mode}")).await;
+        let growth = peak_rss_bytes().saturating_sub(rss);
+        assert!(growth < RSS_LIMIT, "{mode}: resident memory grew by {} KiB", growth / 1024);
+        client.close().await;
+    });
+    before.assert_nothing_leaked(mode);
 }
