@@ -53,6 +53,40 @@ macro_rules! paginated {
 }
 pub(super) use paginated;
 
+/// Defines a `*/list` result of 2026-07-28's shape: the page's items in `$field`, then
+/// `nextCursor`, the caching hints `ttlMs` and `cacheScope`, and `_meta`; and its
+/// [`Paginated`] impl. One definition, so that a field every listing gains is added once.
+macro_rules! list_result {
+    ($(#[$doc:meta])* $name:ident { $(#[$field_doc:meta])* $field:ident: Vec<$item:ty> }) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, PartialEq, Default, ::serde::Serialize, ::serde::Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        pub struct $name {
+            $(#[$field_doc])*
+            pub $field: Vec<$item>,
+            /// Cursor for the next page; absent on the last.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub next_cursor: Option<String>,
+            /// Caching hint in milliseconds (2026-07-28).
+            #[serde(
+                default,
+                skip_serializing_if = "Option::is_none",
+                deserialize_with = "super::json_number::hint_opt"
+            )]
+            pub ttl_ms: Option<u64>,
+            /// Caching scope, `"public"` or `"private"` (2026-07-28).
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub cache_scope: Option<String>,
+            /// Result metadata.
+            #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+            pub meta: Option<$crate::schema::JsonObject>,
+        }
+
+        $crate::schema::pagination::paginated!($name, $field, $item);
+    };
+}
+pub(super) use list_result;
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {

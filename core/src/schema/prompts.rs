@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::pagination::paginated;
+use super::pagination::list_result;
 use super::{ContentBlock, Icon, JsonObject, PaginatedRequest, PaginatedRequestParams, Role, request};
 
 /// A prompt (template) the server offers.
@@ -47,31 +47,13 @@ pub struct PromptArgument {
     pub required: Option<bool>,
 }
 
-/// Result of `prompts/list`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ListPromptsResult {
-    /// The prompts on this page.
-    pub prompts: Vec<Prompt>,
-    /// Cursor for the next page; absent on the last.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub next_cursor: Option<String>,
-    /// Caching hint in milliseconds (draft protocol versions after 2025-11-25).
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "super::json_number::hint_opt"
-    )]
-    pub ttl_ms: Option<u64>,
-    /// Caching scope, `"public"` or `"private"` (draft protocol versions after 2025-11-25).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cache_scope: Option<String>,
-    /// Result metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<JsonObject>,
+list_result! {
+    /// Result of `prompts/list`.
+    ListPromptsResult {
+        /// The prompts on this page.
+        prompts: Vec<Prompt>
+    }
 }
-
-paginated!(ListPromptsResult, prompts, Prompt);
 
 /// Params of `prompts/get`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::pagination::paginated;
+use super::pagination::list_result;
 use super::{
     Annotations, EmptyResult, Icon, JsonObject, PaginatedRequest, PaginatedRequestParams, ResourceContents,
     ResourceLink, request,
@@ -103,57 +103,21 @@ pub struct ResourceTemplate {
     pub meta: Option<JsonObject>,
 }
 
-/// Result of `resources/list`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ListResourcesResult {
-    /// The resources on this page.
-    pub resources: Vec<Resource>,
-    /// Cursor for the next page; absent on the last.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub next_cursor: Option<String>,
-    /// Caching hint in milliseconds (draft protocol versions after 2025-11-25).
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "super::json_number::hint_opt"
-    )]
-    pub ttl_ms: Option<u64>,
-    /// Caching scope, `"public"` or `"private"` (draft protocol versions after 2025-11-25).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cache_scope: Option<String>,
-    /// Result metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<JsonObject>,
+list_result! {
+    /// Result of `resources/list`.
+    ListResourcesResult {
+        /// The resources on this page.
+        resources: Vec<Resource>
+    }
 }
 
-paginated!(ListResourcesResult, resources, Resource);
-
-/// Result of `resources/templates/list`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ListResourceTemplatesResult {
-    /// The templates on this page.
-    pub resource_templates: Vec<ResourceTemplate>,
-    /// Cursor for the next page; absent on the last.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub next_cursor: Option<String>,
-    /// Caching hint in milliseconds (draft protocol versions after 2025-11-25).
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "super::json_number::hint_opt"
-    )]
-    pub ttl_ms: Option<u64>,
-    /// Caching scope, `"public"` or `"private"` (draft protocol versions after 2025-11-25).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cache_scope: Option<String>,
-    /// Result metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<JsonObject>,
+list_result! {
+    /// Result of `resources/templates/list`.
+    ListResourceTemplatesResult {
+        /// The templates on this page.
+        resource_templates: Vec<ResourceTemplate>
+    }
 }
-
-paginated!(ListResourceTemplatesResult, resource_templates, ResourceTemplate);
 
 /// Params of `resources/read`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]

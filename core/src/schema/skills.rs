@@ -34,7 +34,7 @@ use std::collections::BTreeSet;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
-use super::pagination::paginated;
+use super::pagination::list_result;
 use super::{JsonObject, PaginatedRequest, PaginatedRequestParams, request};
 #[cfg(feature = "skills")]
 use super::{ReadResourceResult, ResourceContents};
@@ -137,32 +137,14 @@ pub struct Skill {
     pub meta: Option<JsonObject>,
 }
 
-/// Result of `skills/list`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ListSkillsResult {
-    /// The skills on this page (a listing may be partial: a skill absent from it may still be
-    /// served, and found with `skills/get`).
-    pub skills: Vec<Skill>,
-    /// Cursor for the next page; absent on the last.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub next_cursor: Option<String>,
-    /// Caching hint in milliseconds (2026-07-28).
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "super::json_number::hint_opt"
-    )]
-    pub ttl_ms: Option<u64>,
-    /// Caching scope, `"public"` or `"private"` (2026-07-28).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cache_scope: Option<String>,
-    /// Result metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<JsonObject>,
+list_result! {
+    /// Result of `skills/list`.
+    ListSkillsResult {
+        /// The skills on this page (a listing may be partial: a skill absent from it may still be
+        /// served, and found with `skills/get`).
+        skills: Vec<Skill>
+    }
 }
-
-paginated!(ListSkillsResult, skills, Skill);
 
 /// Params of `skills/get`.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]

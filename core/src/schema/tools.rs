@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::pagination::paginated;
+use super::pagination::list_result;
 use super::{
     ContentBlock, Icon, JsonObject, PaginatedRequest, PaginatedRequestParams, TaskMetadata, request,
 };
@@ -69,31 +69,13 @@ pub struct ToolExecution {
     pub task_support: Option<String>,
 }
 
-/// Result of `tools/list`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ListToolsResult {
-    /// The tools on this page.
-    pub tools: Vec<Tool>,
-    /// Cursor for the next page; absent on the last.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub next_cursor: Option<String>,
-    /// Caching hint in milliseconds (draft protocol versions after 2025-11-25).
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "super::json_number::hint_opt"
-    )]
-    pub ttl_ms: Option<u64>,
-    /// Caching scope, `"public"` or `"private"` (draft protocol versions after 2025-11-25).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cache_scope: Option<String>,
-    /// Result metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<JsonObject>,
+list_result! {
+    /// Result of `tools/list`.
+    ListToolsResult {
+        /// The tools on this page.
+        tools: Vec<Tool>
+    }
 }
-
-paginated!(ListToolsResult, tools, Tool);
 
 /// Params of `tools/call`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
