@@ -2,12 +2,16 @@
 //! process measures of itself ([`process_stats`]), the result line it prints ([`report`]), and
 //! where the `bench-echo` server is ([`bench_echo`]). mcp-benches re-exports all three.
 //!
-//! Its binary `stdio-only` is the README's client (`smol::block_on`, `spawn_stdio`,
-//! `call_tool`) as a stdio-only program is built: mcp-smol with its default features, so without
-//! HTTP, OAuth or hyper. `large-results` runs it as its `stdio` kind, because the resident code of
-//! a binary that links every driver is part of what a worker's peak RSS measures. Build it on its
-//! own, `cargo build --release -p mcp-bench-worker`, so that cargo does not unify its features
-//! with mcp-benches'.
+//! Its binaries are the README's client (`smol::block_on`, `spawn_*`, `call_tool`) as programs
+//! that link only their transport, because the resident code of a binary that links every driver
+//! is part of what a worker's peak RSS measures. `large-results` runs them:
+//!
+//! - `stdio-only`, its `stdio` kind: mcp-smol with its default features, so without HTTP, OAuth
+//!   or hyper. Build it on its own, `cargo build --release -p mcp-bench-worker`, so that cargo
+//!   does not unify its features with mcp-benches'.
+//! - `http-only`, its `http-json` and `http-sse` kinds: mcp-hyper with its default features.
+//!   Build it next, `cargo build --release -p mcp-bench-worker --features http --bin
+//!   http-only`.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
