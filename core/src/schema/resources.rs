@@ -143,14 +143,14 @@ impl ReadResourceRequestParams {
 pub struct ReadResourceResult {
     /// The contents (several for a directory-like resource).
     pub contents: Vec<ResourceContents>,
-    /// Caching hint in milliseconds (draft protocol versions after 2025-11-25).
+    /// Caching hint in milliseconds (2026-07-28).
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         deserialize_with = "super::json_number::hint_opt"
     )]
     pub ttl_ms: Option<u64>,
-    /// Caching scope, `"public"` or `"private"` (draft protocol versions after 2025-11-25).
+    /// Caching scope, `"public"` or `"private"` (2026-07-28).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_scope: Option<String>,
     /// Result metadata.
