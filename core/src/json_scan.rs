@@ -38,9 +38,7 @@ impl<'a> JsonText<'a> {
         let bytes = text.as_bytes();
         let start = skip_space(bytes, 0);
         let end = value_end(bytes, start)?;
-        if skip_space(bytes, end) != bytes.len() {
-            return Err(ScanError::at(end, "trailing characters"));
-        }
+        text_ends(bytes, end)?;
         Ok(JsonText(&text[start..end]))
     }
 
@@ -84,6 +82,36 @@ pub(crate) fn skip_space(bytes: &[u8], mut at: usize) -> usize {
         at += 1;
     }
     at
+}
+
+/// Checks that nothing but white space follows `at`, where a whole text's one value ended.
+pub(crate) fn text_ends(bytes: &[u8], at: usize) -> Result<(), ScanError> {
+    if skip_space(bytes, at) == bytes.len() { Ok(()) } else { Err(ScanError::at(at, "trailing characters")) }
+}
+
+/// Where reading an object (`object`) or an array stands after one of its elements.
+pub(crate) enum After {
+    /// A comma: the next element (a member's name, in an object) starts here, white space
+    /// skipped.
+    Next(usize),
+    /// The container closed; its text ends here.
+    Closed(usize),
+}
+
+/// Reads what follows an element of an object (`object`) or an array, from `at`: a comma or
+/// the container's close, white space allowed before either.
+#[inline]
+pub(crate) fn after_element(bytes: &[u8], at: usize, object: bool) -> Result<After, ScanError> {
+    let at = skip_space(bytes, at);
+    match bytes.get(at) {
+        Some(b',') => Ok(After::Next(skip_space(bytes, at + 1))),
+        Some(b'}') if object => Ok(After::Closed(at + 1)),
+        Some(b']') if !object => Ok(After::Closed(at + 1)),
+        None if object => Err(ScanError::at(at, "EOF while parsing an object")),
+        None => Err(ScanError::at(at, "EOF while parsing a list")),
+        Some(_) if object => Err(ScanError::at(at, "expected `,` or `}`")),
+        Some(_) => Err(ScanError::at(at, "expected `,` or `]`")),
+    }
 }
 
 const ONES: u64 = u64::MAX / 255;
@@ -291,7 +319,7 @@ pub(crate) fn value_end(bytes: &[u8], mut at: usize) -> Result<usize, ScanError>
             Some(_) => return Err(ScanError::at(at, "expected value")),
         };
         if opened == Some(true) {
-            at = member_name(bytes, at)?;
+            at = member(bytes, at)?.1;
             continue;
         }
         if opened == Some(false) {
@@ -300,42 +328,32 @@ pub(crate) fn value_end(bytes: &[u8], mut at: usize) -> Result<usize, ScanError>
         // A value ended here: a comma, a close, or the end of the outermost value.
         loop {
             let Some(object) = nesting.top() else { return Ok(at) };
-            at = skip_space(bytes, at);
-            match bytes.get(at) {
-                Some(b',') => {
-                    at += 1;
-                    if object {
-                        at = member_name(bytes, skip_space(bytes, at))?;
-                    }
+            match after_element(bytes, at, object)? {
+                After::Next(next) => {
+                    at = if object { member(bytes, next)?.1 } else { next };
                     break;
                 }
-                Some(b'}') if object => {
-                    at += 1;
+                After::Closed(end) => {
+                    at = end;
                     nesting.pop();
                 }
-                Some(b']') if !object => {
-                    at += 1;
-                    nesting.pop();
-                }
-                None => return Err(ScanError::at(at, "EOF while parsing a list or an object")),
-                Some(_) if object => return Err(ScanError::at(at, "expected `,` or `}`")),
-                Some(_) => return Err(ScanError::at(at, "expected `,` or `]`")),
             }
         }
     }
 }
 
-/// Checks a member's name and colon at `at` (no white space there); returns where its value
-/// may start.
-fn member_name(bytes: &[u8], at: usize) -> Result<usize, ScanError> {
+/// Checks a member's name and colon at `at` (no white space there); returns where the name's
+/// string ends (past its closing quote) and where its value may start (past the colon).
+pub(crate) fn member(bytes: &[u8], at: usize) -> Result<(usize, usize), ScanError> {
     if bytes.get(at) != Some(&b'"') {
         return Err(ScanError::at(at, "key must be a string"));
     }
-    let at = skip_space(bytes, string_end(bytes, at + 1)?);
-    if bytes.get(at) != Some(&b':') {
-        return Err(ScanError::at(at, "expected `:`"));
+    let name_end = string_end(bytes, at + 1)?;
+    let colon = skip_space(bytes, name_end);
+    if bytes.get(colon) != Some(&b':') {
+        return Err(ScanError::at(colon, "expected `:`"));
     }
-    Ok(at + 1)
+    Ok((name_end, colon + 1))
 }
 
 fn literal_end(bytes: &[u8], at: usize, literal: &[u8]) -> Result<usize, ScanError> {

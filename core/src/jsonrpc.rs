@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 use crate::RequestId;
-use crate::json_scan::{self, JsonText, ScanError};
+use crate::json_scan::{self, After, JsonText, ScanError};
 
 /// Standard JSON-RPC and MCP error codes.
 pub mod error_codes {
@@ -320,34 +320,21 @@ impl<'a> Envelope<'a> {
             at += 1;
         } else {
             loop {
-                if bytes.get(at) != Some(&b'"') {
-                    return Err(ScanError::at(at, "key must be a string").into());
-                }
-                let name_end = json_scan::string_end(bytes, at + 1)?;
+                let (name_end, colon) = json_scan::member(bytes, at)?;
                 let name = member_name(&text[at..name_end])?;
-                at = json_scan::skip_space(bytes, name_end);
-                if bytes.get(at) != Some(&b':') {
-                    return Err(ScanError::at(at, "expected `:`").into());
-                }
-                let start = json_scan::skip_space(bytes, at + 1);
+                let start = json_scan::skip_space(bytes, colon);
                 let end = json_scan::value_end(bytes, start)?;
-                let value = JsonText::within(text, start, end);
-                envelope.set(&name, value)?;
-                at = json_scan::skip_space(bytes, end);
-                match bytes.get(at) {
-                    Some(b',') => at = json_scan::skip_space(bytes, at + 1),
-                    Some(b'}') => {
-                        at += 1;
+                envelope.set(&name, JsonText::within(text, start, end))?;
+                match json_scan::after_element(bytes, end, true)? {
+                    After::Next(next) => at = next,
+                    After::Closed(close) => {
+                        at = close;
                         break;
                     }
-                    None => return Err(ScanError::at(at, "EOF while parsing an object").into()),
-                    Some(_) => return Err(ScanError::at(at, "expected `,` or `}`").into()),
                 }
             }
         }
-        if json_scan::skip_space(bytes, at) != bytes.len() {
-            return Err(ScanError::at(at, "trailing characters").into());
-        }
+        json_scan::text_ends(bytes, at)?;
         Ok(envelope)
     }
 
@@ -437,21 +424,16 @@ fn batch_items(text: &str) -> Result<Vec<JsonText<'_>>, ScanError> {
         loop {
             let end = json_scan::value_end(bytes, at)?;
             items.push(JsonText::within(text, at, end));
-            at = json_scan::skip_space(bytes, end);
-            match bytes.get(at) {
-                Some(b',') => at = json_scan::skip_space(bytes, at + 1),
-                Some(b']') => {
-                    at += 1;
+            match json_scan::after_element(bytes, end, false)? {
+                After::Next(next) => at = next,
+                After::Closed(close) => {
+                    at = close;
                     break;
                 }
-                None => return Err(ScanError::at(at, "EOF while parsing a list")),
-                Some(_) => return Err(ScanError::at(at, "expected `,` or `]`")),
             }
         }
     }
-    if json_scan::skip_space(bytes, at) != bytes.len() {
-        return Err(ScanError::at(at, "trailing characters"));
-    }
+    json_scan::text_ends(bytes, at)?;
     Ok(items)
 }
 
