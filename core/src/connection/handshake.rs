@@ -13,14 +13,13 @@
 use std::borrow::Cow;
 use std::time::{Duration, Instant};
 
-use crate::json_scan::JsonText;
-
 use super::ClientConnection;
 use super::meta::empty_object;
 use super::pending::{Pending, PendingKind, Timing};
 use crate::deadline::deadline_after;
 use crate::error::UsageError;
 use crate::event::{CloseReason, ConnectionRequest, Event, RequestError};
+use crate::json_scan::JsonText;
 use crate::jsonrpc::{self, ErrorObject, error_codes};
 use crate::schema::{self, InitializeRequestParams, InitializeResult, ServerCapabilities};
 use crate::transmit::TransmitKind;

@@ -25,7 +25,6 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use crate::json_scan::JsonText;
 use serde_json::{Value, json};
 
 use super::ClientConnection;
@@ -33,6 +32,7 @@ use super::incoming::server_request;
 use crate::RequestId;
 use crate::error::UsageError;
 use crate::event::Event;
+use crate::json_scan::JsonText;
 use crate::jsonrpc::ErrorObject;
 use crate::schema::{self, TaskStatus};
 

@@ -5,8 +5,6 @@
 
 use std::time::Instant;
 
-use crate::json_scan::JsonText;
-
 use super::handshake::ProbeAnswer;
 use super::meta::{decode_params, empty_object};
 use super::pending::{CallId, PendingKind, WireId};
@@ -15,6 +13,7 @@ use crate::RequestId;
 use crate::capability;
 use crate::event::{CloseReason, Event, ProtocolViolation, RequestError, ServerNotification, ServerRequest};
 use crate::framing::Frame;
+use crate::json_scan::JsonText;
 use crate::jsonrpc::{self, ErrorObject, Head, InvalidMessage, Message};
 use crate::schema::{self, CancelledNotificationParams};
 

@@ -10,14 +10,13 @@ use std::time::Instant;
 
 use serde_json::value::RawValue;
 
-use crate::json_scan::JsonText;
-
 use super::handshake::offered_versions;
 use super::pending::{CallId, Pending, WireId};
 use super::retry::Gathering;
 use super::{ClientConnection, request_transmit};
 use crate::error::UsageError;
 use crate::event::RequestError;
+use crate::json_scan::JsonText;
 use crate::jsonrpc::{ErrorObject, error_codes};
 use crate::schema::task_peek::{self, ResultKind};
 use crate::{ProtocolVersion, schema};

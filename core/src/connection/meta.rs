@@ -3,9 +3,8 @@
 
 use serde_json::value::RawValue;
 
-use crate::json_scan::JsonText;
-
 use crate::error::UsageError;
+use crate::json_scan::JsonText;
 use crate::jsonrpc::InvalidMessage;
 use crate::schema;
 use crate::transmit::Route;

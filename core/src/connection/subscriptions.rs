@@ -12,8 +12,6 @@ use std::borrow::Cow;
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
-use crate::json_scan::JsonText;
-
 use super::ClientConnection;
 use super::meta::{decode_params, empty_object};
 use super::pending::{CallId, Pending, PendingKind, Timing};
@@ -21,6 +19,7 @@ use crate::RequestId;
 use crate::config::RequestOptions;
 use crate::error::UsageError;
 use crate::event::RequestError;
+use crate::json_scan::JsonText;
 use crate::schema::{self, SubscriptionFilter};
 
 /// The first delay before listening again after the server ended a stream; doubled per stream

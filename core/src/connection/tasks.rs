@@ -47,8 +47,6 @@ use std::collections::{BTreeMap, BTreeSet, HashSet, VecDeque};
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::time::{Duration, Instant};
 
-use crate::json_scan::JsonText;
-
 use super::ClientConnection;
 use super::pending::{CallId, Pending, PendingKind, Timing};
 use super::retry::{Gathering, TaskTerms};
@@ -57,6 +55,7 @@ use crate::config::{RequestOptions, TaskMode, TaskPolicy};
 use crate::deadline::deadline_after;
 use crate::error::UsageError;
 use crate::event::RequestError;
+use crate::json_scan::JsonText;
 use crate::jsonrpc::ErrorObject;
 use crate::schema::{self, TaskRequest, TaskSnapshot, TaskStatus, task_peek};
 use crate::transmit::Route;

@@ -12,9 +12,8 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use crate::json_scan::JsonText;
-
 use super::{ClientCapabilities, JsonObject, ServerCapabilities, TaskSnapshot};
+use crate::json_scan::JsonText;
 
 /// Whether JSON text `json` may have a member or string `name` (given with its quotes, as in
 /// `b"\"task\""`). `false` is certain: without a backslash anywhere, a JSON string can only be
